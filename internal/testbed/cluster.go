@@ -1,0 +1,373 @@
+package testbed
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Listener is an extra client listener every broker gets, e.g.
+// {Name: "SSL", Protocol: "SSL"} or {Name: "SASL", Protocol: "SASL_SSL"}.
+// Listener-scoped broker settings go in ClusterOptions.BrokerProps with
+// their full names ("listener.name.ssl.ssl.client.auth").
+type Listener struct {
+	Name     string
+	Protocol string
+}
+
+// ClusterOptions describes a test cluster. Zero values give one broker.
+type ClusterOptions struct {
+	// Brokers is the number of combined broker+controller nodes (1 to 3).
+	Brokers int
+	// Dir holds storage, configs and logs; required.
+	Dir string
+	// HeapMB is each broker's heap (default 256).
+	HeapMB int
+	// BrokerProps are extra server properties for every node.
+	BrokerProps map[string]string
+	// NodeProps are extra server properties for one node (by node id, 1-based).
+	NodeProps map[int]map[string]string
+	// Listeners are client listeners besides PLAINTEXT.
+	Listeners []Listener
+	// AdvertisedOverride replaces the advertised address of a node's client
+	// listener: node id -> listener name -> host:port. Brokers then still
+	// talk to each other over the internal listener.
+	AdvertisedOverride map[int]map[string]string
+	// StartNodes lists the nodes to start now (default all). The others are
+	// formatted and can be started later with Start: "brokers started late".
+	StartNodes []int
+}
+
+// Cluster is a running KRaft cluster of combined nodes on loopback.
+type Cluster struct {
+	Dist *Dist
+	Opts ClusterOptions
+
+	mu    sync.Mutex
+	nodes map[int]*Node
+}
+
+// Node is one combined broker+controller.
+type Node struct {
+	ID    int
+	Ports map[string]int // listener name -> port (INTERNAL, CONTROLLER, PLAINTEXT, extras)
+	dir   string
+	props string
+	proc  *Process
+	seq   int
+}
+
+const log4j2Config = `status = warn
+appender.console.type = Console
+appender.console.name = STDOUT
+appender.console.layout.type = PatternLayout
+appender.console.layout.pattern = [%d] %p %m (%c)%n
+rootLogger.level = info
+rootLogger.appenderRef.stdout.ref = STDOUT
+logger.kafka.name = kafka
+logger.kafka.level = info
+logger.reflections.name = org.reflections
+logger.reflections.level = error
+logger.jetty.name = org.eclipse.jetty
+logger.jetty.level = warn
+`
+
+// JVMFlags are the flags every test JVM gets: small heap, fast start.
+func JVMFlags(heapMB int, dir string) []string {
+	return []string{
+		fmt.Sprintf("-Xms%dm", heapMB/2), fmt.Sprintf("-Xmx%dm", heapMB),
+		"-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-Xss512k",
+		"-Djava.awt.headless=true",
+		"-Dlog4j2.configurationFile=" + filepath.Join(dir, "log4j2.properties"),
+	}
+}
+
+// StartCluster formats and starts a cluster and waits until every started
+// node has logged "Kafka Server started".
+func StartCluster(ctx context.Context, dist *Dist, opts ClusterOptions) (*Cluster, error) {
+	if opts.Brokers == 0 {
+		opts.Brokers = 1
+	}
+	if opts.HeapMB == 0 {
+		opts.HeapMB = 256
+	}
+	if opts.Dir == "" {
+		return nil, fmt.Errorf("testbed: ClusterOptions.Dir is required")
+	}
+	if err := os.MkdirAll(opts.Dir, 0o755); err != nil {
+		return nil, err
+	}
+	if err := os.WriteFile(filepath.Join(opts.Dir, "log4j2.properties"), []byte(log4j2Config), 0o644); err != nil {
+		return nil, err
+	}
+	c := &Cluster{Dist: dist, Opts: opts, nodes: map[int]*Node{}}
+	names := []string{"INTERNAL", "CONTROLLER", "PLAINTEXT"}
+	for _, l := range opts.Listeners {
+		names = append(names, strings.ToUpper(l.Name))
+	}
+	for id := 1; id <= opts.Brokers; id++ {
+		n := &Node{ID: id, Ports: map[string]int{}, dir: filepath.Join(opts.Dir, fmt.Sprintf("node-%d", id))}
+		for _, name := range names {
+			p, err := FreePort()
+			if err != nil {
+				return nil, err
+			}
+			n.Ports[name] = p
+		}
+		c.nodes[id] = n
+	}
+	clusterID := newClusterID()
+	for _, n := range c.nodes {
+		if err := c.writeConfig(n); err != nil {
+			return nil, err
+		}
+		if err := c.format(ctx, n, clusterID); err != nil {
+			return nil, err
+		}
+	}
+	start := opts.StartNodes
+	if start == nil {
+		for id := 1; id <= opts.Brokers; id++ {
+			start = append(start, id)
+		}
+	}
+	for _, id := range start {
+		if err := c.launch(id); err != nil {
+			c.Close()
+			return nil, err
+		}
+	}
+	for _, id := range start {
+		if err := c.WaitStarted(ctx, id); err != nil {
+			c.Close()
+			return nil, err
+		}
+	}
+	return c, nil
+}
+
+func newClusterID() string {
+	b := make([]byte, 16)
+	_, _ = rand.Read(b)
+	b[0] &= 0x7f // keep clear of the reserved all-zero / metadata ids
+	b[0] |= 0x10
+	return base64.RawURLEncoding.EncodeToString(b)
+}
+
+func (c *Cluster) writeConfig(n *Node) error {
+	if err := os.MkdirAll(n.dir, 0o755); err != nil {
+		return err
+	}
+	var voters []string
+	for id := 1; id <= c.Opts.Brokers; id++ {
+		voters = append(voters, fmt.Sprintf("%d@127.0.0.1:%d", id, c.nodes[id].Ports["CONTROLLER"]))
+	}
+	protoMap := []string{"INTERNAL:PLAINTEXT", "CONTROLLER:PLAINTEXT", "PLAINTEXT:PLAINTEXT"}
+	listeners := []string{
+		fmt.Sprintf("INTERNAL://127.0.0.1:%d", n.Ports["INTERNAL"]),
+		fmt.Sprintf("CONTROLLER://127.0.0.1:%d", n.Ports["CONTROLLER"]),
+		fmt.Sprintf("PLAINTEXT://127.0.0.1:%d", n.Ports["PLAINTEXT"]),
+	}
+	advertised := []string{
+		fmt.Sprintf("INTERNAL://127.0.0.1:%d", n.Ports["INTERNAL"]),
+		"PLAINTEXT://" + c.advertisedAddr(n, "PLAINTEXT"),
+	}
+	for _, l := range c.Opts.Listeners {
+		name := strings.ToUpper(l.Name)
+		protoMap = append(protoMap, name+":"+strings.ToUpper(l.Protocol))
+		listeners = append(listeners, fmt.Sprintf("%s://127.0.0.1:%d", name, n.Ports[name]))
+		advertised = append(advertised, name+"://"+c.advertisedAddr(n, name))
+	}
+	rf := c.Opts.Brokers
+	if rf > 3 {
+		rf = 3
+	}
+	props := map[string]string{
+		"process.roles":                            "broker,controller",
+		"node.id":                                  itoa(n.ID),
+		"controller.quorum.voters":                 strings.Join(voters, ","),
+		"controller.listener.names":                "CONTROLLER",
+		"inter.broker.listener.name":               "INTERNAL",
+		"listeners":                                strings.Join(listeners, ","),
+		"advertised.listeners":                     strings.Join(advertised, ","),
+		"listener.security.protocol.map":           strings.Join(protoMap, ","),
+		"log.dirs":                                 filepath.Join(n.dir, "data"),
+		"offsets.topic.replication.factor":         itoa(rf),
+		"transaction.state.log.replication.factor": itoa(rf),
+		"transaction.state.log.min.isr":            "1",
+		"group.initial.rebalance.delay.ms":         "0",
+		"num.network.threads":                      "2",
+		"num.io.threads":                           "2",
+		"num.recovery.threads.per.data.dir":        "1",
+		"log.cleaner.threads":                      "1",
+		"log.cleaner.dedupe.buffer.size":           "2097152",
+		"socket.send.buffer.bytes":                 "-1",
+		"socket.receive.buffer.bytes":              "-1",
+	}
+	for k, v := range c.Opts.BrokerProps {
+		props[k] = v
+	}
+	for k, v := range c.Opts.NodeProps[n.ID] {
+		props[k] = v
+	}
+	n.props = filepath.Join(n.dir, "server.properties")
+	return writeProperties(n.props, props)
+}
+
+func (c *Cluster) advertisedAddr(n *Node, listener string) string {
+	if a, ok := c.Opts.AdvertisedOverride[n.ID][listener]; ok {
+		return a
+	}
+	return fmt.Sprintf("127.0.0.1:%d", n.Ports[listener])
+}
+
+func (c *Cluster) format(ctx context.Context, n *Node, clusterID string) error {
+	argv := append([]string{"java"}, JVMFlags(128, c.Opts.Dir)...)
+	argv = append(argv, "-cp", c.Dist.Classpath(), "kafka.tools.StorageTool", "format", "-t", clusterID, "-c", n.props)
+	logPath := filepath.Join(n.dir, "format.log")
+	p, err := StartProcess(fmt.Sprintf("format-%d", n.ID), argv, nil, n.dir, logPath)
+	if err != nil {
+		return err
+	}
+	code, err := p.ExitCode(ctx)
+	if err != nil || code != 0 {
+		return fmt.Errorf("testbed: format node %d: exit %d %v\n%s", n.ID, code, err, tail(p.Log(), 3000))
+	}
+	return nil
+}
+
+func (c *Cluster) launch(id int) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	n := c.nodes[id]
+	if n == nil {
+		return fmt.Errorf("testbed: no node %d", id)
+	}
+	if n.proc != nil && !n.proc.Exited() {
+		return fmt.Errorf("testbed: node %d is running", id)
+	}
+	n.seq++
+	argv := append([]string{"java"}, JVMFlags(c.Opts.HeapMB, c.Opts.Dir)...)
+	argv = append(argv, "-cp", c.Dist.Classpath(), "kafka.Kafka", n.props)
+	logPath := filepath.Join(n.dir, fmt.Sprintf("broker-%d.log", n.seq))
+	p, err := StartProcess(fmt.Sprintf("broker-%d", id), argv, nil, n.dir, logPath)
+	if err != nil {
+		return err
+	}
+	n.proc = p
+	return nil
+}
+
+// WaitStarted waits until node id has logged that it started and its
+// client port accepts connections.
+func (c *Cluster) WaitStarted(ctx context.Context, id int) error {
+	c.mu.Lock()
+	n := c.nodes[id]
+	c.mu.Unlock()
+	ctx, cancel := context.WithTimeout(ctx, 90*time.Second)
+	defer cancel()
+	if err := n.proc.WaitForLog(ctx, "Kafka Server started"); err != nil {
+		return err
+	}
+	return WaitForPort(ctx, fmt.Sprintf("127.0.0.1:%d", n.Ports["PLAINTEXT"]))
+}
+
+// Start starts a node that was never started or was stopped/killed, without
+// waiting for it (use WaitStarted).
+func (c *Cluster) Start(id int) error { return c.launch(id) }
+
+// Stop stops node id gracefully.
+func (c *Cluster) Stop(id int) {
+	if p := c.proc(id); p != nil {
+		p.Stop(30 * time.Second)
+	}
+}
+
+// Kill kills node id with SIGKILL.
+func (c *Cluster) Kill(id int) {
+	if p := c.proc(id); p != nil {
+		p.Kill()
+	}
+}
+
+// Running reports whether node id's process is alive.
+func (c *Cluster) Running(id int) bool {
+	p := c.proc(id)
+	return p != nil && !p.Exited()
+}
+
+func (c *Cluster) proc(id int) *Process {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if n := c.nodes[id]; n != nil {
+		return n.proc
+	}
+	return nil
+}
+
+// BrokerLog returns the current log of node id.
+func (c *Cluster) BrokerLog(id int) string {
+	if p := c.proc(id); p != nil {
+		return p.Log()
+	}
+	return ""
+}
+
+// Addr returns node id's address on listener (e.g. "PLAINTEXT").
+func (c *Cluster) Addr(id int, listener string) string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return fmt.Sprintf("127.0.0.1:%d", c.nodes[id].Ports[strings.ToUpper(listener)])
+}
+
+// Bootstrap returns the PLAINTEXT bootstrap.servers string of all nodes.
+func (c *Cluster) Bootstrap() string { return c.BootstrapFor("PLAINTEXT") }
+
+// BootstrapFor returns the bootstrap.servers string of all nodes on listener.
+func (c *Cluster) BootstrapFor(listener string) string {
+	var addrs []string
+	for id := 1; id <= c.Opts.Brokers; id++ {
+		addrs = append(addrs, c.Addr(id, listener))
+	}
+	return strings.Join(addrs, ",")
+}
+
+// Close kills every node.
+func (c *Cluster) Close() {
+	for id := 1; id <= c.Opts.Brokers; id++ {
+		c.Kill(id)
+	}
+}
+
+func writeProperties(path string, props map[string]string) error {
+	keys := make([]string, 0, len(props))
+	for k := range props {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var b strings.Builder
+	for _, k := range keys {
+		b.WriteString(k)
+		b.WriteString("=")
+		b.WriteString(escapeProperty(props[k]))
+		b.WriteString("\n")
+	}
+	return os.WriteFile(path, []byte(b.String()), 0o644)
+}
+
+// escapeProperty escapes a value for a Java .properties file.
+func escapeProperty(v string) string {
+	r := strings.NewReplacer(`\`, `\\`, "\n", `\n`, "\r", `\r`, "\t", `\t`)
+	v = r.Replace(v)
+	if strings.HasPrefix(v, " ") {
+		v = `\` + v
+	}
+	return v
+}
