@@ -1,0 +1,89 @@
+package bootstrap
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+
+	"github.com/IBM/sarama"
+)
+
+// Report gathers the typed results of the gates that ran.
+type Report struct {
+	Brokers     *BrokerReport      `json:"brokers,omitempty"`
+	Topics      *TopicReport       `json:"topics,omitempty"`
+	Coordinator *CoordinatorReport `json:"coordinator,omitempty"`
+}
+
+// Clients are the Kafka clients the gates after the broker gate share.
+type Clients struct {
+	// Member speaks with the worker's top-level settings.
+	Member sarama.Client
+	// Admin speaks with the admin.* overrides folded in.
+	Admin sarama.ClusterAdmin
+	// MemberConfig and AdminConfig are the configurations they were built from.
+	MemberConfig, AdminConfig *sarama.Config
+}
+
+// Close closes both clients.
+func (c *Clients) Close() {
+	if c.Admin != nil {
+		c.Admin.Close()
+	}
+	if c.Member != nil {
+		c.Member.Close()
+	}
+}
+
+// NewClients builds the sarama configurations for both roles (errors here
+// are configuration errors) without connecting.
+func NewClients(cfg *Config) (*Clients, error) {
+	member, err := SaramaConfig(cfg.Worker, RoleMember)
+	if err != nil {
+		return nil, err
+	}
+	admin, err := SaramaConfig(cfg.Worker, RoleAdmin)
+	if err != nil {
+		return nil, err
+	}
+	return &Clients{MemberConfig: member, AdminConfig: admin}, nil
+}
+
+// Connect opens the member client and the admin client.
+func (c *Clients) Connect(bootstrap []string) error {
+	var err error
+	if c.Member, err = sarama.NewClient(bootstrap, c.MemberConfig); err != nil {
+		return fmt.Errorf("connect to %v: %s", bootstrap, ExplainConnError(err))
+	}
+	if c.Admin, err = sarama.NewClusterAdmin(bootstrap, c.AdminConfig); err != nil {
+		c.Member.Close()
+		return fmt.Errorf("connect admin client to %v: %s", bootstrap, ExplainConnError(err))
+	}
+	return nil
+}
+
+// Prepare runs gates 2 to 4 of DESIGN.md: every broker up, internal topics
+// right, the group's coordinator safe. It returns the clients for the
+// gates that follow (the caller closes them) and the report so far.
+func Prepare(ctx context.Context, cfg *Config, clients *Clients, log *slog.Logger, clock Clock) (*Report, error) {
+	rep := &Report{}
+	bg := &BrokerGate{Config: clients.MemberConfig, Bootstrap: cfg.BootstrapServers, Expected: cfg.ExpectedBrokers,
+		Topics: cfg.TopicNames(), Log: log, Clock: clock}
+	var err error
+	if rep.Brokers, err = bg.Wait(ctx); err != nil {
+		return rep, err
+	}
+	if err := clients.Connect(cfg.BootstrapServers); err != nil {
+		return rep, &GateError{Gate: "brokers", Err: err}
+	}
+	tg := &TopicGate{Admin: clients.Admin, Config: clients.AdminConfig, Specs: cfg.Topics, Log: log, Clock: clock, Create: true}
+	if rep.Topics, err = tg.Ensure(ctx); err != nil {
+		return rep, err
+	}
+	cg := &CoordinatorGate{Client: clients.Member, Admin: clients.Admin, GroupID: cfg.GroupID, Log: log, Clock: clock,
+		Strict: cfg.Settings.Strict, Wait: true}
+	if rep.Coordinator, err = cg.Check(ctx); err != nil {
+		return rep, err
+	}
+	return rep, nil
+}

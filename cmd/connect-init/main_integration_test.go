@@ -1,0 +1,62 @@
+//go:build integration
+
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/connect-init/connect-init/internal/testbed"
+)
+
+// The package's shared real cluster: 3 KRaft brokers, started once.
+var (
+	cluster *testbed.Cluster
+	binary  string // connect-init built with a version stamp
+	workDir string
+)
+
+const testVersionStamp = "v0.0.0-itest"
+
+func TestMain(m *testing.M) {
+	os.Exit(mainWithCluster(m))
+}
+
+func mainWithCluster(m *testing.M) int {
+	defer testbed.KillAll()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	var err error
+	workDir, err = os.MkdirTemp("", "connect-init-it-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer os.RemoveAll(workDir)
+
+	binary = filepath.Join(workDir, "connect-init")
+	build := exec.Command("go", "build", "-ldflags", "-X main.version="+testVersionStamp, "-o", binary, ".")
+	build.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := build.CombinedOutput(); err != nil {
+		fmt.Fprintf(os.Stderr, "build connect-init: %v\n%s", err, out)
+		return 1
+	}
+	dist, err := testbed.Fetch(ctx, testbed.Version())
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	cluster, err = testbed.StartCluster(ctx, dist, testbed.ClusterOptions{Brokers: 3, Dir: filepath.Join(workDir, "cluster")})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	fmt.Fprintf(os.Stderr, "test cluster: Kafka %s, bootstrap %s\n", dist.Version, cluster.Bootstrap())
+	defer cluster.Close()
+	return m.Run()
+}
