@@ -2,6 +2,7 @@ package bootstrap
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 
@@ -49,17 +50,41 @@ func NewClients(cfg *Config) (*Clients, error) {
 	return &Clients{MemberConfig: member, AdminConfig: admin}, nil
 }
 
-// Connect opens the member client and the admin client.
-func (c *Clients) Connect(bootstrap []string) error {
-	var err error
-	if c.Member, err = sarama.NewClient(bootstrap, c.MemberConfig); err != nil {
-		return fmt.Errorf("connect to %v: %s", bootstrap, ExplainConnError(err))
+// Connect opens the member client and the admin client. Both are seeded
+// with the metadata of the internal topics: sarama's clients run with
+// Metadata.Full off (a big cluster's full topic list is not our business),
+// and such a client learns brokers and controller only from a request.
+func (c *Clients) Connect(bootstrap, seedTopics []string) error {
+	member, err := newSeededClient(bootstrap, c.MemberConfig, seedTopics)
+	if err != nil {
+		return err
 	}
-	if c.Admin, err = sarama.NewClusterAdmin(bootstrap, c.AdminConfig); err != nil {
-		c.Member.Close()
+	adminClient, err := newSeededClient(bootstrap, c.AdminConfig, seedTopics)
+	if err != nil {
+		member.Close()
+		return err
+	}
+	admin, err := sarama.NewClusterAdminFromClient(adminClient)
+	if err != nil {
+		adminClient.Close()
+		member.Close()
 		return fmt.Errorf("connect admin client to %v: %s", bootstrap, ExplainConnError(err))
 	}
+	c.Member, c.Admin = member, admin
 	return nil
+}
+
+func newSeededClient(bootstrap []string, cfg *sarama.Config, seedTopics []string) (sarama.Client, error) {
+	client, err := sarama.NewClient(bootstrap, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("connect to %v: %s", bootstrap, ExplainConnError(err))
+	}
+	err = client.RefreshMetadata(seedTopics...)
+	if err != nil && !errors.Is(err, sarama.ErrUnknownTopicOrPartition) && !errors.Is(err, sarama.ErrLeaderNotAvailable) {
+		client.Close()
+		return nil, fmt.Errorf("read metadata from %v: %s", bootstrap, ExplainConnError(err))
+	}
+	return client, nil
 }
 
 // Prepare runs gates 2 to 4 of DESIGN.md: every broker up, internal topics
@@ -73,7 +98,7 @@ func Prepare(ctx context.Context, cfg *Config, clients *Clients, log *slog.Logge
 	if rep.Brokers, err = bg.Wait(ctx); err != nil {
 		return rep, err
 	}
-	if err := clients.Connect(cfg.BootstrapServers); err != nil {
+	if err := clients.Connect(cfg.BootstrapServers, cfg.TopicNames()); err != nil {
 		return rep, &GateError{Gate: "brokers", Err: err}
 	}
 	tg := &TopicGate{Admin: clients.Admin, Config: clients.AdminConfig, Specs: cfg.Topics, Log: log, Clock: clock, Create: true}
