@@ -10,7 +10,6 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -20,42 +19,10 @@ import (
 	"github.com/connect-init/connect-init/internal/testbed"
 )
 
-// envFromProps turns worker properties into CONNECT_* variables with the
-// inverse of Confluent's rule, the way users configure the images.
-func envFromProps(props map[string]string) []string {
-	var env []string
-	for k, v := range props {
-		var b strings.Builder
-		b.WriteString("CONNECT_")
-		for _, r := range k {
-			switch r {
-			case '.':
-				b.WriteByte('_')
-			case '_':
-				b.WriteString("__")
-			case '-':
-				b.WriteString("___")
-			default:
-				b.WriteString(strings.ToUpper(string(r)))
-			}
-		}
-		env = append(env, b.String()+"="+v)
-	}
-	sort.Strings(env)
-	return env
-}
+// envFromProps and baseEnv are shorthands for the test bed's helpers.
+func envFromProps(props map[string]string) []string { return testbed.EnvFromProps(props) }
 
-// baseEnv is the environment connect-init gets in the tests: PATH and
-// JAVA_HOME from the machine, nothing else of it.
-func baseEnv() []string {
-	var env []string
-	for _, k := range []string{"PATH", "JAVA_HOME", "HOME"} {
-		if v, ok := os.LookupEnv(k); ok {
-			env = append(env, k+"="+v)
-		}
-	}
-	return env
-}
+func baseEnv() []string { return testbed.BaseEnv() }
 
 // uniqueGroup returns worker properties for a fresh Connect cluster name.
 func uniqueGroup(t *testing.T, name string) map[string]string {
@@ -194,7 +161,7 @@ func waitConnectorRunning(ctx context.Context, t *testing.T, base, name string) 
 		resp, err := http.Get(base + "/connectors/" + name + "/status")
 		if err == nil {
 			var st struct {
-				Connector struct{ State string } `json:"connector"`
+				Connector struct{ State string }   `json:"connector"`
 				Tasks     []struct{ State string } `json:"tasks"`
 			}
 			_ = json.NewDecoder(resp.Body).Decode(&st)
@@ -245,5 +212,3 @@ func consumeValues(ctx context.Context, t *testing.T, topic string, n int) []str
 	}
 	return out
 }
-
-var _ = testbed.Version

@@ -6,7 +6,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"testing"
 	"time"
@@ -39,11 +38,8 @@ func mainWithCluster(m *testing.M) int {
 	}
 	defer os.RemoveAll(workDir)
 
-	binary = filepath.Join(workDir, "connect-init")
-	build := exec.Command("go", "build", "-ldflags", "-X main.version="+testVersionStamp, "-o", binary, ".")
-	build.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if out, err := build.CombinedOutput(); err != nil {
-		fmt.Fprintf(os.Stderr, "build connect-init: %v\n%s", err, out)
+	if binary, err = testbed.BuildConnectInit(workDir, testVersionStamp); err != nil {
+		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
 	dist, err := testbed.Fetch(ctx, testbed.Version())

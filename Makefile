@@ -1,0 +1,52 @@
+# connect-init: the two commands of the README are `make demo` and `make test`.
+SHELL := /bin/bash
+GO ?= go
+VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+STATICCHECK_VERSION ?= 2026.2.2
+GOBIN := $(shell $(GO) env GOPATH)/bin
+FUZZTIME ?= 10s
+
+.PHONY: build demo test unit lint integration smoke-3x fuzz bench clean
+
+## build: the static binary, version stamped
+build:
+	CGO_ENABLED=0 $(GO) build -trimpath -ldflags "-s -w -X main.version=$(VERSION)" -o bin/connect-init ./cmd/connect-init
+
+## demo: a local 3-broker KRaft cluster and two Connect workers started through connect-init (Ctrl-C stops all)
+demo:
+	$(GO) run ./internal/demo
+
+## test: everything CI runs: lint, unit tests, real-Kafka integration tests (newest 4.x), the 3.x smoke test, short fuzzing
+test: lint unit integration smoke-3x fuzz
+
+lint:
+	@unformatted=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$unformatted" ]; then echo "gofmt needed: $$unformatted"; exit 1; fi
+	$(GO) vet ./...
+	$(GO) vet -tags integration ./...
+	@test -x $(GOBIN)/staticcheck || $(GO) install honnef.co/go/tools/cmd/staticcheck@v0.8.2
+	$(GOBIN)/staticcheck ./...
+	$(GOBIN)/staticcheck -tags integration ./...
+
+unit:
+	$(GO) test -race -count=1 ./...
+
+# Integration packages each start one real cluster; -p 1 keeps one cluster at a time on a 2-core machine.
+integration:
+	$(GO) test -tags integration -count=1 -p 1 -timeout 45m ./...
+
+smoke-3x:
+	CONNECT_INIT_KAFKA_VERSION=3.9.1 $(GO) test -tags integration -count=1 -timeout 10m -run 'TestE2E' -v ./cmd/connect-init/
+
+fuzz:
+	@set -e; for pkg in $$($(GO) list ./...); do \
+	  dir=$$($(GO) list -f '{{.Dir}}' $$pkg); \
+	  for f in $$(grep -ho '^func Fuzz[A-Za-z0-9_]*' $$dir/*_test.go 2>/dev/null | sed 's/^func //'); do \
+	    echo "fuzz $$pkg $$f"; $(GO) test -run '^$$' -fuzz "^$$f$$" -fuzztime $(FUZZTIME) $$pkg; \
+	  done; \
+	done
+
+bench:
+	$(GO) run ./internal/bench
+
+clean:
+	rm -rf bin
