@@ -117,15 +117,10 @@ func (g *CoordinatorGate) Check(ctx context.Context) (*CoordinatorReport, error)
 		rep.Leader = leader.ID()
 	}
 	rep.Brokers = len(g.Client.Brokers())
-	if entries, err := g.Admin.DescribeConfig(sarama.ConfigResource{Type: sarama.BrokerResource,
+	if configs, err := describeConfig(g.Admin, sarama.ConfigResource{Type: sarama.BrokerResource,
 		Name: strconv.Itoa(int(rep.CoordinatorID)), ConfigNames: []string{offsetsTopicReplicationFactor}}); err == nil {
-		for _, e := range entries {
-			if e.Name == offsetsTopicReplicationFactor {
-				rep.OffsetsTopicReplicationFactor = e.Value
-			}
-		}
+		rep.OffsetsTopicReplicationFactor = configs[offsetsTopicReplicationFactor]
 	}
-
 	if rep.Brokers >= 2 && len(rep.ISR) < 2 {
 		rep.Warning = fmt.Sprintf("the worker group %q lives in %s partition %d, which has replicas %v and in-sync replicas %v: if broker %v stops, no worker can find its coordinator (FindCoordinator answers COORDINATOR_NOT_AVAILABLE); broker setting offsets.topic.replication.factor=%s; fix: set offsets.topic.replication.factor=3 on the brokers (it only applies when the topic is created) and reassign the partitions of %s to add replicas (kafka-reassign-partitions)",
 			g.GroupID, consumerOffsetsTopic, rep.Partition, rep.Replicas, rep.ISR, rep.ISR, orUnknown(rep.OffsetsTopicReplicationFactor), consumerOffsetsTopic)

@@ -3,6 +3,7 @@ package bootstrap
 import (
 	"crypto/x509"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"os"
@@ -55,4 +56,25 @@ func ExplainConnError(err error) string {
 func isTimeout(err error) bool {
 	var ne net.Error
 	return errors.As(err, &ne) && ne.Timeout()
+}
+
+// describeConfig returns the named configs of one resource as a map.
+func describeConfig(admin sarama.ClusterAdmin, res sarama.ConfigResource) (map[string]string, error) {
+	results, err := admin.DescribeConfigs([]*sarama.ConfigResource{&res}, sarama.DescribeConfigsOptions{})
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]string{}
+	for _, r := range results {
+		if r.Name != res.Name {
+			continue
+		}
+		if r.ErrorCode != sarama.ErrNoError {
+			return nil, fmt.Errorf("describe configs of %s: %w (%s)", res.Name, r.ErrorCode, r.ErrorMsg)
+		}
+		for _, e := range r.Configs {
+			out[e.Name] = e.Value
+		}
+	}
+	return out, nil
 }

@@ -240,21 +240,15 @@ func (g *TopicGate) validate(ctx context.Context, s TopicSpec, md *sarama.TopicM
 			res.UnderReplicated = append(res.UnderReplicated, p.ID)
 		}
 	}
-	entries, err := g.Admin.DescribeConfig(sarama.ConfigResource{Type: sarama.TopicResource, Name: s.Name,
+	configs, err := describeConfig(g.Admin, sarama.ConfigResource{Type: sarama.TopicResource, Name: s.Name,
 		ConfigNames: []string{cleanupPolicy, minInsyncReplicas}})
 	if err != nil {
 		res.Outcome = TopicError
 		res.Errors = append(res.Errors, fmt.Sprintf("describe configs of topic %q: %s", s.Name, ExplainConnError(err)))
 		return res
 	}
-	for _, e := range entries {
-		switch e.Name {
-		case cleanupPolicy:
-			res.CleanupPolicy = e.Value
-		case minInsyncReplicas:
-			res.MinInsyncReplicas = e.Value
-		}
-	}
+	res.CleanupPolicy = configs[cleanupPolicy]
+	res.MinInsyncReplicas = configs[minInsyncReplicas]
 	if s.Role == RoleConfig && res.Partitions != 1 {
 		res.Errors = append(res.Errors, fmt.Sprintf("config topic %q has %d partitions, Connect requires exactly 1 (the worker refuses to start); fix: create a new topic with 1 partition and cleanup.policy=compact and point %s at it (a topic cannot lose partitions)",
 			s.Name, res.Partitions, envName("config.storage.topic")))
