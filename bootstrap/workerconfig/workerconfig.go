@@ -6,7 +6,10 @@
 //
 // connect-init must talk to Kafka with exactly the settings the worker will
 // use, or its checks prove nothing; this package is the single place where
-// those settings are derived.
+// those settings are derived. Every rule here was checked against the
+// upstream sources; where connect-init is deliberately stricter than Connect
+// (it refuses references Connect would silently leave unresolved), the doc
+// comment says so.
 package workerconfig
 
 import (
@@ -18,70 +21,46 @@ import (
 // EnvPrefix is the prefix of environment variables that carry worker properties.
 const EnvPrefix = "CONNECT_"
 
-// Properties holds resolved worker properties, keyed by property name
-// ("bootstrap.servers", "group.id", ...).
+// OwnEnvPrefix is the prefix of connect-init's own settings. These variables
+// are removed from the environment before Connect is exec'd, so they are
+// never worker properties and are invisible to Connect's EnvVarConfigProvider.
+const OwnEnvPrefix = "CONNECT_INIT_"
+
+// Properties holds worker properties, keyed by property name
+// ("bootstrap.servers", "group.id", ...). Values are kept exactly as Connect
+// receives them (no trimming); accessors apply Kafka's ConfigDef trimming.
 type Properties map[string]string
 
-// PropertyName maps a CONNECT_* environment variable name to the worker
-// property it sets, with the rule of Confluent's Python dub
-// (env_to_props): strip the prefix, lower-case, then "___" -> "-",
-// "__" -> "_", "_" -> ".". ok is false for names that are not worker
-// properties (no prefix, or connect-init's own CONNECT_INIT_* settings).
-func PropertyName(envName string) (prop string, ok bool) {
-	if !strings.HasPrefix(envName, EnvPrefix) || strings.HasPrefix(envName, "CONNECT_INIT_") {
-		return "", false
-	}
-	rest := strings.ToLower(strings.TrimPrefix(envName, EnvPrefix))
-	if rest == "" {
-		return "", false
-	}
-	rest = strings.ReplaceAll(rest, "___", "-")
-	rest = strings.ReplaceAll(rest, "__", "\x00")
-	rest = strings.ReplaceAll(rest, "_", ".")
-	rest = strings.ReplaceAll(rest, "\x00", "_")
-	return rest, true
-}
-
-// FromEnviron returns the worker properties set by CONNECT_* variables in
-// environ ("KEY=value" entries, as os.Environ returns them).
-func FromEnviron(environ []string) Properties {
-	p := Properties{}
-	for _, kv := range environ {
-		k, v, found := strings.Cut(kv, "=")
-		if !found {
-			continue
-		}
-		if name, ok := PropertyName(k); ok {
-			p[name] = v
-		}
-	}
-	return p
-}
-
-// Get returns the value of key, or def when the key is absent or empty.
+// Get returns the value of key with surrounding whitespace removed (Kafka's
+// ConfigDef trims STRING, INT and LIST values before use), or def when the
+// key is absent or blank.
 func (p Properties) Get(key, def string) string {
-	if v, ok := p[key]; ok && strings.TrimSpace(v) != "" {
-		return strings.TrimSpace(v)
+	if v, ok := p[key]; ok {
+		if t := javaTrim(v); t != "" {
+			return t
+		}
 	}
 	return def
 }
 
-// Int returns key as an int, def when absent or empty.
+// Int returns key as a 32-bit int (Kafka's INT type), def when absent or
+// blank. A malformed value is a *Error naming the property.
 func (p Properties) Int(key string, def int) (int, error) {
 	v := p.Get(key, "")
 	if v == "" {
 		return def, nil
 	}
-	n, err := strconv.Atoi(v)
+	n, err := strconv.ParseInt(v, 10, 32)
 	if err != nil {
-		return 0, &Error{Property: key, Problem: "is not an integer", Value: v}
+		return 0, &Error{Property: key, Problem: "is not a 32-bit integer", Value: v}
 	}
-	return n, nil
+	return int(n), nil
 }
 
 // WithPrefix returns the properties whose name starts with prefix, with the
 // prefix removed ("admin.request.timeout.ms" -> "request.timeout.ms" for
-// prefix "admin.").
+// prefix "admin."). This is how Connect derives admin.*, producer.* and
+// consumer.* client overrides.
 func (p Properties) WithPrefix(prefix string) Properties {
 	out := Properties{}
 	for k, v := range p {
@@ -92,7 +71,7 @@ func (p Properties) WithPrefix(prefix string) Properties {
 	return out
 }
 
-// Keys returns the property names in sorted order.
+// Keys returns the property names in sorted order, for deterministic output.
 func (p Properties) Keys() []string {
 	keys := make([]string, 0, len(p))
 	for k := range p {
@@ -102,34 +81,56 @@ func (p Properties) Keys() []string {
 	return keys
 }
 
-// Error is a bad worker setting. It names the property and never carries a
-// sensitive value.
+// Hidden is what Redacted shows instead of a sensitive value; it is the
+// string Kafka prints for a PASSWORD-type config, so logs of connect-init
+// and of the worker look alike.
+const Hidden = "[hidden]"
+
+// Redacted returns a copy of p that is safe to log: the value of every
+// property for which IsSensitive is true is replaced by Hidden.
+func (p Properties) Redacted() map[string]string {
+	out := make(map[string]string, len(p))
+	for k, v := range p {
+		if IsSensitive(k) {
+			v = Hidden
+		}
+		out[k] = v
+	}
+	return out
+}
+
+// Error is a bad worker setting: exit code 2 material. It names the property
+// so the operator knows what to fix, and it never carries a sensitive value:
+// Value is printed only when the property is not sensitive.
 type Error struct {
 	Property string
 	Problem  string
 	Value    string // shown only when the property is not sensitive
 	Fix      string
+	Err      error // underlying cause, if any (never carries a secret)
 }
 
+// Error renders the problem as one line: property, problem, value (unless
+// sensitive), fix.
 func (e *Error) Error() string {
 	msg := "worker property " + strconv.Quote(e.Property) + " " + e.Problem
 	if e.Value != "" && !IsSensitive(e.Property) {
 		msg += " (got " + strconv.Quote(e.Value) + ")"
 	}
+	if e.Err != nil {
+		msg += ": " + e.Err.Error()
+	}
 	if e.Fix != "" {
-		msg += ": " + e.Fix
+		msg += "; " + e.Fix
 	}
 	return msg
 }
 
-// IsSensitive reports whether a property's value must never be printed:
-// passwords, JAAS configurations, secrets, tokens and private keys.
-func IsSensitive(key string) bool {
-	k := strings.ToLower(key)
-	for _, s := range []string{"password", "jaas", "secret", "token", "ssl.keystore.key", "credential"} {
-		if strings.Contains(k, s) {
-			return true
-		}
-	}
-	return false
+// Unwrap returns the underlying cause, for errors.Is/As.
+func (e *Error) Unwrap() error { return e.Err }
+
+// javaTrim is Java's String.trim: it strips every char <= ' ' from both ends
+// (control characters included), which is what ConfigDef.parseType does.
+func javaTrim(s string) string {
+	return strings.TrimFunc(s, func(r rune) bool { return r <= ' ' })
 }
