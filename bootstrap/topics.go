@@ -240,8 +240,7 @@ func (g *TopicGate) validate(ctx context.Context, s TopicSpec, md *sarama.TopicM
 			res.UnderReplicated = append(res.UnderReplicated, p.ID)
 		}
 	}
-	configs, err := describeConfig(g.Admin, sarama.ConfigResource{Type: sarama.TopicResource, Name: s.Name,
-		ConfigNames: []string{cleanupPolicy, minInsyncReplicas}})
+	configs, err := g.describeTopicConfig(ctx, s.Name)
 	if err != nil {
 		res.Outcome = TopicError
 		res.Errors = append(res.Errors, fmt.Sprintf("describe configs of topic %q: %s", s.Name, ExplainConnError(err)))
@@ -274,6 +273,28 @@ func (g *TopicGate) validate(ctx context.Context, s TopicSpec, md *sarama.TopicM
 		res.Outcome = TopicExistedWithWarnings
 	}
 	return res
+}
+
+// describeTopicConfig reads the topic's cleanup policy and min ISR. A
+// topic just created may be unknown to the broker that answers for a
+// moment (metadata propagation), so that error is retried until ctx ends.
+func (g *TopicGate) describeTopicConfig(ctx context.Context, topic string) (map[string]string, error) {
+	clock := g.Clock
+	if clock == nil {
+		clock = SystemClock{}
+	}
+	for {
+		configs, err := describeConfig(g.Admin, sarama.ConfigResource{Type: sarama.TopicResource, Name: topic,
+			ConfigNames: []string{cleanupPolicy, minInsyncReplicas}})
+		if err == nil || !errors.Is(err, sarama.ErrUnknownTopicOrPartition) {
+			return configs, err
+		}
+		select {
+		case <-ctx.Done():
+			return nil, err
+		case <-clock.After(100 * time.Millisecond):
+		}
+	}
 }
 
 // waitPropagated waits until every registered broker's own metadata shows

@@ -40,6 +40,10 @@ type ClusterOptions struct {
 	// listener: node id -> listener name -> host:port. Brokers then still
 	// talk to each other over the internal listener.
 	AdvertisedOverride map[int]map[string]string
+	// Controllers is how many nodes (the first ones) are KRaft controllers
+	// as well as brokers; 0 means all. A cluster with one controller can run
+	// with only node 1 up, as incident 2 needs.
+	Controllers int
 	// StartNodes lists the nodes to start now (default all). The others are
 	// formatted and can be started later with Start: "brokers started late".
 	StartNodes []int
@@ -165,15 +169,24 @@ func (c *Cluster) writeConfig(n *Node) error {
 	if err := os.MkdirAll(n.dir, 0o755); err != nil {
 		return err
 	}
+	controllers := c.Opts.Controllers
+	if controllers <= 0 || controllers > c.Opts.Brokers {
+		controllers = c.Opts.Brokers
+	}
 	var voters []string
-	for id := 1; id <= c.Opts.Brokers; id++ {
+	for id := 1; id <= controllers; id++ {
 		voters = append(voters, fmt.Sprintf("%d@127.0.0.1:%d", id, c.nodes[id].Ports["CONTROLLER"]))
 	}
+	roles := "broker,controller"
 	protoMap := []string{"INTERNAL:PLAINTEXT", "CONTROLLER:PLAINTEXT", "PLAINTEXT:PLAINTEXT"}
 	listeners := []string{
 		fmt.Sprintf("INTERNAL://127.0.0.1:%d", n.Ports["INTERNAL"]),
-		fmt.Sprintf("CONTROLLER://127.0.0.1:%d", n.Ports["CONTROLLER"]),
 		fmt.Sprintf("PLAINTEXT://127.0.0.1:%d", n.Ports["PLAINTEXT"]),
+	}
+	if n.ID <= controllers {
+		listeners = append(listeners, fmt.Sprintf("CONTROLLER://127.0.0.1:%d", n.Ports["CONTROLLER"]))
+	} else {
+		roles = "broker"
 	}
 	advertised := []string{
 		fmt.Sprintf("INTERNAL://127.0.0.1:%d", n.Ports["INTERNAL"]),
@@ -190,7 +203,7 @@ func (c *Cluster) writeConfig(n *Node) error {
 		rf = 3
 	}
 	props := map[string]string{
-		"process.roles":                            "broker,controller",
+		"process.roles":                            roles,
 		"node.id":                                  itoa(n.ID),
 		"controller.quorum.voters":                 strings.Join(voters, ","),
 		"controller.listener.names":                "CONTROLLER",
