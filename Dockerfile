@@ -1,0 +1,101 @@
+# syntax=docker/dockerfile:1
+#
+# connect-init in front of a Kafka Connect worker.
+#
+# Three images from one file; the builder stage is shared:
+#
+#   docker build -t connect-init/cp-kafka-connect .                      # confluent (default, last stage)
+#   docker build --target debezium -t connect-init/debezium-connect .
+#   docker build --target apache   -t connect-init/kafka-connect .
+#
+# Build arguments: VERSION (stamped into `connect-init version`), CP_VERSION,
+# DEBEZIUM_VERSION, KAFKA_VERSION, GO_VERSION.
+#
+# Every target keeps the base image's own start command as CMD and puts
+# connect-init in front of it: `connect-init run -- CMD` runs the gates
+# (brokers, internal topics, worker group, startup lock, peers) and then
+# execs CMD, so the worker is PID 1 as before. The HEALTHCHECK is
+# `connect-init healthcheck`: healthy only once the worker has joined its
+# group and serves requests (GET / and /connectors answer even while a
+# worker loops on rebalances, so curl-based checks cannot see incident 1).
+#
+# Health timings, the same in every target: start-period covers the gates
+# (CONNECT_INIT_TIMEOUT, default 5m, includes waiting for the startup lock)
+# plus the worker's own start; raise both together for large clusters.
+
+ARG GO_VERSION=1.26
+# Confluent Platform 7.9 = Apache Kafka 3.9, the first with GET /health.
+ARG CP_VERSION=7.9.0
+ARG DEBEZIUM_VERSION=3.0
+ARG KAFKA_VERSION=4.0.0
+
+# ---------------------------------------------------------------------------
+# build: a static binary (CGO_ENABLED=0), so it runs unchanged on UBI (the
+# Confluent and Debezium images) and on Alpine (apache/kafka).
+FROM --platform=$BUILDPLATFORM golang:${GO_VERSION} AS build
+ARG TARGETOS
+ARG TARGETARCH
+ARG VERSION=dev
+WORKDIR /src
+ENV CGO_ENABLED=0
+COPY go.mod go.sum ./
+RUN --mount=type=cache,target=/go/pkg/mod \
+    go mod download
+COPY . .
+RUN --mount=type=cache,target=/go/pkg/mod \
+    --mount=type=cache,target=/root/.cache/go-build \
+    GOOS=${TARGETOS} GOARCH=${TARGETARCH} \
+    go build -trimpath -ldflags "-s -w -X main.version=${VERSION}" \
+        -o /out/connect-init ./cmd/connect-init
+
+# ---------------------------------------------------------------------------
+# debezium: quay.io/debezium/connect (Docker Hub's debezium/connect stopped
+# at 2.x). Its image runs ENTRYPOINT ["/docker-entrypoint.sh"] CMD ["start"]
+# as user kafka (uid 1001).
+#
+# Caveat: /docker-entrypoint.sh *overwrites* CONNECT_BOOTSTRAP_SERVERS,
+# CONNECT_GROUP_ID, CONNECT_*_STORAGE_TOPIC and CONNECT_REST_ADVERTISED_*
+# from its own unprefixed variables (BOOTSTRAP_SERVERS, GROUP_ID,
+# CONFIG_STORAGE_TOPIC, ADVERTISED_HOST_NAME, ...; GROUP_ID defaults to 1).
+# connect-init reads the CONNECT_* names, so set both spellings to the same
+# values, or connect-init checks a different group than the worker joins.
+FROM quay.io/debezium/connect:${DEBEZIUM_VERSION} AS debezium
+COPY --from=build /out/connect-init /usr/local/bin/connect-init
+RUN ["connect-init", "version"]
+USER kafka
+ENTRYPOINT ["connect-init", "run", "--"]
+CMD ["/docker-entrypoint.sh", "start"]
+HEALTHCHECK --interval=10s --timeout=10s --start-period=6m --retries=6 \
+    CMD ["connect-init", "healthcheck"]
+
+# ---------------------------------------------------------------------------
+# apache: apache/kafka (Alpine, user appuser) ships bin/connect-distributed.sh
+# but no Connect launcher, and nothing in it reads CONNECT_* variables: the
+# worker reads only the properties file named on its command line. Mount
+# that file (a ConfigMap, Swarm config or bind mount) at the path below;
+# CONNECT_INIT_WORKER_CONFIG points connect-init at the same file so both
+# see one configuration. Do not set CONNECT_* variables with this image:
+# connect-init would apply them on top of the file, Connect would not.
+FROM apache/kafka:${KAFKA_VERSION} AS apache
+COPY --from=build /out/connect-init /usr/local/bin/connect-init
+RUN ["connect-init", "version"]
+ENV CONNECT_INIT_WORKER_CONFIG=/etc/kafka-connect/worker.properties
+USER appuser
+EXPOSE 8083
+ENTRYPOINT ["connect-init", "run", "--"]
+CMD ["/opt/kafka/bin/connect-distributed.sh", "/etc/kafka-connect/worker.properties"]
+HEALTHCHECK --interval=10s --timeout=10s --start-period=6m --retries=6 \
+    CMD ["connect-init", "healthcheck"]
+
+# ---------------------------------------------------------------------------
+# confluent (default): confluentinc/cp-kafka-connect runs
+# CMD ["/etc/confluent/docker/run"] as appuser (uid 1000). Its own
+# HEALTHCHECK (curl /connectors) is replaced by connect-init's.
+FROM confluentinc/cp-kafka-connect:${CP_VERSION} AS confluent
+COPY --from=build /out/connect-init /usr/local/bin/connect-init
+RUN ["connect-init", "version"]
+USER appuser
+ENTRYPOINT ["connect-init", "run", "--"]
+CMD ["/etc/confluent/docker/run"]
+HEALTHCHECK --interval=10s --timeout=10s --start-period=6m --retries=6 \
+    CMD ["connect-init", "healthcheck"]

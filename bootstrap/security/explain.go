@@ -1,0 +1,138 @@
+package security
+
+import (
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"io"
+	"net"
+	"os"
+	"strings"
+	"syscall"
+
+	"github.com/IBM/sarama"
+)
+
+// ExplainConnectError turns an error from connecting to one broker (dial,
+// TLS handshake, SASL) into one line that names the cause and the setting
+// most likely to fix it, so users never see a bare "EOF" or "run out of
+// available brokers". cfg is the client configuration used (nil is
+// allowed): a closed connection means different things with and without
+// TLS and SASL. The text never contains credentials.
+//
+// sarama.ErrOutOfBrokers carries no cause; callers should open one broker
+// (sarama.NewBroker(addr).Open(cfg) then Connected()) and explain that error.
+func ExplainConnectError(err error, cfg *sarama.Config) string {
+	if err == nil {
+		return ""
+	}
+	tlsOn, saslOn, mech := false, false, ""
+	if cfg != nil {
+		tlsOn, saslOn = cfg.Net.TLS.Enable, cfg.Net.SASL.Enable
+		mech = string(cfg.Net.SASL.Mechanism)
+	}
+	var (
+		tokErr   *TokenError
+		hostErr  x509.HostnameError
+		authErr  x509.UnknownAuthorityError
+		certErr  x509.CertificateInvalidError
+		recErr   tls.RecordHeaderError
+		dnsErr   *net.DNSError
+		cfgError sarama.ConfigurationError
+	)
+	msg := err.Error()
+	switch {
+	case errors.As(err, &tokErr):
+		return "OAUTHBEARER login failed before reaching the broker: " + tokErr.Error() +
+			"; check sasl.oauthbearer.token.endpoint.url and the client id/secret"
+	case errors.As(err, &hostErr):
+		return "TLS: the broker's certificate does not match the host name we connected to (" + hostErr.Error() +
+			"); fix the certificate's subject alternative names or the broker's advertised.listeners, or set ssl.endpoint.identification.algorithm= (empty) to turn host name verification off as Java allows"
+	case errors.As(err, &authErr):
+		issuer := ""
+		if authErr.Cert != nil {
+			issuer = " (issued by " + authErr.Cert.Issuer.String() + ")"
+		}
+		return "TLS: the broker's certificate" + issuer + " is not signed by a CA in the truststore; add that CA to ssl.truststore.location / ssl.truststore.certificates, or point them at the right truststore"
+	case errors.As(err, &certErr):
+		switch certErr.Reason {
+		case x509.Expired:
+			return "TLS: the broker's certificate (or a CA in its chain) is expired or not yet valid: " + certErr.Error() + "; renew it or check the clocks"
+		case x509.IncompatibleUsage:
+			return "TLS: the broker's certificate is not valid for TLS server authentication (extended key usage): " + certErr.Error()
+		}
+		return "TLS: the broker's certificate is not valid: " + certErr.Error()
+	case errors.As(err, &recErr):
+		return "TLS: the broker answered in plaintext, so this listener does not use TLS; set security.protocol to PLAINTEXT or SASL_PLAINTEXT, or use the broker's TLS listener port"
+	case strings.Contains(msg, "remote error: tls: "):
+		alert := msg[strings.Index(msg, "remote error: tls: ")+len("remote error: tls: "):]
+		switch {
+		case strings.HasPrefix(alert, "certificate required"), strings.HasPrefix(alert, "bad certificate"),
+			strings.HasPrefix(alert, "unknown certificate authority"), strings.HasPrefix(alert, "certificate unknown"),
+			strings.HasPrefix(alert, "expired certificate"), strings.HasPrefix(alert, "unsupported certificate"):
+			return "TLS: the broker rejected our client certificate or requires one (" + alert +
+				"); the listener demands mutual TLS (ssl.client.auth=required): set ssl.keystore.location/ssl.keystore.password (or ssl.keystore.key and ssl.keystore.certificate.chain) to a certificate the broker's truststore trusts"
+		case strings.HasPrefix(alert, "protocol version not supported"), strings.HasPrefix(alert, "handshake failure"),
+			strings.HasPrefix(alert, "insufficient security level"):
+			return "TLS: the broker and connect-init share no TLS version or cipher suite (" + alert + "); check ssl.enabled.protocols, ssl.protocol and ssl.cipher.suites against the broker's"
+		}
+		return "TLS: the broker aborted the handshake (" + alert + ")"
+	case errors.Is(err, sarama.ErrSASLAuthenticationFailed):
+		return "SASL authentication failed (" + msg + "): the user name or password in sasl.jaas.config is wrong, or the user has no credentials for sasl.mechanism=" + mech +
+			" (SCRAM credentials exist per mechanism: kafka-configs.sh --alter --add-config 'SCRAM-SHA-512=[password=...]')"
+	case errors.Is(err, sarama.ErrUnsupportedSASLMechanism):
+		return "the broker's listener does not enable sasl.mechanism=" + mech + "; set sasl.mechanism to one of the broker's sasl.enabled.mechanisms"
+	case errors.Is(err, sarama.ErrIllegalSASLState):
+		return "the broker did not expect SASL on this listener; it is probably a PLAINTEXT or SSL listener: set security.protocol accordingly or use the SASL listener's port"
+	case strings.Contains(msg, "SCRAM: server error"), strings.Contains(msg, "SCRAM: server validation failed"):
+		return "SCRAM exchange failed (" + msg + "): check the user name and password in sasl.jaas.config and that the user has " + mech + " credentials"
+	case strings.Contains(msg, "KDC_ERR") || strings.Contains(msg, "KRB Error") || strings.Contains(msg, "kerberos"):
+		return "Kerberos login failed (" + msg + "): check the principal and keyTab in sasl.jaas.config, the realm and KDC in krb5.conf, and sasl.kerberos.service.name"
+	case errors.As(err, &cfgError):
+		return "the client configuration is invalid: " + msg
+	case errors.Is(err, sarama.ErrOutOfBrokers):
+		return "none of the brokers could be reached (sarama keeps no per-broker cause): check bootstrap.servers and security.protocol; connect-init explains the cause when it contacts a broker directly"
+	case errors.As(err, &dnsErr):
+		return "the broker host name " + dnsErr.Name + " does not resolve from this container; check bootstrap.servers or the broker's advertised.listeners"
+	case errors.Is(err, syscall.ECONNREFUSED):
+		return "connection refused: nothing listens on that address; check bootstrap.servers (host and port) and the broker's listeners"
+	case errors.Is(err, syscall.EHOSTUNREACH) || errors.Is(err, syscall.ENETUNREACH):
+		return "the broker's network is unreachable from this container: " + msg
+	case errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, syscall.ECONNRESET) ||
+		errors.Is(err, syscall.EPIPE) || strings.HasSuffix(msg, "EOF"):
+		return "the broker closed the connection: " + closedHint(tlsOn, saslOn, cfg)
+	case errors.Is(err, os.ErrDeadlineExceeded) || isTimeout(err):
+		hint := "no answer in time: a firewall, a wrong address or port"
+		if !tlsOn {
+			hint += ", or a TLS listener waiting for a TLS handshake (security.protocol SSL or SASL_SSL)"
+		}
+		return hint + " (" + msg + ")"
+	}
+	if strings.Contains(msg, "tls: ") {
+		return "TLS handshake failed: " + msg + "; check the ssl.* settings"
+	}
+	return msg
+}
+
+func closedHint(tlsOn, saslOn bool, cfg *sarama.Config) string {
+	var h string
+	switch {
+	case !tlsOn && !saslOn:
+		h = "the listener probably expects TLS (security.protocol=SSL or SASL_SSL) or SASL (SASL_PLAINTEXT)"
+	case !tlsOn && saslOn:
+		h = "the listener probably expects TLS (security.protocol=SASL_SSL), or is not a SASL listener"
+	case tlsOn && !saslOn:
+		h = "the listener probably expects SASL (security.protocol=SASL_SSL), rejected our client certificate (mutual TLS: set ssl.keystore.*), or is not a TLS listener"
+	default:
+		h = "the listener probably rejected our client certificate (mutual TLS: set ssl.keystore.*), is not a SASL_SSL listener, or closed the connection after a failed authentication"
+	}
+	if cfg != nil && !cfg.Version.IsAtLeast(sarama.V2_1_0_0) {
+		h += "; also, sarama Config.Version " + cfg.Version.String() + " is older than Kafka 4.x brokers accept (use sarama.MaxVersion)"
+	}
+	return h
+}
+
+func isTimeout(err error) bool {
+	var ne net.Error
+	return errors.As(err, &ne) && ne.Timeout()
+}

@@ -1,0 +1,57 @@
+package security
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/IBM/sarama"
+)
+
+func TestExplainConnectError(t *testing.T) {
+	plain := sarama.NewConfig()
+	tlsCfg := sarama.NewConfig()
+	tlsCfg.Net.TLS.Enable = true
+	sasl := sarama.NewConfig()
+	sasl.Net.SASL.Enable = true
+	sasl.Net.SASL.Mechanism = sarama.SASLTypeSCRAMSHA512
+	old := sarama.NewConfig()
+	old.Version = sarama.V1_0_0_0
+
+	tests := []struct {
+		err  error
+		cfg  *sarama.Config
+		want []string
+	}{
+		{io.EOF, plain, []string{"closed", "SSL", "SASL_PLAINTEXT"}},
+		{fmt.Errorf("read: %w", io.EOF), tlsCfg, []string{"ssl.keystore", "SASL_SSL"}},
+		{io.ErrUnexpectedEOF, sasl, []string{"SASL_SSL"}},
+		{io.EOF, old, []string{"sarama.MaxVersion"}},
+		{sarama.ErrSASLAuthenticationFailed, sasl, []string{"sasl.jaas.config", "SCRAM-SHA-512"}},
+		{fmt.Errorf("auth: %w", sarama.ErrUnsupportedSASLMechanism), sasl, []string{"sasl.enabled.mechanisms", "SCRAM-SHA-512"}},
+		{sarama.ErrIllegalSASLState, sasl, []string{"security.protocol"}},
+		{sarama.ErrOutOfBrokers, nil, []string{"bootstrap.servers"}},
+		{&net.OpError{Op: "dial", Err: &net.DNSError{Name: "kafka-9", Err: "no such host"}}, plain, []string{"kafka-9", "resolve"}},
+		{&net.OpError{Op: "dial", Err: syscall.ECONNREFUSED}, plain, []string{"refused", "bootstrap.servers"}},
+		{&net.OpError{Op: "remote error", Err: errors.New("tls: certificate required")}, tlsCfg, []string{"ssl.keystore", "mutual TLS"}},
+		{&net.OpError{Op: "remote error", Err: errors.New("tls: protocol version not supported")}, tlsCfg, []string{"ssl.enabled.protocols"}},
+		{&TokenError{Endpoint: "https://idp/token", cause: "HTTP 401"}, sasl, []string{"https://idp/token", "401"}},
+		{errors.New("SCRAM: server error: other-error"), sasl, []string{"SCRAM", "sasl.jaas.config"}},
+		{errors.New("[Root cause: KDC_Error] KDC_ERR_PREAUTH_FAILED"), sasl, []string{"Kerberos", "keyTab"}},
+	}
+	for _, tc := range tests {
+		got := ExplainConnectError(tc.err, tc.cfg)
+		for _, w := range tc.want {
+			if !strings.Contains(got, w) {
+				t.Errorf("%v: %q does not mention %q", tc.err, got, w)
+			}
+		}
+	}
+	if ExplainConnectError(nil, nil) != "" {
+		t.Error("nil error should explain to nothing")
+	}
+}
