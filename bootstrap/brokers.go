@@ -46,9 +46,12 @@ type BrokerReport struct {
 	// BootstrapErrs holds, per bootstrap address, why it did not answer
 	// (only filled when none answered).
 	BootstrapErrs map[string]string `json:"bootstrap_errors,omitempty"`
-	Ready         bool              `json:"ready"`
-	Attempts      int               `json:"attempts"`
-	Elapsed       time.Duration     `json:"elapsed_ns"`
+	// Permanent is set when every bootstrap server refused us for our
+	// settings (see IsPermanentConnError): waiting will not help.
+	Permanent bool          `json:"permanent_error,omitempty"`
+	Ready     bool          `json:"ready"`
+	Attempts  int           `json:"attempts"`
+	Elapsed   time.Duration `json:"elapsed_ns"`
 	// Metadata is the last metadata response, for the next gates.
 	Metadata *sarama.MetadataResponse `json:"-"`
 }
@@ -137,6 +140,7 @@ func (g *BrokerGate) Wait(ctx context.Context) (*BrokerReport, error) {
 	start := clock.Now()
 	lastLog := start
 	backoff := 50 * time.Millisecond
+	permanent := 0
 	for attempt := 1; ; attempt++ {
 		rep := g.Probe(ctx)
 		rep.Attempts = attempt
@@ -145,6 +149,17 @@ func (g *BrokerGate) Wait(ctx context.Context) (*BrokerReport, error) {
 			g.Log.Info("all brokers up", "brokers", len(rep.Brokers), "expected", g.Expected,
 				"controller", rep.ControllerID, "waited", rep.Elapsed.Round(time.Millisecond).String())
 			return rep, nil
+		}
+		// Three refusals in a row for our settings: a wrong password or
+		// truststore does not fix itself, so say so now, not at the timeout.
+		if rep.Permanent {
+			permanent++
+		} else {
+			permanent = 0
+		}
+		if permanent >= 3 {
+			return rep, &GateError{Gate: "brokers", Err: fmt.Errorf("the brokers refuse this client: %s", rep.Summary()),
+				Fix: "fix the security settings named above; retrying will not help"}
 		}
 		if attempt == 1 || clock.Now().Sub(lastLog) >= every {
 			g.Log.Info(rep.Summary())
@@ -184,9 +199,10 @@ func (g *BrokerGate) fix(rep *BrokerReport) string {
 // at its advertised address, in parallel.
 func (g *BrokerGate) Probe(ctx context.Context) *BrokerReport {
 	rep := &BrokerReport{Expected: g.Expected, ControllerID: -1}
-	md, errs := g.bootstrapMetadata(ctx)
+	md, errs, permanent := g.bootstrapMetadata(ctx)
 	if md == nil {
 		rep.BootstrapErrs = errs
+		rep.Permanent = permanent
 		return rep
 	}
 	rep.Metadata = md
@@ -199,7 +215,7 @@ func (g *BrokerGate) Probe(ctx context.Context) *BrokerReport {
 		go func(st *BrokerStatus) {
 			defer wg.Done()
 			if err := g.ping(ctx, st.Addr); err != nil {
-				st.Err = ExplainConnError(err)
+				st.Err = explainWith(err, g.Config)
 				return
 			}
 			st.Up = true
@@ -213,8 +229,9 @@ func (g *BrokerGate) Probe(ctx context.Context) *BrokerReport {
 }
 
 // bootstrapMetadata asks all bootstrap servers in parallel and keeps the
-// first answer; when none answers it returns why, per address.
-func (g *BrokerGate) bootstrapMetadata(ctx context.Context) (*sarama.MetadataResponse, map[string]string) {
+// first answer; when none answers it returns why, per address, and whether
+// every one of them refused us for good.
+func (g *BrokerGate) bootstrapMetadata(ctx context.Context) (*sarama.MetadataResponse, map[string]string, bool) {
 	type result struct {
 		addr string
 		md   *sarama.MetadataResponse
@@ -228,14 +245,16 @@ func (g *BrokerGate) bootstrapMetadata(ctx context.Context) (*sarama.MetadataRes
 		}(addr)
 	}
 	errs := map[string]string{}
+	permanent := true
 	for range g.Bootstrap {
 		r := <-results
 		if r.err == nil {
-			return r.md, nil
+			return r.md, nil, false
 		}
-		errs[r.addr] = ExplainConnError(r.err)
+		errs[r.addr] = explainWith(r.err, g.Config)
+		permanent = permanent && IsPermanentConnError(r.err)
 	}
-	return nil, errs
+	return nil, errs, permanent
 }
 
 // ping opens a connection to addr (TLS and SASL included) and sends an

@@ -1,61 +1,61 @@
 package bootstrap
 
 import (
+	"crypto/tls"
 	"crypto/x509"
 	"errors"
 	"fmt"
-	"io"
 	"net"
-	"os"
 	"strings"
 	"syscall"
 
 	"github.com/IBM/sarama"
+
+	"github.com/connect-init/connect-init/bootstrap/security"
 )
 
 // ExplainConnError turns a connection error into words that name the cause
 // and the setting to look at, instead of "EOF" or "run out of available
-// brokers".
-func ExplainConnError(err error) string {
+// brokers". Refused connections and unresolvable names stay short: they are
+// the common case in progress lines while a cluster starts.
+func ExplainConnError(err error) string { return explainWith(err, nil) }
+
+// explainWith is ExplainConnError knowing the client's configuration, so
+// that a closed connection can be blamed on the right security setting.
+func explainWith(err error, cfg *sarama.Config) string {
 	if err == nil {
 		return ""
 	}
 	var dnsErr *net.DNSError
-	var hostErr x509.HostnameError
-	var authErr x509.UnknownAuthorityError
-	var certErr x509.CertificateInvalidError
 	switch {
 	case errors.Is(err, syscall.ECONNREFUSED):
 		return "connection refused"
 	case errors.As(err, &dnsErr):
 		return "host name " + dnsErr.Name + " does not resolve from here"
-	case errors.As(err, &hostErr):
-		return "TLS: the broker's certificate does not match the host name (" + hostErr.Error() + "); fix the certificate's subject alternative names, or set CONNECT_SSL_ENDPOINT_IDENTIFICATION_ALGORITHM= (empty) to turn host name verification off"
-	case errors.As(err, &authErr):
-		return "TLS: the broker's certificate is not signed by a CA in the truststore (" + authErr.Error() + "); check CONNECT_SSL_TRUSTSTORE_LOCATION"
-	case errors.As(err, &certErr):
-		return "TLS: the broker's certificate is not valid: " + certErr.Error()
-	case errors.Is(err, sarama.ErrSASLAuthenticationFailed):
-		return "SASL authentication failed: wrong user name or password in CONNECT_SASL_JAAS_CONFIG, or the user does not exist for this mechanism (" + sarama.ErrSASLAuthenticationFailed.Error() + ")"
-	case errors.Is(err, sarama.ErrUnsupportedSASLMechanism):
-		return "the broker's listener does not enable this SASL mechanism; check CONNECT_SASL_MECHANISM against the broker's sasl.enabled.mechanisms"
-	case errors.Is(err, sarama.ErrIllegalSASLState):
-		return "the broker did not expect a SASL handshake here; does this listener use SASL? check CONNECT_SECURITY_PROTOCOL"
-	case errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, syscall.ECONNRESET):
-		return "the broker closed the connection right away: the listener probably expects a different security protocol (TLS or SASL) than CONNECT_SECURITY_PROTOCOL says, or rejected the client certificate"
-	case errors.Is(err, os.ErrDeadlineExceeded) || isTimeout(err):
-		return "no answer in time (wrong address, a firewall, or a TLS listener spoken to in plaintext)"
 	}
-	msg := err.Error()
-	if strings.Contains(msg, "tls: ") {
-		return "TLS handshake failed: " + msg
-	}
-	return msg
+	return security.ExplainConnectError(err, cfg)
 }
 
-func isTimeout(err error) bool {
-	var ne net.Error
-	return errors.As(err, &ne) && ne.Timeout()
+// IsPermanentConnError reports whether err will not go away by waiting:
+// the broker answered, and refused us for our settings (credentials,
+// certificates, mechanism, security protocol). The broker gate fails fast
+// on these instead of waiting out its timeout.
+func IsPermanentConnError(err error) bool {
+	var (
+		hostErr  x509.HostnameError
+		authErr  x509.UnknownAuthorityError
+		certErr  x509.CertificateInvalidError
+		recErr   tls.RecordHeaderError
+		alertErr tls.AlertError
+		tokErr   *security.TokenError
+		cfgErr   sarama.ConfigurationError
+	)
+	return errors.Is(err, sarama.ErrSASLAuthenticationFailed) ||
+		errors.Is(err, sarama.ErrUnsupportedSASLMechanism) ||
+		errors.Is(err, sarama.ErrIllegalSASLState) ||
+		errors.As(err, &hostErr) || errors.As(err, &authErr) || errors.As(err, &certErr) ||
+		errors.As(err, &recErr) || errors.As(err, &alertErr) || errors.As(err, &tokErr) || errors.As(err, &cfgErr) ||
+		strings.Contains(err.Error(), "tls: ")
 }
 
 // describeConfig returns the named configs of one resource as a map.

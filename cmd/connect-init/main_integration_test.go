@@ -4,21 +4,76 @@ package main
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/connect-init/connect-init/bootstrap/security/securitytest"
 	"github.com/connect-init/connect-init/internal/testbed"
 )
 
-// The package's shared real cluster: 3 KRaft brokers, started once.
+// The package's shared real cluster: 3 KRaft brokers, started once, each
+// serving every security mode the tests need on its own listener.
 var (
 	cluster *testbed.Cluster
 	binary  string // connect-init built with a version stamp
 	workDir string
+	pki     *securitytest.PKI
 )
+
+// Listener names of the shared cluster besides PLAINTEXT.
+const (
+	listenerSSL       = "SSL"       // TLS, JKS server store
+	listenerMTLS      = "MTLS"      // TLS with client auth required, PKCS12 server store
+	listenerWrongName = "WRONGNAME" // TLS whose certificate names another host
+	listenerSASL      = "SASLPLAIN" // SASL_PLAINTEXT: SCRAM-SHA-512, PLAIN, OAUTHBEARER (unsecured validation)
+	listenerSASLSSL   = "SASLSSL"   // SASL_SSL: SCRAM-SHA-256
+)
+
+// Users the PLAIN mechanism knows (broker-side JAAS); SCRAM users are
+// created through the admin API once the cluster runs.
+var plainPassword = "plain-secret-" + randomSuffix()
+
+func securityListeners() ([]testbed.Listener, map[string]string) {
+	listeners := []testbed.Listener{
+		{Name: listenerSSL, Protocol: "SSL"}, {Name: listenerMTLS, Protocol: "SSL"}, {Name: listenerWrongName, Protocol: "SSL"},
+		{Name: listenerSASL, Protocol: "SASL_PLAINTEXT"}, {Name: listenerSASLSSL, Protocol: "SASL_SSL"},
+	}
+	props := map[string]string{}
+	scoped := func(listener string, m map[string]string) {
+		for k, v := range m {
+			props["listener.name."+strings.ToLower(listener)+"."+k] = v
+		}
+	}
+	scoped(listenerSSL, pki.BrokerSSLProps("JKS", false))
+	scoped(listenerMTLS, pki.BrokerSSLProps("PKCS12", true))
+	wrong := pki.BrokerSSLProps("JKS", false)
+	wrong["ssl.keystore.location"] = pki.WrongName.JKS
+	scoped(listenerWrongName, wrong)
+	scoped(listenerSASLSSL, pki.BrokerSSLProps("JKS", false))
+	scoped(listenerSASL, map[string]string{
+		"sasl.enabled.mechanisms":        "SCRAM-SHA-512,PLAIN,OAUTHBEARER",
+		"scram-sha-512.sasl.jaas.config": "org.apache.kafka.common.security.scram.ScramLoginModule required;",
+		"plain.sasl.jaas.config":         `org.apache.kafka.common.security.plain.PlainLoginModule required user_plainuser="` + plainPassword + `";`,
+		"oauthbearer.sasl.jaas.config":   `org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule required unsecuredLoginStringClaim_sub="broker";`,
+	})
+	scoped(listenerSASLSSL, map[string]string{
+		"sasl.enabled.mechanisms":        "SCRAM-SHA-256",
+		"scram-sha-256.sasl.jaas.config": "org.apache.kafka.common.security.scram.ScramLoginModule required;",
+	})
+	return listeners, props
+}
+
+func randomSuffix() string {
+	b := make([]byte, 6)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}
 
 const testVersionStamp = "v0.0.0-itest"
 
@@ -47,7 +102,17 @@ func mainWithCluster(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	cluster, err = testbed.StartCluster(ctx, dist, testbed.ClusterOptions{Brokers: 3, Dir: filepath.Join(workDir, "cluster")})
+	if err := os.MkdirAll(filepath.Join(workDir, "pki"), 0o755); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	if pki, err = securitytest.NewPKI(filepath.Join(workDir, "pki")); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	listeners, props := securityListeners()
+	cluster, err = testbed.StartCluster(ctx, dist, testbed.ClusterOptions{Brokers: 3, Dir: filepath.Join(workDir, "cluster"),
+		Listeners: listeners, BrokerProps: props})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
