@@ -199,6 +199,13 @@ func runGates(ctx context.Context, argv, env []string, s bootstrap.Settings, log
 	if !withExec {
 		return exitOK
 	}
+	if s.Lock {
+		if err := takeStartupLock(ctx, cfg, clients, log); err != nil {
+			return failed(ctx, log, err)
+		}
+	} else {
+		log.Info("startup lock disabled (CONNECT_INIT_LOCK=false)")
+	}
 	clients.Close()
 	log.Info("starting the worker", "command", strings.Join(command.Argv, " "))
 	if err := execFunc(command); err != nil {

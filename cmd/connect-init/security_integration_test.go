@@ -53,7 +53,9 @@ func scramUser(t *testing.T, name string, mech sarama.ScramMechanismType) string
 
 func oneLine(pem []byte) string { return strings.Join(strings.Fields(string(pem)), " ") }
 
-func escapedNewlines(pem []byte) string { return strings.ReplaceAll(strings.TrimSpace(string(pem)), "\n", `\n`) }
+func escapedNewlines(pem []byte) string {
+	return strings.ReplaceAll(strings.TrimSpace(string(pem)), "\n", `\n`)
+}
 
 func jaas(module string, opts map[string]string) string {
 	s := module + " required"

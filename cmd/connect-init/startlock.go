@@ -1,0 +1,67 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+
+	"github.com/connect-init/connect-init/bootstrap"
+	"github.com/connect-init/connect-init/bootstrap/workerconfig"
+	"github.com/connect-init/connect-init/lock"
+)
+
+// takeStartupLock waits for this worker's turn to join the group (gate 6).
+//
+// The scope is the worker group.id and the identity the worker's advertised
+// REST URL, computed as Connect computes it, so a restarted worker replaces
+// its own entry. Holders are released by the waiters when
+// bootstrap.WorkerReadiness says they joined, or when CONNECT_INIT_LOCK_LEASE
+// runs out.
+//
+// The wait is bounded by ctx, which the caller does not give the gates'
+// timeout: the queue's progress is guaranteed by the hold lease (a worker
+// at position n waits at most about n x lease), and a healthy but slow
+// cluster of many workers must not time its last workers out.
+func takeStartupLock(ctx context.Context, cfg *bootstrap.Config, clients *bootstrap.Clients, log *slog.Logger) error {
+	s := cfg.Settings
+	url, err := workerconfig.AdvertisedURL(cfg.Worker)
+	if err != nil {
+		return err
+	}
+	rf := cfg.Topics[0].ReplicationFactor // like the config topic
+	if err := lock.EnsureTopic(ctx, clients.Admin, s.LockTopic, rf); err != nil {
+		return &bootstrap.GateError{Gate: "lock", Err: err,
+			Fix: "point CONNECT_INIT_LOCK_TOPIC at a topic that is free for connect-init, or set CONNECT_INIT_LOCK=false"}
+	}
+	waiterLease := lock.DefaultLease
+	if s.LockLease < waiterLease {
+		waiterLease = max(s.LockLease, lock.MinLease)
+	}
+	readiness := bootstrap.NewWorkerReadiness(clients.Admin, cfg.GroupID, log)
+	l, err := lock.New(lock.Config{
+		Brokers:   cfg.BootstrapServers,
+		Sarama:    clients.MemberConfig,
+		Topic:     s.LockTopic,
+		Scope:     cfg.GroupID,
+		Identity:  url,
+		URL:       url,
+		Permits:   s.LockPermits,
+		Lease:     waiterLease,
+		HoldLease: max(s.LockLease, waiterLease),
+		Logger:    log,
+		Ready: func(ctx context.Context, h lock.Holder) (bool, error) {
+			ok, why, err := readiness.Ready(ctx, h.URL)
+			if ok {
+				log.Info("startup lock holder is ready", "holder", h.URL, "why", why, "held_for", h.HeldFor.Round(1e9).String())
+			}
+			return ok, err
+		},
+	})
+	if err != nil {
+		return &bootstrap.ConfigError{Setting: "CONNECT_INIT_LOCK_*", Problem: err.Error()}
+	}
+	if err := l.Acquire(ctx); err != nil {
+		return &bootstrap.GateError{Gate: "lock", Err: fmt.Errorf("startup lock on topic %q: %w", s.LockTopic, err)}
+	}
+	return nil
+}

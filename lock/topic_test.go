@@ -1,0 +1,66 @@
+package lock
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/IBM/sarama"
+	"github.com/twmb/franz-go/pkg/kfake"
+)
+
+func TestEnsureTopic(t *testing.T) {
+	c, err := kfake.NewCluster(kfake.NumBrokers(1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	admin, err := sarama.NewClusterAdmin(c.ListenAddrs(), adminConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = admin.Close() }()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+
+	// Created, then found valid; concurrent callers all succeed.
+	errs := make(chan error, 4)
+	for range 4 {
+		go func() { errs <- EnsureTopic(ctx, admin, "lock", 1) }()
+	}
+	for range 4 {
+		if err := <-errs; err != nil {
+			t.Fatalf("EnsureTopic: %v", err)
+		}
+	}
+	res, err := admin.DescribeConfigs([]*sarama.ConfigResource{{Type: sarama.TopicResource, Name: "lock"}}, sarama.DescribeConfigsOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	for _, e := range res[0].Configs {
+		got[e.Name] = e.Value
+	}
+	for k, v := range TopicConfig {
+		if got[k] != v {
+			t.Errorf("%s = %q, want %q", k, got[k], v)
+		}
+	}
+
+	s := func(v string) *string { return &v }
+	if err := admin.CreateTopic("two", &sarama.TopicDetail{NumPartitions: 2, ReplicationFactor: 1, ConfigEntries: map[string]*string{
+		"cleanup.policy": s("compact"), "message.timestamp.type": s("LogAppendTime")}}, false); err != nil {
+		t.Fatal(err)
+	}
+	if err := EnsureTopic(ctx, admin, "two", 1); err == nil || !strings.Contains(err.Error(), "2 partitions") {
+		t.Errorf("two partitions: %v", err)
+	}
+	if err := admin.CreateTopic("plain", &sarama.TopicDetail{NumPartitions: 1, ReplicationFactor: 1}, false); err != nil {
+		t.Fatal(err)
+	}
+	err = EnsureTopic(ctx, admin, "plain", 1)
+	if err == nil || !strings.Contains(err.Error(), "cleanup.policy=delete") || !strings.Contains(err.Error(), "message.timestamp.type=CreateTime") {
+		t.Errorf("plain topic: %v", err)
+	}
+}
