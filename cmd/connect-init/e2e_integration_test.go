@@ -143,13 +143,15 @@ func newAdmin(t *testing.T) sarama.ClusterAdmin {
 
 func assertCompacted(t *testing.T, admin sarama.ClusterAdmin, topic string) {
 	t.Helper()
-	entries, err := admin.DescribeConfig(sarama.ConfigResource{Type: sarama.TopicResource, Name: topic, ConfigNames: []string{"cleanup.policy"}})
+	res, err := admin.DescribeConfigs([]*sarama.ConfigResource{{Type: sarama.TopicResource, Name: topic, ConfigNames: []string{"cleanup.policy"}}}, sarama.DescribeConfigsOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, e := range entries {
-		if e.Name == "cleanup.policy" && e.Value != "compact" {
-			t.Errorf("topic %s has cleanup.policy=%s", topic, e.Value)
+	for _, r := range res {
+		for _, e := range r.Configs {
+			if e.Name == "cleanup.policy" && e.Value != "compact" {
+				t.Errorf("topic %s has cleanup.policy=%s", topic, e.Value)
+			}
 		}
 	}
 }
