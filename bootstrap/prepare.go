@@ -14,6 +14,7 @@ type Report struct {
 	Brokers     *BrokerReport      `json:"brokers,omitempty"`
 	Topics      *TopicReport       `json:"topics,omitempty"`
 	Coordinator *CoordinatorReport `json:"coordinator,omitempty"`
+	Group       *GroupReport       `json:"group,omitempty"`
 }
 
 // Clients are the Kafka clients the gates after the broker gate share.
@@ -108,6 +109,9 @@ func Prepare(ctx context.Context, cfg *Config, clients *Clients, log *slog.Logge
 	cg := &CoordinatorGate{Client: clients.Member, Admin: clients.Admin, GroupID: cfg.GroupID, Log: log, Clock: clock,
 		Strict: cfg.Settings.Strict, Wait: true}
 	if rep.Coordinator, err = cg.Check(ctx); err != nil {
+		return rep, err
+	}
+	if rep.Group, err = NewGroupGate(cfg, clients, log, clock).Check(ctx); err != nil {
 		return rep, err
 	}
 	return rep, nil

@@ -6,9 +6,42 @@ import (
 	"log/slog"
 
 	"github.com/connect-init/connect-init/bootstrap"
+	diag "github.com/connect-init/connect-init/doctor"
+	"github.com/connect-init/connect-init/entrypoint"
 )
 
+// doctor reads the settings like run, takes one look at the cluster and the
+// worker group without creating or changing anything, and prints the
+// summary and findings (text, or one JSON document). Exit 0 when no finding
+// is an error, 1 otherwise, 2 for bad configuration. Progress and the gates'
+// own messages go to the log (stderr); the report alone goes to stdout.
 func doctor(ctx context.Context, env []string, s bootstrap.Settings, log *slog.Logger, stdout io.Writer, asJSON bool) int {
-	log.Error("doctor is not implemented yet")
-	return exitConfig
+	cfg, err := bootstrap.LoadConfig(env, s)
+	if err != nil {
+		log.Error("bad configuration: " + err.Error())
+		return exitConfig
+	}
+	clients, err := bootstrap.NewClients(cfg)
+	if err != nil {
+		log.Error("bad configuration: " + err.Error())
+		return exitConfig
+	}
+	defer clients.Close()
+
+	dctx, cancel := context.WithTimeout(ctx, s.Timeout)
+	defer cancel()
+	doc := diag.Run(dctx, cfg, clients, log, diag.Options{}, version)
+	if asJSON {
+		err = doc.WriteJSON(stdout)
+	} else {
+		err = doc.WriteText(stdout)
+	}
+	if err != nil {
+		log.Error("write the report: " + err.Error())
+		return exitGate
+	}
+	if se, ok := entrypoint.Interrupted(ctx); ok {
+		return se.ExitCode()
+	}
+	return doc.ExitCode
 }

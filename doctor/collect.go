@@ -1,0 +1,228 @@
+package doctor
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/IBM/sarama"
+
+	"github.com/connect-init/connect-init/bootstrap"
+	"github.com/connect-init/connect-init/bootstrap/connectproto"
+)
+
+// Options tune the looks doctor takes. The zero value gives the defaults.
+type Options struct {
+	// StableWait bounds the wait for a Stable snapshot of a rebalancing
+	// worker group (default 5s: doctor takes one look, not a gate's wait).
+	StableWait time.Duration
+	// TransactionRecheck is how long doctor waits before reading the
+	// config topic's offsets again when its last stable offset is behind
+	// its end offset, to tell a hanging transaction from a short one
+	// (default 5s; negative: no second read).
+	TransactionRecheck time.Duration
+	// PeerTimeout bounds resolving and connecting to each advertised URL
+	// (default 2s).
+	PeerTimeout time.Duration
+	// Clock is the gates' clock (default the system clock).
+	Clock bootstrap.Clock
+}
+
+func (o Options) withDefaults() Options {
+	if o.StableWait <= 0 {
+		o.StableWait = 5 * time.Second
+	}
+	if o.TransactionRecheck == 0 {
+		o.TransactionRecheck = 5 * time.Second
+	}
+	if o.PeerTimeout <= 0 {
+		o.PeerTimeout = 2 * time.Second
+	}
+	if o.Clock == nil {
+		o.Clock = bootstrap.SystemClock{}
+	}
+	return o
+}
+
+// OffsetsRecheck is the second read of the config topic's end offsets.
+type OffsetsRecheck struct {
+	After        time.Duration `json:"after_ns"`
+	EndOffset    int64         `json:"config_end_offset"`
+	StableOffset int64         `json:"config_last_stable_offset"`
+	Error        string        `json:"error,omitempty"`
+}
+
+// Snapshot is everything doctor looked at: the gates' reports (nil when a
+// look was not taken or failed before producing one) and why looks failed
+// or were skipped. Diagnose derives the findings from it alone, so it can
+// be built by hand in tests.
+type Snapshot struct {
+	GroupID          string
+	BootstrapServers []string
+	ExpectedBrokers  int
+	// Strict is CONNECT_INIT_STRICT: a single-replica coordinator
+	// partition is then an error, as it is for run.
+	Strict bool
+	// Specs are the internal topics as configured.
+	Specs []bootstrap.TopicSpec
+
+	Brokers *bootstrap.BrokerReport
+	// ConnectErr is why the Kafka clients could not connect after the
+	// broker probe.
+	ConnectErr string
+
+	Topics    *bootstrap.TopicReport
+	TopicsErr string
+
+	// ConsumerOffsetsMissing is true when __consumer_offsets does not
+	// exist yet; doctor then skips the coordinator and group looks, since
+	// FindCoordinator would create the topic.
+	ConsumerOffsetsMissing bool
+
+	Coordinator    *bootstrap.CoordinatorReport
+	CoordinatorErr string
+
+	Group    *bootstrap.GroupReport
+	GroupErr string
+	// Recheck is set when the config topic had an open transaction at the
+	// first read and was read again.
+	Recheck *OffsetsRecheck
+
+	Peers []PeerCheck
+
+	// Skipped lists looks not taken, with the reason.
+	Skipped []string
+}
+
+// Collect takes doctor's one-shot looks with the caller's configuration and
+// unconnected clients (bootstrap.NewClients): brokers, internal topics
+// (inspect only), the group's coordinator, the worker group (a short wait
+// for a Stable snapshot) and each member's advertised URL. It never creates
+// or changes anything: in particular it does not send FindCoordinator when
+// __consumer_offsets does not exist, since that would create it. Failures
+// are recorded in the snapshot, never returned.
+func Collect(ctx context.Context, cfg *bootstrap.Config, clients *bootstrap.Clients, log *slog.Logger, opts Options) *Snapshot {
+	opts = opts.withDefaults()
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	s := &Snapshot{GroupID: cfg.GroupID, BootstrapServers: cfg.BootstrapServers, ExpectedBrokers: cfg.ExpectedBrokers,
+		Strict: cfg.Settings.Strict, Specs: cfg.Topics}
+
+	bg := &bootstrap.BrokerGate{Config: clients.MemberConfig, Bootstrap: cfg.BootstrapServers, Expected: cfg.ExpectedBrokers,
+		Topics: cfg.TopicNames(), Log: log, Clock: opts.Clock}
+	s.Brokers = bg.Probe(ctx)
+	if s.Brokers.Brokers == nil {
+		s.Skipped = append(s.Skipped, "topics, coordinator, group and peers: no bootstrap server answered")
+		return s
+	}
+	if err := clients.Connect(cfg.BootstrapServers, cfg.TopicNames()); err != nil {
+		s.ConnectErr = err.Error()
+		s.Skipped = append(s.Skipped, "topics, coordinator, group and peers: "+err.Error())
+		return s
+	}
+
+	tg := &bootstrap.TopicGate{Admin: clients.Admin, Config: clients.AdminConfig, Specs: cfg.Topics, Log: log, Clock: opts.Clock, Create: false}
+	rep, err := tg.Ensure(ctx)
+	s.Topics = rep
+	if err != nil && rep == nil {
+		s.TopicsErr = err.Error()
+	}
+
+	missing, err := consumerOffsetsMissing(ctx, clients.MemberConfig, s.Brokers)
+	if err != nil {
+		s.CoordinatorErr = err.Error()
+		s.Skipped = append(s.Skipped, "coordinator, group and peers: "+err.Error())
+		return s
+	}
+	if missing {
+		s.ConsumerOffsetsMissing = true
+		s.Skipped = append(s.Skipped, "coordinator, group and peers: __consumer_offsets does not exist yet (looking up a coordinator would create it)")
+		return s
+	}
+
+	cg := &bootstrap.CoordinatorGate{Client: clients.Member, Admin: clients.Admin, GroupID: cfg.GroupID, Log: log, Clock: opts.Clock,
+		Strict: false, Wait: false}
+	s.Coordinator, err = cg.Check(ctx)
+	if err != nil {
+		s.CoordinatorErr = err.Error()
+		if s.Coordinator == nil || s.Coordinator.CoordinatorID < 0 {
+			s.Skipped = append(s.Skipped, "group and peers: no coordinator")
+			return s
+		}
+	}
+
+	gg := bootstrap.NewGroupGate(cfg, clients, log, opts.Clock)
+	gg.StableWait = opts.StableWait
+	s.Group, err = gg.Check(ctx)
+	var ge *bootstrap.GateError
+	if err != nil && (s.Group == nil || !errors.As(err, &ge)) {
+		s.GroupErr = err.Error()
+	}
+	if s.Group == nil {
+		s.Skipped = append(s.Skipped, "peers: the group could not be described")
+		return s
+	}
+
+	g := s.Group
+	if g.ConfigEndOffset >= 0 && g.ConfigStableOffset >= 0 && g.ConfigStableOffset < g.ConfigEndOffset && opts.TransactionRecheck > 0 {
+		log.Info("the config topic has an open transaction; reading its offsets again", "topic", g.ConfigTopic,
+			"end_offset", g.ConfigEndOffset, "last_stable_offset", g.ConfigStableOffset, "after", opts.TransactionRecheck.String())
+		select {
+		case <-ctx.Done():
+		case <-opts.Clock.After(opts.TransactionRecheck):
+			rc := &OffsetsRecheck{After: opts.TransactionRecheck}
+			rc.EndOffset, rc.StableOffset, err = gg.ConfigEndOffsets(ctx)
+			if err != nil {
+				rc.Error = err.Error()
+			}
+			s.Recheck = rc
+		}
+	}
+
+	s.Peers = checkPeers(ctx, g, connectproto.LeaderFirstURLs(g.Decoded), opts.PeerTimeout)
+	return s
+}
+
+// consumerOffsetsMissing asks a reachable broker whether __consumer_offsets
+// exists, with automatic topic creation off.
+func consumerOffsetsMissing(ctx context.Context, cfg *sarama.Config, brokers *bootstrap.BrokerReport) (bool, error) {
+	var lastErr error
+	for _, b := range brokers.Brokers {
+		if !b.Up {
+			continue
+		}
+		md, err := bootstrap.Metadata(ctx, cfg, b.Addr, []string{"__consumer_offsets"})
+		if err != nil {
+			lastErr = err
+			continue
+		}
+		for _, t := range md.Topics {
+			if t.Name != "__consumer_offsets" {
+				continue
+			}
+			switch {
+			case errors.Is(t.Err, sarama.ErrNoError):
+				return false, nil
+			case errors.Is(t.Err, sarama.ErrUnknownTopicOrPartition):
+				return true, nil
+			default:
+				return false, fmt.Errorf("describe __consumer_offsets: %w", t.Err)
+			}
+		}
+		return false, errors.New("describe __consumer_offsets: the broker's answer does not mention it")
+	}
+	if lastErr == nil {
+		lastErr = errors.New("no broker is reachable")
+	}
+	return false, fmt.Errorf("describe __consumer_offsets: %s", bootstrap.ExplainConnError(lastErr))
+}
+
+// Run is doctor end to end: Collect, Diagnose, and the document.
+func Run(ctx context.Context, cfg *bootstrap.Config, clients *bootstrap.Clients, log *slog.Logger, opts Options, version string) *Document {
+	s := Collect(ctx, cfg, clients, log, opts)
+	clock := opts.withDefaults().Clock
+	return NewDocument(s, Diagnose(s), version, clock.Now())
+}

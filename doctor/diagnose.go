@@ -1,0 +1,397 @@
+package doctor
+
+import (
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/connect-init/connect-init/bootstrap"
+	"github.com/connect-init/connect-init/bootstrap/connectproto"
+)
+
+// Diagnose derives the findings from a snapshot, errors first, then
+// warnings, then infos, each group in the order the checks run (brokers,
+// topics, coordinator, group, peers). It does no I/O.
+func Diagnose(s *Snapshot) []Finding {
+	d := &diag{s: s}
+	d.brokers()
+	d.topics()
+	d.coordinator()
+	d.group()
+	d.peers()
+	sort.SliceStable(d.out, func(i, j int) bool { return d.out[i].Severity.rank() < d.out[j].Severity.rank() })
+	if d.out == nil {
+		d.out = []Finding{}
+	}
+	return d.out
+}
+
+type diag struct {
+	s   *Snapshot
+	out []Finding
+}
+
+func (d *diag) add(id string, sev Severity, subject, summary, evidence, fix string) {
+	d.out = append(d.out, Finding{ID: id, Severity: sev, Subject: subject, Summary: summary, Evidence: evidence, Fix: fix})
+}
+
+func (d *diag) brokers() {
+	b := d.s.Brokers
+	if b == nil {
+		return
+	}
+	if b.Brokers == nil {
+		var parts []string
+		for _, a := range sortedKeys(b.BootstrapErrs) {
+			parts = append(parts, a+": "+b.BootstrapErrs[a])
+		}
+		d.add(IDBrokerUnreachable, SeverityError, strings.Join(d.s.BootstrapServers, ","),
+			"no bootstrap server answers from here",
+			strings.Join(parts, "; "),
+			"check CONNECT_BOOTSTRAP_SERVERS and the security settings (CONNECT_SECURITY_PROTOCOL, CONNECT_SASL_*, CONNECT_SSL_*), and that the brokers run")
+		return
+	}
+	for _, br := range b.Brokers {
+		if !br.Up {
+			d.add(IDBrokerUnreachable, SeverityError, fmt.Sprintf("broker %d", br.ID),
+				fmt.Sprintf("broker %d does not answer at its advertised address %s", br.ID, br.Addr),
+				fmt.Sprintf("ApiVersions to %s failed: %s", br.Addr, br.Err),
+				"every broker must be reachable from the workers at the address it advertises: check the broker's advertised.listeners and the network between here and it, or start it")
+		}
+	}
+	if len(b.Brokers) < d.s.ExpectedBrokers {
+		var ids []string
+		for _, br := range b.Brokers {
+			ids = append(ids, strconv.Itoa(int(br.ID)))
+		}
+		d.add(IDBrokerCountBelowExpected, SeverityError, "cluster",
+			fmt.Sprintf("%d brokers registered, %d expected", len(b.Brokers), d.s.ExpectedBrokers),
+			fmt.Sprintf("registered brokers: [%s]; connect-init run waits for %d (from CONNECT_INIT_EXPECTED_BROKERS, the bootstrap list, the internal topics' replication factors or CONNECT_CUB_KAFKA_MIN_BROKERS)",
+				strings.Join(ids, " "), d.s.ExpectedBrokers),
+			"start the missing brokers, or set CONNECT_INIT_EXPECTED_BROKERS to the real cluster size")
+	}
+	if b.ControllerID < 0 {
+		d.add(IDControllerUnknown, SeverityError, "cluster", "the metadata names no controller",
+			"MetadataResponse.ControllerID = -1", "check the brokers' logs: the KRaft quorum (or ZooKeeper) may have no leader")
+	}
+}
+
+// groupHasWorkers reports whether the group has Connect members, which
+// tells a fresh cluster (topics not created yet: fine) from a running one.
+func (d *diag) groupHasWorkers() bool {
+	return d.s.Group != nil && d.s.Group.ProtocolType == connectproto.ProtocolType && len(d.s.Group.Members) > 0
+}
+
+func (d *diag) topics() {
+	if d.s.TopicsErr != "" {
+		d.add(IDCheckFailed, SeverityWarning, "internal topics", "could not describe the internal topics", d.s.TopicsErr,
+			"check that this principal may DESCRIBE the topics and DESCRIBE_CONFIGS on them")
+	}
+	t := d.s.Topics
+	if t == nil {
+		return
+	}
+	specs := map[string]bootstrap.TopicSpec{}
+	for _, sp := range d.s.Specs {
+		specs[sp.Name] = sp
+	}
+	for _, r := range t.Topics {
+		env := envName(r.Role + ".storage.topic")
+		if r.Outcome == bootstrap.TopicMissing {
+			sev, why := SeverityWarning, "connect-init run or prepare creates it with the right layout"
+			if d.groupHasWorkers() {
+				sev, why = SeverityError, "yet the worker group has members: they were started with other topic names than these settings, or the topic was deleted under them"
+			}
+			d.add(IDInternalTopicMissing, sev, r.Name,
+				fmt.Sprintf("the %s topic %q does not exist", r.Role, r.Name),
+				fmt.Sprintf("%s=%s is not in the cluster's metadata; %s", env, r.Name, why),
+				"run connect-init prepare (or start a worker through connect-init run); if workers are running, make "+env+" match their config")
+			continue
+		}
+		if r.CleanupPolicy == "" && len(r.Errors) > 0 {
+			d.add(IDCheckFailed, SeverityWarning, r.Name, fmt.Sprintf("could not read the settings of topic %q", r.Name),
+				strings.Join(r.Errors, "; "), "check that this principal may DESCRIBE_CONFIGS on the topic")
+		}
+		if r.Role == bootstrap.RoleConfig && r.Partitions != 1 {
+			d.add(IDConfigTopicPartitions, SeverityError, r.Name,
+				fmt.Sprintf("config topic %q has %d partitions; Connect requires exactly 1", r.Name, r.Partitions),
+				fmt.Sprintf("%s has %d partitions; the worker refuses to start (\"Topic '%s' supplied via the 'config.storage.topic' property is required to have a single partition\")", r.Name, r.Partitions, r.Name),
+				"a topic cannot lose partitions: create a new topic with 1 partition and cleanup.policy=compact (or let connect-init create it) and point "+env+" at it; copy the records over if the connectors' configs must survive")
+		}
+		if r.CleanupPolicy != "" && r.CleanupPolicy != "compact" {
+			d.add(IDTopicNotCompacted, SeverityError, r.Name,
+				fmt.Sprintf("%s topic %q has cleanup.policy=%s; Connect requires compact", r.Role, r.Name, r.CleanupPolicy),
+				fmt.Sprintf("DescribeConfigs: %s cleanup.policy=%s; the worker refuses to start, and with deletion the topic would lose Connect's state", r.Name, r.CleanupPolicy),
+				fmt.Sprintf("kafka-configs --bootstrap-server ... --alter --entity-type topics --entity-name %s --add-config cleanup.policy=compact", r.Name))
+		}
+		if len(r.Offline) > 0 {
+			d.add(IDTopicUnderReplicated, SeverityError, r.Name,
+				fmt.Sprintf("topic %q has partitions without a leader", r.Name),
+				fmt.Sprintf("offline partitions %v (replication factor %d)", r.Offline, r.ReplicationFactor),
+				"bring back the brokers holding these partitions' replicas; Connect cannot read or write them until then")
+		}
+		if len(r.UnderReplicated) > 0 {
+			d.add(IDTopicUnderReplicated, SeverityWarning, r.Name,
+				fmt.Sprintf("topic %q has partitions with fewer in-sync replicas than replicas", r.Name),
+				fmt.Sprintf("under-replicated partitions %v (replication factor %d)", r.UnderReplicated, r.ReplicationFactor),
+				"check the brokers holding the missing replicas (down, or lagging); another broker loss may make these partitions unavailable")
+		}
+		if sp, ok := specs[r.Name]; ok && sp.ReplicationFactor > 0 && r.ReplicationFactor < int(sp.ReplicationFactor) {
+			d.add(IDTopicReplicationBelowConf, SeverityWarning, r.Name,
+				fmt.Sprintf("topic %q has replication factor %d, below the configured %d", r.Name, r.ReplicationFactor, sp.ReplicationFactor),
+				fmt.Sprintf("%s=%d, topic has %d replicas per partition: it was created elsewhere (another tool, or a worker with other settings)",
+					envName(r.Role+".storage.replication.factor"), sp.ReplicationFactor, r.ReplicationFactor),
+				"add replicas with kafka-reassign-partitions")
+		}
+		if misr, err := strconv.Atoi(r.MinInsyncReplicas); err == nil && r.ReplicationFactor > 1 && misr >= r.ReplicationFactor {
+			d.add(IDTopicMinISRTooHigh, SeverityWarning, r.Name,
+				fmt.Sprintf("topic %q has min.insync.replicas=%d with replication factor %d", r.Name, misr, r.ReplicationFactor),
+				"with acks=all (Connect's producers for its internal topics) a single broker down stops every write to this topic",
+				fmt.Sprintf("kafka-configs --alter --entity-type topics --entity-name %s --add-config min.insync.replicas=%d", r.Name, r.ReplicationFactor-1))
+		}
+	}
+}
+
+func (d *diag) coordinator() {
+	if d.s.ConsumerOffsetsMissing {
+		d.add(IDConsumerOffsetsMissing, SeverityInfo, "__consumer_offsets",
+			"__consumer_offsets does not exist yet: no consumer group has ever run on this cluster",
+			"the brokers create it on the first FindCoordinator request, with offsets.topic.replication.factor replicas if that many brokers are up",
+			"nothing to do: connect-init run and prepare trigger its creation only once every expected broker is up (doctor never does)")
+		return
+	}
+	c := d.s.Coordinator
+	if d.s.CoordinatorErr != "" && (c == nil || c.CoordinatorID < 0) {
+		d.add(IDCoordinatorNotAvailable, SeverityError, d.s.GroupID,
+			fmt.Sprintf("no coordinator can be found for the worker group %q", d.s.GroupID),
+			d.s.CoordinatorErr+fmt.Sprintf("; the group lives in __consumer_offsets partition %s", groupPartitionHint(d.s.GroupID, c)),
+			"the leader of that __consumer_offsets partition is down: bring its replicas' brokers back; then raise its replication (offsets.topic.replication.factor=3 and kafka-reassign-partitions) so one broker loss cannot do this again")
+		return
+	}
+	if c == nil {
+		return
+	}
+	if d.s.CoordinatorErr != "" {
+		d.add(IDCheckFailed, SeverityWarning, "__consumer_offsets", "could not describe the group's coordinator partition", d.s.CoordinatorErr,
+			"check that this principal may DESCRIBE __consumer_offsets")
+	}
+	if c.Warning != "" {
+		sev := SeverityWarning
+		if d.s.Strict {
+			sev = SeverityError
+		}
+		d.add(IDConsumerOffsetsSingle, sev, fmt.Sprintf("__consumer_offsets-%d", c.Partition),
+			fmt.Sprintf("the worker group's coordinator partition has %d in-sync replica(s) on a %d-broker cluster", len(c.ISR), c.Brokers),
+			fmt.Sprintf("group %q -> __consumer_offsets partition %d (abs(hashCode) %% %d): replicas %v, ISR %v, leader %d; broker setting offsets.topic.replication.factor=%s",
+				d.s.GroupID, c.Partition, c.Partitions, c.Replicas, c.ISR, c.Leader, orUnknown(c.OffsetsTopicReplicationFactor)),
+			"set offsets.topic.replication.factor=3 on the brokers (it only applies when the topic is created) and reassign the partitions of __consumer_offsets to add replicas (kafka-reassign-partitions); if broker "+joinIDs(c.ISR)+" stops, no worker finds its coordinator (incident 2)")
+	}
+}
+
+func groupPartitionHint(groupID string, c *bootstrap.CoordinatorReport) string {
+	if c != nil && c.Partitions > 0 {
+		return strconv.Itoa(int(c.Partition))
+	}
+	return fmt.Sprintf("%d (with the default 50 partitions)", bootstrap.GroupPartition(groupID, 50))
+}
+
+func (d *diag) group() {
+	g := d.s.Group
+	if d.s.GroupErr != "" {
+		d.add(IDCheckFailed, SeverityWarning, d.s.GroupID, "could not describe the worker group", d.s.GroupErr,
+			"check that this principal may DESCRIBE the group, and the coordinator broker's log")
+	}
+	if g == nil {
+		return
+	}
+	fixForeign := "give every Connect cluster its own CONNECT_GROUP_ID (the workers of one cluster share group.id and the config, offset and status topics; two clusters share none of them); or, if it is a stale worker of this cluster, find it by its client host and advertised URL and stop it"
+	for _, f := range g.Foreign {
+		d.add(IDForeignGroupMember, SeverityError, f.MemberID,
+			fmt.Sprintf("group member %q (%s, client host %s) cannot belong to this Connect cluster", f.MemberID, orUnknown(f.URL), orUnknown(f.ClientHost)),
+			f.Message+fmt.Sprintf(" [reasons: %s; our config topic %q]", strings.Join(f.Reasons, ", "), g.ConfigTopic),
+			fixForeign)
+	}
+	switch g.State {
+	case bootstrap.GroupEmpty, bootstrap.GroupDead, bootstrap.GroupNotFound, "":
+		d.add(IDGroupEmpty, SeverityInfo, g.GroupID, fmt.Sprintf("the worker group %q has no members", g.GroupID),
+			fmt.Sprintf("group state %s", orUnknown(g.State)), "nothing to do if no worker should be running")
+	}
+	if !g.StableSeen {
+		d.add(IDGroupNotStable, SeverityWarning, g.GroupID,
+			fmt.Sprintf("the worker group %q did not become Stable while doctor looked", g.GroupID),
+			g.Note,
+			"run doctor again; a group that never settles is rebalancing in a loop: look for a worker logging \"Forcing rebalance\" and at the members' client hosts")
+	}
+	foreign := map[string]bool{}
+	for _, f := range g.Foreign {
+		foreign[f.MemberID] = true
+	}
+	for _, m := range g.Members {
+		if m.Assignment != nil && m.Assignment.Error == connectproto.AssignmentConfigMismatch {
+			d.add(IDAssignmentConfigMismatch, SeverityError, m.MemberID,
+				fmt.Sprintf("the leader %q handed out CONFIG_MISMATCH: it cannot read its config topic up to the highest offset a member reported", m.Assignment.LeaderID),
+				fmt.Sprintf("member %q got assignment error 1 from leader %q (%s) at config offset %d", m.MemberID, m.Assignment.LeaderID, orUnknown(m.Assignment.LeaderURL), m.Assignment.ConfigOffset),
+				"some member reads a different (longer) config topic than the leader: "+fixForeign)
+		}
+		if foreign[m.MemberID] || m.ConfigOffset == nil || g.AssignmentOffset == nil || *m.ConfigOffset >= *g.AssignmentOffset {
+			continue
+		}
+		assigned := *g.AssignmentOffset
+		d.add(IDMemberConfigOffsetBehind, SeverityWarning, m.MemberID,
+			fmt.Sprintf("group member %q reported config offset %d, behind the assignment's %d", m.MemberID, *m.ConfigOffset, assigned),
+			fmt.Sprintf("member %q (%s, client host %s) joined having read its config topic to offset %d; leader %q (%s) assigned at offset %d; our config topic %q ends at %s. A member that catches up is fine; one whose config topic never reaches the assignment offset logs \"Current config state offset %d does not match group assignment %d. Forcing rebalance.\" forever",
+				m.MemberID, orUnknown(m.URL), orUnknown(m.ClientHost), *m.ConfigOffset, g.LeaderID, orUnknown(g.LeaderURL), assigned,
+				g.ConfigTopic, offsetString(g.ConfigEndOffset), *m.ConfigOffset, assigned),
+			"if that worker logs \"Forcing rebalance\" repeatedly, it and the leader read different config topics under one group.id: "+fixForeign)
+	}
+	d.duplicateURLs(g)
+	d.openTransaction(g)
+	if g.ConfigOffsetsError != "" && d.topicExists(g.ConfigTopic) {
+		d.add(IDCheckFailed, SeverityWarning, g.ConfigTopic, "could not read the config topic's end offsets; members' offsets were not checked against it",
+			g.ConfigOffsetsError, "check that this principal may DESCRIBE the config topic and that its partition has a leader")
+	}
+}
+
+func (d *diag) topicExists(name string) bool {
+	if d.s.Topics == nil {
+		return true
+	}
+	for _, t := range d.s.Topics.Topics {
+		if t.Name == name {
+			return t.Outcome != bootstrap.TopicMissing
+		}
+	}
+	return true
+}
+
+func (d *diag) duplicateURLs(g *bootstrap.GroupReport) {
+	byURL := map[string][]bootstrap.GroupMember{}
+	var order []string
+	for _, m := range g.Members {
+		if m.URL == "" {
+			continue
+		}
+		if _, seen := byURL[m.URL]; !seen {
+			order = append(order, m.URL)
+		}
+		byURL[m.URL] = append(byURL[m.URL], m)
+	}
+	for _, u := range order {
+		ms := byURL[u]
+		if len(ms) < 2 {
+			continue
+		}
+		var who []string
+		for _, m := range ms {
+			who = append(who, fmt.Sprintf("%q (client host %s)", m.MemberID, orUnknown(m.ClientHost)))
+		}
+		d.add(IDDuplicateAdvertisedURL, SeverityError, u,
+			fmt.Sprintf("%d group members advertise the same REST URL %s", len(ms), u),
+			"members "+strings.Join(who, ", ")+" all advertise "+u+": requests forwarded to one of them reach whichever answers that address",
+			"give each worker its own CONNECT_REST_ADVERTISED_HOST_NAME (its container's host name, e.g. HOSTNAME or {{.Task.Name}} in Swarm) or CONNECT_REST_ADVERTISED_LISTENER/PORT")
+	}
+}
+
+func (d *diag) openTransaction(g *bootstrap.GroupReport) {
+	if g.ConfigEndOffset < 0 || g.ConfigStableOffset < 0 || g.ConfigStableOffset >= g.ConfigEndOffset {
+		return
+	}
+	first := fmt.Sprintf("config topic %q: end offset %d (read_uncommitted) but last stable offset %d (read_committed)", g.ConfigTopic, g.ConfigEndOffset, g.ConfigStableOffset)
+	fix := "find the hanging transaction with kafka-transactions --bootstrap-server ... find-hanging --broker-id <leader of " + g.ConfigTopic + "-0> and abort it (kafka-transactions abort); look for a crashed leader worker with exactly.once.source.support=enabled"
+	rc := d.s.Recheck
+	switch {
+	case rc == nil:
+		d.add(IDConfigTopicOpenTxn, SeverityWarning, g.ConfigTopic, "the config topic has an open transaction", first+"; not read again, so a short-lived transaction cannot be ruled out", fix)
+	case rc.Error != "":
+		d.add(IDConfigTopicOpenTxn, SeverityWarning, g.ConfigTopic, "the config topic has an open transaction", first+"; reading again failed: "+rc.Error, fix)
+	case rc.StableOffset <= g.ConfigStableOffset && rc.StableOffset < rc.EndOffset:
+		d.add(IDConfigTopicOpenTxn, SeverityError, g.ConfigTopic,
+			"the config topic has a transaction open for longer than doctor watched: workers that read committed cannot get past it",
+			fmt.Sprintf("%s; %s later still end offset %d, last stable offset %d", first, rc.After, rc.EndOffset, rc.StableOffset), fix)
+	}
+}
+
+func (d *diag) peers() {
+	for _, p := range d.s.Peers {
+		who := "advertised by " + strings.Join(quoteAll(p.Members), ", ")
+		if len(p.Members) == 0 {
+			who = "the leader's URL from the assignment"
+		}
+		if p.Leader {
+			who += " (the group leader: followers forward REST requests there)"
+		}
+		switch {
+		case !p.Resolved:
+			d.add(IDAdvertisedURLUnresolvable, SeverityWarning, p.URL, fmt.Sprintf("advertised URL %s does not resolve from here", p.URL),
+				p.URL+", "+who+": "+p.Error+". Checked from the host doctor runs on; run doctor in a worker's container or network to judge what the workers see",
+				"make CONNECT_REST_ADVERTISED_HOST_NAME a name every worker resolves (in Swarm the service or task name on the shared overlay network), or advertise an address")
+		case !p.Reachable:
+			d.add(IDAdvertisedURLUnreachable, SeverityWarning, p.URL, fmt.Sprintf("advertised URL %s does not accept connections from here", p.URL),
+				fmt.Sprintf("%s, %s, resolves to %v: %s. Checked from the host doctor runs on", p.URL, who, p.Addresses, p.Error),
+				"check that the worker listens on that port (CONNECT_LISTENERS) and that the network lets the other workers reach it")
+		}
+	}
+}
+
+func quoteAll(ss []string) []string {
+	out := make([]string, len(ss))
+	for i, s := range ss {
+		out[i] = strconv.Quote(s)
+	}
+	return out
+}
+
+func joinIDs(ids []int32) string {
+	parts := make([]string, len(ids))
+	for i, id := range ids {
+		parts[i] = strconv.Itoa(int(id))
+	}
+	if len(parts) == 0 {
+		return "(none)"
+	}
+	return strings.Join(parts, ", ")
+}
+
+func offsetString(o int64) string {
+	if o < 0 {
+		return "unknown"
+	}
+	return strconv.FormatInt(o, 10)
+}
+
+func orUnknown(s string) string {
+	if s == "" {
+		return "unknown"
+	}
+	return s
+}
+
+func sortedKeys(m map[string]string) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+// envName is the CONNECT_* variable that sets a worker property (Confluent's
+// rule inverted), for messages: users of the images set variables.
+func envName(prop string) string {
+	var b strings.Builder
+	b.WriteString("CONNECT_")
+	for _, r := range prop {
+		switch r {
+		case '.':
+			b.WriteByte('_')
+		case '_':
+			b.WriteString("__")
+		case '-':
+			b.WriteString("___")
+		default:
+			b.WriteString(strings.ToUpper(string(r)))
+		}
+	}
+	return b.String()
+}

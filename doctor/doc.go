@@ -1,0 +1,134 @@
+// Package doctor explains the state of a Kafka cluster and a Connect worker
+// group, for `connect-init doctor [--json]`. It takes the same one-shot
+// looks as the gates of `connect-init run` (package bootstrap) but never
+// creates or changes anything, and turns what it saw into findings, each
+// with a stable id, a severity, the evidence and the fix.
+//
+// Why a separate command: when a Connect cluster misbehaves (incident 1's
+// endless "Forcing rebalance", incident 2's COORDINATOR_NOT_AVAILABLE), the
+// operator needs the cause named from the cluster's own state, including
+// the worker group's members as Connect's protocol describes them, which no
+// Kafka tool prints.
+//
+// The work is split so that the judgement is testable without Kafka:
+// [Collect] does the I/O and returns a [Snapshot]; [Diagnose] derives the
+// findings from a Snapshot alone; [NewDocument] builds the output.
+//
+// # Looks
+//
+//  1. Brokers: metadata from the bootstrap servers, then ApiVersions to every
+//     registered broker at its advertised address (bootstrap.BrokerGate.Probe).
+//  2. Internal topics, inspect only (bootstrap.TopicGate with Create=false).
+//  3. Whether __consumer_offsets exists (metadata, auto-creation off). If it
+//     does not, the coordinator and group looks are skipped: FindCoordinator
+//     would create it.
+//  4. The group's coordinator and its __consumer_offsets partition, one look
+//     (bootstrap.CoordinatorGate with Wait=false).
+//  5. The worker group (bootstrap.GroupGate, waiting at most 5s for a Stable
+//     snapshot), and our config topic's end offset read_uncommitted and
+//     read_committed; if they differ, they are read again 5s later.
+//  6. Every advertised REST URL of the group, leader first: DNS resolution
+//     and a TCP connection from this host, 2s each.
+//
+// # Findings
+//
+// Severity error means `connect-init run` would refuse to start a worker, or
+// Connect cannot work; doctor then exits 1. Warnings are risks, or facts
+// doctor cannot judge from where it runs; infos are context.
+//
+//	id                                 severity        condition
+//	broker-unreachable                 error           no bootstrap server answers, or a registered broker does not answer at its advertised address
+//	broker-count-below-expected        error           fewer brokers registered than connect-init run waits for
+//	controller-unknown                 error           the metadata names no controller
+//	internal-topic-missing             warning|error   an internal topic does not exist (error when the group already has Connect members)
+//	config-topic-partitions            error           the config topic has more than one partition
+//	topic-not-compacted                error           an internal topic's cleanup.policy is not exactly compact
+//	topic-under-replicated             error|warning   partitions without a leader (error); ISR smaller than the replicas (warning)
+//	topic-replication-below-configured warning         fewer replicas than <role>.storage.replication.factor
+//	topic-min-insync-too-high          warning         min.insync.replicas >= replication factor > 1
+//	consumer-offsets-missing           info            __consumer_offsets does not exist yet
+//	consumer-offsets-single-replica    warning         the group's __consumer_offsets partition has < 2 in-sync replicas on a multi-broker cluster (error with CONNECT_INIT_STRICT)
+//	coordinator-not-available          error           FindCoordinator fails for the worker group
+//	foreign-group-member               error           a member reports (or holds an assignment at) a config offset beyond our config topic's end, or is not a Connect worker, or sends bytes that are not Connect's protocol
+//	member-config-offset-behind        warning         a member joined with a config offset below the assignment's (incident 1's loop, seen from the cluster whose topic is longer)
+//	assignment-config-mismatch         error           an assignment carries error CONFIG_MISMATCH (the leader cannot read up to a member's offset)
+//	duplicate-advertised-url           error           two members advertise the same REST URL
+//	advertised-url-unresolvable        warning         a member's advertised host does not resolve from this host
+//	advertised-url-unreachable         warning         a member's advertised host:port does not accept TCP connections from this host
+//	config-topic-open-transaction      error|warning   the config topic's last stable offset stays below its end offset (error when unchanged after the recheck)
+//	group-not-stable                   warning         no Stable snapshot of the group within the wait: members' offsets unchecked
+//	group-empty                        info            the worker group has no members
+//	check-failed                       warning         a look failed for another reason (authorization, a describe error)
+//
+// # JSON document (--json), schema_version 1
+//
+// One object; fields are never removed or change meaning within a schema
+// version, new ones may be added. Durations are nanoseconds. Config offsets
+// follow Connect's meaning (package connectproto): -1 means "has read
+// nothing", so an offset that is unknown is null for members and
+// assignments; the config topic's end offsets, never negative when known,
+// are -1 when unknown. DescribeGroups does not report the group's
+// generation, so the document has none.
+//
+//	{
+//	  "schema_version": 1,
+//	  "connect_init_version": "v1.2.3",
+//	  "generated_at": "2025-01-01T12:00:00Z",            // RFC 3339, UTC
+//	  "group_id": "connect-cluster",
+//	  "bootstrap_servers": ["kafka-1:9092"],
+//	  "cluster": {
+//	    "brokers": {                                       // null if not looked at
+//	      "expected": 3, "registered": 3, "reachable": 3, "controller_id": 1,
+//	      "list": [{"id": 1, "advertised_address": "kafka-1:9092", "reachable": true, "error": ""}],
+//	      "bootstrap_errors": {"kafka-1:9092": "connection refused"}   // only when no bootstrap server answered
+//	    },
+//	    "topics": [{"role": "config", "name": "_connect-configs", "exists": true, "partitions": 1,
+//	                "replication_factor": 3, "configured_replication_factor": 3,
+//	                "cleanup_policy": "compact", "min_insync_replicas": "2",
+//	                "under_replicated_partitions": [], "offline_partitions": []}],
+//	    "coordinator": {"id": 2, "address": "kafka-2:9092", "partition": 13, "partitions": 50, "leader": 2,
+//	                    "replicas": [2, 3, 1], "isr": [2, 3, 1], "offsets_topic_replication_factor": "3"},  // null if none
+//	    "group": {                                         // null if not looked at
+//	      "group_id": "connect-cluster",
+//	      "state": "Stable",                               // Stable|Empty|Dead|PreparingRebalance|CompletingRebalance|NotFound
+//	      "protocol_type": "connect", "protocol": "sessioned",
+//	      "stable_seen": true, "snapshots": 1, "waited_ns": 1200000,
+//	      "leader_id": "connect-1-...", "leader_url": "http://connect-1:8083/",
+//	      "assignment_offset": 12,                        // null if no assignment was decoded
+//	      "members": [{"member_id": "connect-1-...", "group_instance_id": "", "client_id": "connect-1",
+//	                   "client_host": "/10.0.0.7", "url": "http://connect-1:8083/", "protocol_version": 2,
+//	                   "config_offset": 12,                // null if unknown
+//	                   "leader": true,
+//	                   "assignment": {"version": 2, "error": 0, "leader_id": "connect-1-...",
+//	                                  "leader_url": "http://connect-1:8083/", "config_offset": 12,
+//	                                  "connectors": ["c"], "tasks": ["c-0"],
+//	                                  "revoked_connectors": [], "revoked_tasks": [], "delay_ms": 0},  // null if none
+//	                   "metadata_error": "", "assignment_error": ""}],
+//	      "config_topic": "_connect-configs",
+//	      "config_end_offset": 12, "config_last_stable_offset": 12, "config_offsets_error": "",
+//	      "foreign": [{"member_id": "...", "client_id": "...", "client_host": "/10.0.50.95",
+//	                   "url": "http://10.0.50.95:8083/", "config_offset": 819, "assignment_offset": 819,
+//	                   "our_config_end_offset": 0,
+//	                   "reasons": ["config-offset-ahead", "assignment-offset-ahead"],
+//	                   "message": "group member ... "}],
+//	      "note": ""                                       // set when no Stable snapshot was seen
+//	    },
+//	    "config_offsets_recheck": {"after_ns": 5000000000, "config_end_offset": 14,
+//	                               "config_last_stable_offset": 12, "error": ""},  // only after an open transaction
+//	    "peers": [{"url": "http://connect-1:8083/", "address": "connect-1:8083", "leader": true,
+//	               "members": ["connect-1-..."], "resolved": true, "addresses": ["10.0.0.7"],
+//	               "reachable": true, "error": ""}],
+//	    "skipped": ["coordinator, group and peers: __consumer_offsets does not exist yet ..."]
+//	  },
+//	  "findings": [{"id": "foreign-group-member", "severity": "error", "subject": "<member id>",
+//	                "summary": "...", "evidence": "...", "fix": "..."}],   // errors, then warnings, then infos
+//	  "counts": {"error": 1, "warning": 0, "info": 0},
+//	  "exit_code": 1
+//	}
+//
+// Empty strings and empty lists shown above may be omitted where the field
+// is marked omitempty in the Go types (error, bootstrap_errors, note,
+// group_instance_id, metadata_error, assignment_error, revoked_*,
+// config_offsets_error, addresses, members of a peer, leader_id/leader_url
+// of the group).
+package doctor

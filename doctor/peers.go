@@ -1,0 +1,101 @@
+package doctor
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/url"
+	"sync"
+	"time"
+
+	"github.com/connect-init/connect-init/bootstrap"
+)
+
+// PeerCheck is the result of resolving and connecting to one advertised
+// REST URL from the host doctor runs on. Connect followers forward REST
+// requests to the leader's advertised URL, so a URL that does not resolve or
+// answer from a worker's container breaks the cluster even when every
+// worker runs (one of the causes suspected in incident 1).
+type PeerCheck struct {
+	URL string `json:"url"`
+	// Address is the host:port dialled (the scheme's port when the URL has
+	// none).
+	Address string `json:"address,omitempty"`
+	// Leader is true for the group leader's URL.
+	Leader bool `json:"leader"`
+	// Members are the member ids advertising the URL.
+	Members   []string `json:"members,omitempty"`
+	Resolved  bool     `json:"resolved"`
+	Addresses []string `json:"addresses,omitempty"`
+	Reachable bool     `json:"reachable"`
+	Error     string   `json:"error,omitempty"`
+}
+
+// CheckPeer resolves rawURL's host and opens a TCP connection to it, each
+// bounded by timeout. It does not speak HTTP: reachability is the question
+// (a worker that answers TCP but not HTTP is busy, not misaddressed).
+func CheckPeer(ctx context.Context, rawURL string, timeout time.Duration) PeerCheck {
+	pc := PeerCheck{URL: rawURL}
+	u, err := url.Parse(rawURL)
+	if err != nil || u.Hostname() == "" {
+		pc.Error = fmt.Sprintf("not a URL with a host name: %v", err)
+		if err == nil {
+			pc.Error = "the URL has no host name"
+		}
+		return pc
+	}
+	port := u.Port()
+	if port == "" {
+		port = "80"
+		if u.Scheme == "https" {
+			port = "443"
+		}
+	}
+	host := u.Hostname()
+	pc.Address = net.JoinHostPort(host, port)
+	rctx, cancel := context.WithTimeout(ctx, timeout)
+	addrs, err := net.DefaultResolver.LookupHost(rctx, host)
+	cancel()
+	if err != nil {
+		pc.Error = "resolve " + host + ": " + bootstrap.ExplainConnError(err)
+		return pc
+	}
+	pc.Resolved, pc.Addresses = true, addrs
+	d := net.Dialer{Timeout: timeout}
+	conn, err := d.DialContext(ctx, "tcp", pc.Address)
+	if err != nil {
+		pc.Error = "connect to " + pc.Address + ": " + bootstrap.ExplainConnError(err)
+		return pc
+	}
+	conn.Close()
+	pc.Reachable = true
+	return pc
+}
+
+// checkPeers checks every URL in parallel; urls come leader first.
+func checkPeers(ctx context.Context, group *bootstrap.GroupReport, urls []string, timeout time.Duration) []PeerCheck {
+	out := make([]PeerCheck, len(urls))
+	var wg sync.WaitGroup
+	for i, u := range urls {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			out[i] = CheckPeer(ctx, u, timeout)
+		}()
+	}
+	wg.Wait()
+	for i := range out {
+		for _, m := range group.Members {
+			if m.URL == out[i].URL {
+				out[i].Members = append(out[i].Members, m.MemberID)
+			}
+			if m.Leader && m.URL == out[i].URL {
+				out[i].Leader = true
+			}
+		}
+		if group.LeaderURL != "" && group.LeaderURL == out[i].URL {
+			out[i].Leader = true
+		}
+	}
+	return out
+}

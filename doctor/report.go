@@ -1,0 +1,313 @@
+package doctor
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/connect-init/connect-init/bootstrap"
+)
+
+// SchemaVersion is the version of the JSON document. It changes only when
+// a field is removed or changes meaning; new fields may appear without it.
+const SchemaVersion = 1
+
+// Document is doctor's output: the cluster summary and the findings. Its
+// JSON form is the stable document described in the package documentation.
+type Document struct {
+	SchemaVersion    int       `json:"schema_version"`
+	Version          string    `json:"connect_init_version"`
+	GeneratedAt      time.Time `json:"generated_at"`
+	GroupID          string    `json:"group_id"`
+	BootstrapServers []string  `json:"bootstrap_servers"`
+	Cluster          Cluster   `json:"cluster"`
+	Findings         []Finding `json:"findings"`
+	Counts           Counts    `json:"counts"`
+	// ExitCode is what doctor exits with: 1 when any finding is an error.
+	ExitCode int `json:"exit_code"`
+}
+
+// Counts are the number of findings per severity.
+type Counts struct {
+	Error   int `json:"error"`
+	Warning int `json:"warning"`
+	Info    int `json:"info"`
+}
+
+// Cluster is the summary of what doctor saw. A part is null when its look
+// was not taken; Skipped says why.
+type Cluster struct {
+	Brokers     *Brokers               `json:"brokers"`
+	Topics      []Topic                `json:"topics"`
+	Coordinator *Coordinator           `json:"coordinator"`
+	Group       *bootstrap.GroupReport `json:"group"`
+	Recheck     *OffsetsRecheck        `json:"config_offsets_recheck,omitempty"`
+	Peers       []PeerCheck            `json:"peers"`
+	Skipped     []string               `json:"skipped"`
+}
+
+// Brokers summarises the broker probe.
+type Brokers struct {
+	Expected        int               `json:"expected"`
+	Registered      int               `json:"registered"`
+	Reachable       int               `json:"reachable"`
+	ControllerID    int32             `json:"controller_id"`
+	List            []Broker          `json:"list"`
+	BootstrapErrors map[string]string `json:"bootstrap_errors,omitempty"`
+}
+
+// Broker is one registered broker as seen from here.
+type Broker struct {
+	ID        int32  `json:"id"`
+	Address   string `json:"advertised_address"`
+	Reachable bool   `json:"reachable"`
+	Error     string `json:"error,omitempty"`
+}
+
+// Topic is one internal topic as configured and as found.
+type Topic struct {
+	Role                        string  `json:"role"`
+	Name                        string  `json:"name"`
+	Exists                      bool    `json:"exists"`
+	Partitions                  int     `json:"partitions"`
+	ReplicationFactor           int     `json:"replication_factor"`
+	ConfiguredReplicationFactor int     `json:"configured_replication_factor"`
+	CleanupPolicy               string  `json:"cleanup_policy"`
+	MinInsyncReplicas           string  `json:"min_insync_replicas"`
+	UnderReplicated             []int32 `json:"under_replicated_partitions"`
+	Offline                     []int32 `json:"offline_partitions"`
+}
+
+// Coordinator is the worker group's coordinator and its partition.
+type Coordinator struct {
+	ID                            int32   `json:"id"`
+	Address                       string  `json:"address"`
+	Partition                     int32   `json:"partition"`
+	Partitions                    int     `json:"partitions"`
+	Leader                        int32   `json:"leader"`
+	Replicas                      []int32 `json:"replicas"`
+	ISR                           []int32 `json:"isr"`
+	OffsetsTopicReplicationFactor string  `json:"offsets_topic_replication_factor"`
+}
+
+// NewDocument builds the document from a snapshot and its findings.
+func NewDocument(s *Snapshot, findings []Finding, version string, now time.Time) *Document {
+	doc := &Document{SchemaVersion: SchemaVersion, Version: version, GeneratedAt: now.UTC(), GroupID: s.GroupID,
+		BootstrapServers: s.BootstrapServers, Findings: findings}
+	if doc.BootstrapServers == nil {
+		doc.BootstrapServers = []string{}
+	}
+	if doc.Findings == nil {
+		doc.Findings = []Finding{}
+	}
+	for _, f := range findings {
+		switch f.Severity {
+		case SeverityError:
+			doc.Counts.Error++
+		case SeverityWarning:
+			doc.Counts.Warning++
+		default:
+			doc.Counts.Info++
+		}
+	}
+	if doc.Counts.Error > 0 {
+		doc.ExitCode = 1
+	}
+	c := &doc.Cluster
+	c.Topics, c.Peers, c.Skipped = []Topic{}, s.Peers, s.Skipped
+	if c.Peers == nil {
+		c.Peers = []PeerCheck{}
+	}
+	if c.Skipped == nil {
+		c.Skipped = []string{}
+	}
+	if b := s.Brokers; b != nil {
+		c.Brokers = &Brokers{Expected: b.Expected, Registered: len(b.Brokers), Reachable: b.UpCount(), ControllerID: b.ControllerID,
+			List: []Broker{}, BootstrapErrors: b.BootstrapErrs}
+		for _, br := range b.Brokers {
+			c.Brokers.List = append(c.Brokers.List, Broker{ID: br.ID, Address: br.Addr, Reachable: br.Up, Error: br.Err})
+		}
+	}
+	if s.Topics != nil {
+		conf := map[string]int{}
+		for _, sp := range s.Specs {
+			conf[sp.Name] = int(sp.ReplicationFactor)
+		}
+		for _, t := range s.Topics.Topics {
+			c.Topics = append(c.Topics, Topic{Role: t.Role, Name: t.Name, Exists: t.Outcome != bootstrap.TopicMissing,
+				Partitions: t.Partitions, ReplicationFactor: t.ReplicationFactor, ConfiguredReplicationFactor: conf[t.Name],
+				CleanupPolicy: t.CleanupPolicy, MinInsyncReplicas: t.MinInsyncReplicas,
+				UnderReplicated: nonNilInt32(t.UnderReplicated), Offline: nonNilInt32(t.Offline)})
+		}
+	}
+	if co := s.Coordinator; co != nil && co.CoordinatorID >= 0 {
+		c.Coordinator = &Coordinator{ID: co.CoordinatorID, Address: co.CoordinatorAddr, Partition: co.Partition, Partitions: co.Partitions,
+			Leader: co.Leader, Replicas: nonNilInt32(co.Replicas), ISR: nonNilInt32(co.ISR), OffsetsTopicReplicationFactor: co.OffsetsTopicReplicationFactor}
+	}
+	c.Group = s.Group
+	c.Recheck = s.Recheck
+	return doc
+}
+
+func nonNilInt32(s []int32) []int32 {
+	if s == nil {
+		return []int32{}
+	}
+	return s
+}
+
+// WriteJSON writes the document as indented JSON followed by a newline.
+func (d *Document) WriteJSON(w io.Writer) error {
+	b, err := json.MarshalIndent(d, "", "  ")
+	if err != nil {
+		return fmt.Errorf("encode doctor document: %w", err)
+	}
+	_, err = w.Write(append(b, '\n'))
+	return err
+}
+
+// WriteText writes the human report: the cluster summary on top, then the
+// findings grouped by severity.
+func (d *Document) WriteText(w io.Writer) error {
+	p := &printer{w: w}
+	p.f("connect-init doctor %s — worker group %q, bootstrap %s\n\n", d.Version, d.GroupID, strings.Join(d.BootstrapServers, ","))
+	c := d.Cluster
+	if b := c.Brokers; b != nil {
+		ctrl := "unknown"
+		if b.ControllerID >= 0 {
+			ctrl = fmt.Sprint(b.ControllerID)
+		}
+		p.f("Brokers      %d/%d reachable, %d expected, controller %s\n", b.Reachable, b.Registered, b.Expected, ctrl)
+		tw := tabwriter.NewWriter(p, 2, 4, 2, ' ', 0)
+		for _, br := range b.List {
+			st := "ok"
+			if !br.Reachable {
+				st = "UNREACHABLE: " + br.Error
+			}
+			fmt.Fprintf(tw, "  broker %d\t%s\t%s\n", br.ID, br.Address, st)
+		}
+		for _, a := range sortedKeys(b.BootstrapErrors) {
+			fmt.Fprintf(tw, "  bootstrap\t%s\t%s\n", a, b.BootstrapErrors[a])
+		}
+		tw.Flush()
+	}
+	if len(c.Topics) > 0 {
+		p.f("Topics\n")
+		tw := tabwriter.NewWriter(p, 2, 4, 2, ' ', 0)
+		for _, t := range c.Topics {
+			if !t.Exists {
+				fmt.Fprintf(tw, "  %s\t%s\tmissing\n", t.Role, t.Name)
+				continue
+			}
+			extra := ""
+			if len(t.UnderReplicated) > 0 {
+				extra += fmt.Sprintf(", under-replicated %v", t.UnderReplicated)
+			}
+			if len(t.Offline) > 0 {
+				extra += fmt.Sprintf(", offline %v", t.Offline)
+			}
+			fmt.Fprintf(tw, "  %s\t%s\t%d partition(s), replication factor %d, cleanup.policy=%s%s\n",
+				t.Role, t.Name, t.Partitions, t.ReplicationFactor, orUnknown(t.CleanupPolicy), extra)
+		}
+		tw.Flush()
+	}
+	if co := c.Coordinator; co != nil {
+		p.f("Coordinator  broker %d (%s), __consumer_offsets partition %d of %d, leader %d, replicas %v, ISR %v\n",
+			co.ID, co.Address, co.Partition, co.Partitions, co.Leader, co.Replicas, co.ISR)
+	}
+	if g := c.Group; g != nil {
+		proto := g.ProtocolType
+		if g.Protocol != "" {
+			proto += "/" + g.Protocol
+		}
+		leader := "unknown"
+		if g.LeaderID != "" {
+			leader = fmt.Sprintf("%s (%s)", g.LeaderID, orUnknown(g.LeaderURL))
+		}
+		asg := "unknown"
+		if g.AssignmentOffset != nil {
+			asg = fmt.Sprint(*g.AssignmentOffset)
+		}
+		p.f("Group        %s, protocol %s, %d member(s), leader %s, assignment offset %s\n",
+			orUnknown(g.State), orUnknown(proto), len(g.Members), leader, asg)
+		p.f("Config topic %s: end offset %s, last stable offset %s\n", g.ConfigTopic, offsetString(g.ConfigEndOffset), offsetString(g.ConfigStableOffset))
+		tw := tabwriter.NewWriter(p, 2, 4, 2, ' ', 0)
+		for _, m := range g.Members {
+			off := "unknown"
+			if m.ConfigOffset != nil {
+				off = fmt.Sprint(*m.ConfigOffset)
+			}
+			asg := "none"
+			if m.Assignment != nil {
+				asg = fmt.Sprintf("offset %d, %d connector(s), %d task(s)", m.Assignment.ConfigOffset, len(m.Assignment.Connectors), len(m.Assignment.Tasks))
+			}
+			mark := ""
+			if m.Leader {
+				mark = " [leader]"
+			}
+			fmt.Fprintf(tw, "  %s%s\t%s\thost %s\tconfig offset %s\tassignment %s\n", m.MemberID, mark, orUnknown(m.URL), orUnknown(m.ClientHost), off, asg)
+		}
+		tw.Flush()
+	}
+	if len(c.Peers) > 0 {
+		p.f("Peers (from this host)\n")
+		tw := tabwriter.NewWriter(p, 2, 4, 2, ' ', 0)
+		for _, pc := range c.Peers {
+			st := "reachable"
+			if !pc.Reachable {
+				st = pc.Error
+			}
+			mark := ""
+			if pc.Leader {
+				mark = " [leader]"
+			}
+			fmt.Fprintf(tw, "  %s%s\t%s\n", pc.URL, mark, st)
+		}
+		tw.Flush()
+	}
+	for _, s := range c.Skipped {
+		p.f("Skipped      %s\n", s)
+	}
+
+	p.f("\nFindings: %d error(s), %d warning(s), %d info\n", d.Counts.Error, d.Counts.Warning, d.Counts.Info)
+	bySev := map[Severity][]Finding{}
+	for _, f := range d.Findings {
+		bySev[f.Severity] = append(bySev[f.Severity], f)
+	}
+	for _, sev := range []Severity{SeverityError, SeverityWarning, SeverityInfo} {
+		fs := bySev[sev]
+		if len(fs) == 0 {
+			continue
+		}
+		p.f("\n%s\n", strings.ToUpper(string(sev)))
+		for _, f := range fs {
+			p.f("  [%s] %s\n", f.ID, f.Summary)
+			p.f("      evidence: %s\n", f.Evidence)
+			p.f("      fix:      %s\n", f.Fix)
+		}
+	}
+	if len(d.Findings) == 0 {
+		p.f("  nothing to report\n")
+	}
+	return p.err
+}
+
+// printer remembers the first write error so WriteText can return it.
+type printer struct {
+	w   io.Writer
+	err error
+}
+
+func (p *printer) Write(b []byte) (int, error) {
+	if p.err != nil {
+		return 0, p.err
+	}
+	n, err := p.w.Write(b)
+	p.err = err
+	return n, err
+}
+
+func (p *printer) f(format string, args ...any) { fmt.Fprintf(p, format, args...) }
