@@ -184,6 +184,22 @@ func TestIncident2SingleReplicaCoordinator(t *testing.T) {
 	if code != 1 || !strings.Contains(out, wantWarning) {
 		t.Fatalf("strict: want exit 1 with %q, got %d:\n%s", wantWarning, code, out)
 	}
+
+	// doctor explains the same state: a warning, an error when strict.
+	code, out, err = testbed.Run(ctx, binary, []string{"doctor", "--json"}, env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if code != 0 || !strings.Contains(out, `"id": "consumer-offsets-single-replica"`) || !strings.Contains(out, `"severity": "warning"`) {
+		t.Fatalf("doctor: want exit 0 with a consumer-offsets-single-replica warning, got %d:\n%s", code, out)
+	}
+	code, out, err = testbed.Run(ctx, binary, []string{"doctor"}, append(env, "CONNECT_INIT_STRICT=true"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if code != 1 || !strings.Contains(out, "consumer-offsets-single-replica") {
+		t.Fatalf("doctor strict: want exit 1 naming consumer-offsets-single-replica, got %d:\n%s", code, out)
+	}
 }
 
 // TestAdvertisedListenerUnreachable: a broker whose advertised listener
