@@ -1,0 +1,235 @@
+package restcheck
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/url"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/connect-init/connect-init/bootstrap"
+)
+
+// target is a parsed REST URL.
+type target struct {
+	raw    string
+	scheme string
+	host   string // no brackets
+	port   string // explicit or the scheme's default
+}
+
+// parseTarget parses an advertised URL. Connect percent-encodes a bare IPv6
+// listener host ("http://%3A%3A1:8083/"), which net/url rejects; such a host
+// is decoded and bracketed.
+func parseTarget(raw string) (target, error) {
+	u, err := url.Parse(raw)
+	if err != nil && strings.Contains(strings.ToUpper(raw), "%3A") {
+		if scheme, rest, ok := strings.Cut(raw, "://"); ok {
+			hostport, path, _ := strings.Cut(rest, "/")
+			if i := strings.LastIndex(hostport, ":"); i > 0 && !strings.Contains(strings.ToUpper(hostport[i:]), "%3A") {
+				if h, uerr := url.PathUnescape(hostport[:i]); uerr == nil {
+					u, err = url.Parse(scheme + "://[" + h + "]" + hostport[i:] + "/" + path)
+				}
+			}
+		}
+	}
+	if err != nil {
+		return target{}, fmt.Errorf("cannot parse REST URL %q: %w", raw, err)
+	}
+	t := target{raw: raw, scheme: strings.ToLower(u.Scheme), host: u.Hostname(), port: u.Port()}
+	if t.scheme != "http" && t.scheme != "https" {
+		return target{}, fmt.Errorf("REST URL %q: scheme must be http or https", raw)
+	}
+	if t.host == "" {
+		return target{}, fmt.Errorf("REST URL %q has no host", raw)
+	}
+	if t.port == "" {
+		t.port = defaultPort(t.scheme)
+	}
+	return t, nil
+}
+
+func defaultPort(scheme string) string {
+	if scheme == "https" {
+		return "443"
+	}
+	return "80"
+}
+
+// canonicalURL is the dedup key: scheme, lower-cased host and port.
+func canonicalURL(raw string) string {
+	t, err := parseTarget(raw)
+	if err != nil {
+		return raw
+	}
+	return t.scheme + "://" + strings.ToLower(net.JoinHostPort(t.host, t.port))
+}
+
+// parseConfiguredPeer reads one CONNECT_INIT_PEERS entry: host, host:port,
+// [v6]:port or a full URL. A missing port is our advertised port, a missing
+// scheme ours.
+func parseConfiguredPeer(p, scheme, port string) (peerInput, error) {
+	bad := func(why string) error {
+		return &bootstrap.ConfigError{Setting: "CONNECT_INIT_PEERS", Problem: fmt.Sprintf("entry %q %s", p, why),
+			Fix: "list peers as host or host:port (e.g. tasks.connect or connect-1:8083), comma-separated"}
+	}
+	p = strings.TrimSpace(p)
+	if p == "" {
+		return peerInput{}, bad("is empty")
+	}
+	in := peerInput{source: SourceConfigured, configured: true, scheme: scheme, port: port}
+	if strings.Contains(p, "://") {
+		t, err := parseTarget(p)
+		if err != nil {
+			return peerInput{}, bad("is not a valid URL")
+		}
+		in.scheme, in.host, in.port = t.scheme, t.host, t.port
+	} else if h, pt, err := net.SplitHostPort(p); err == nil {
+		in.host, in.port = h, pt
+	} else if strings.Count(p, ":") > 1 && net.ParseIP(strings.Trim(p, "[]")) != nil {
+		in.host = strings.Trim(p, "[]")
+	} else if !strings.ContainsAny(p, ":/[] ") {
+		in.host = p
+	} else {
+		return peerInput{}, bad("is not host or host:port")
+	}
+	if in.host == "" {
+		return peerInput{}, bad("has no host")
+	}
+	if in.port == "" {
+		in.port = defaultPort(in.scheme)
+	}
+	in.url = in.scheme + "://" + net.JoinHostPort(in.host, in.port) + "/"
+	return in, nil
+}
+
+// ourAddrs lists this container's interface addresses (IP networks, so that
+// loopback's 127.0.0.0/8 counts as ours as a whole).
+func (g Gate) ourAddrs() ([]*net.IPNet, error) {
+	f := g.Addrs
+	if f == nil {
+		f = net.InterfaceAddrs
+	}
+	addrs, err := f()
+	if err != nil {
+		return nil, fmt.Errorf("list this container's interface addresses: %w", err)
+	}
+	var out []*net.IPNet
+	for _, a := range addrs {
+		switch v := a.(type) {
+		case *net.IPNet:
+			out = append(out, v)
+		case *net.IPAddr:
+			out = append(out, &net.IPNet{IP: v.IP, Mask: net.CIDRMask(len(v.IP)*8, len(v.IP)*8)})
+		}
+	}
+	return out, nil
+}
+
+// isOurs reports whether ip is an address of one of our interfaces. Only a
+// loopback interface's whole network counts (every 127.x address is local,
+// e.g. Debian's 127.0.1.1 for the hostname); elsewhere the address must be
+// the interface's own, since its neighbours are other hosts.
+func isOurs(ip net.IP, ours []*net.IPNet) bool {
+	for _, n := range ours {
+		if n.IP.Equal(ip) || (n.IP.IsLoopback() && ip.IsLoopback() && n.Contains(ip)) {
+			return true
+		}
+	}
+	return false
+}
+
+// resolve looks host up once (an IP literal resolves to itself).
+func (g Gate) resolve(ctx context.Context, host string) ([]net.IP, error) {
+	if ip := net.ParseIP(host); ip != nil {
+		return []net.IP{ip}, nil
+	}
+	actx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	addrs, err := g.resolver().LookupIPAddr(actx, host)
+	if err != nil {
+		var de *net.DNSError
+		if errors.As(err, &de) && de.IsNotFound {
+			return nil, fmt.Errorf("%s does not resolve from this container (no such host)", host)
+		}
+		return nil, fmt.Errorf("resolve %s: %w", host, err)
+	}
+	if len(addrs) == 0 {
+		return nil, fmt.Errorf("%s resolves to no address", host)
+	}
+	ips := make([]net.IP, 0, len(addrs))
+	for _, a := range addrs {
+		ips = append(ips, a.IP)
+	}
+	return ips, nil
+}
+
+func ipStrings(ips []net.IP) []string {
+	out := make([]string, 0, len(ips))
+	for _, ip := range ips {
+		out = append(out, ip.String())
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+func netStrings(ns []*net.IPNet) []string {
+	out := make([]string, 0, len(ns))
+	for _, n := range ns {
+		out = append(out, n.IP.String())
+	}
+	return out
+}
+
+// ownFix is the advice for an own advertised host that does not resolve to
+// us. It is long because the right answer depends on the orchestrator.
+const ownFix = "set CONNECT_REST_ADVERTISED_HOST_NAME (rest.advertised.host.name) to a name every worker resolves to THIS container: " +
+	"in Docker Swarm a per-task name (CONNECT_REST_ADVERTISED_HOST_NAME=\"{{.Task.Name}}\", which the overlay's DNS resolves to the task's own address), " +
+	"not the service name (a virtual IP that load-balances to any task; endpoint_mode: dnsrr removes the VIP, but the name still lists every task) " +
+	"and not tasks.<service> (every task's address) nor a hostname: that other containers cannot resolve; " +
+	"in Kubernetes the pod IP (status.podIP via the downward API) or the pod's name under a headless service (<pod>.<service>.<namespace>.svc); " +
+	"or leave it unset so that Connect advertises this container's IP address"
+
+// checkOwn is issue 7 part 1: our advertised host must resolve to one of our
+// addresses. It retries until ctx ends: overlay DNS lags, and a per-slot name
+// may still point at the previous task for a while.
+func (g Gate) checkOwn(ctx context.Context, own target, ours []*net.IPNet, addrErr error, sev Severity) PeerResult {
+	r := PeerResult{URL: own.raw, Host: own.host, Source: SourceOwn}
+	if addrErr != nil {
+		r.Status, r.Error, r.Severity = StatusUnresolved, addrErr.Error(), sev
+		return r
+	}
+	p := progress{log: g.logger()}
+	for {
+		ips, err := g.resolve(ctx, own.host)
+		if err != nil && ctx.Err() != nil && r.Status != "" {
+			break // cut short by the deadline: keep the previous round's answer
+		}
+		r.Resolved = ipStrings(ips)
+		switch {
+		case err != nil:
+			r.Status, r.Error = StatusUnresolved, err.Error()
+		case slices.ContainsFunc(ips, func(ip net.IP) bool { return isOurs(ip, ours) }):
+			r.Status, r.Error, r.Severity = StatusSelf, "", SeverityOK
+			return r
+		default:
+			r.Status = StatusNotOurs
+			r.Error = fmt.Sprintf("our advertised host %s resolves to %s, none of which is an address of this container (%s): other workers would reach another host",
+				own.host, strings.Join(r.Resolved, ", "), strings.Join(netStrings(ours), ", "))
+		}
+		p.waiting("waiting for our advertised host to resolve to an address of this container",
+			"host", own.host, "resolved", strings.Join(r.Resolved, ","), "ours", strings.Join(netStrings(ours), ","), "last_error", r.Error)
+		if !sleep(ctx, g.retryInterval()) {
+			break
+		}
+	}
+	if r.Status == StatusUnresolved {
+		r.Error = fmt.Sprintf("our advertised host %s does not resolve from this container (%s); this container's addresses are %s",
+			own.host, r.Error, strings.Join(netStrings(ours), ", "))
+	}
+	r.Severity, r.Fix = sev, ownFix
+	return r
+}
