@@ -199,12 +199,16 @@ func runGates(ctx context.Context, argv, env []string, s bootstrap.Settings, log
 	if !withExec {
 		return exitOK
 	}
+	var queued []string
 	if s.Lock {
-		if err := takeStartupLock(ctx, cfg, clients, log); err != nil {
+		if queued, err = takeStartupLock(ctx, cfg, clients, log); err != nil {
 			return failed(ctx, log, err)
 		}
 	} else {
 		log.Info("startup lock disabled (CONNECT_INIT_LOCK=false)")
+	}
+	if err := checkPeers(ctx, cfg, clients, queued, log); err != nil {
+		return failed(ctx, log, err)
 	}
 	clients.Close()
 	log.Info("starting the worker", "command", strings.Join(command.Argv, " "))

@@ -22,15 +22,18 @@ import (
 // timeout: the queue's progress is guaranteed by the hold lease (a worker
 // at position n waits at most about n x lease), and a healthy but slow
 // cluster of many workers must not time its last workers out.
-func takeStartupLock(ctx context.Context, cfg *bootstrap.Config, clients *bootstrap.Clients, log *slog.Logger) error {
+//
+// It returns the REST URLs of the other members in the queue, for the peer
+// check.
+func takeStartupLock(ctx context.Context, cfg *bootstrap.Config, clients *bootstrap.Clients, log *slog.Logger) ([]string, error) {
 	s := cfg.Settings
 	url, err := workerconfig.AdvertisedURL(cfg.Worker)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	rf := cfg.Topics[0].ReplicationFactor // like the config topic
 	if err := lock.EnsureTopic(ctx, clients.Admin, s.LockTopic, rf); err != nil {
-		return &bootstrap.GateError{Gate: "lock", Err: err,
+		return nil, &bootstrap.GateError{Gate: "lock", Err: err,
 			Fix: "point CONNECT_INIT_LOCK_TOPIC at a topic that is free for connect-init, or set CONNECT_INIT_LOCK=false"}
 	}
 	waiterLease := lock.DefaultLease
@@ -58,10 +61,18 @@ func takeStartupLock(ctx context.Context, cfg *bootstrap.Config, clients *bootst
 		},
 	})
 	if err != nil {
-		return &bootstrap.ConfigError{Setting: "CONNECT_INIT_LOCK_*", Problem: err.Error()}
+		return nil, &bootstrap.ConfigError{Setting: "CONNECT_INIT_LOCK_*", Problem: err.Error()}
 	}
 	if err := l.Acquire(ctx); err != nil {
-		return &bootstrap.GateError{Gate: "lock", Err: fmt.Errorf("startup lock on topic %q: %w", s.LockTopic, err)}
+		return nil, &bootstrap.GateError{Gate: "lock", Err: fmt.Errorf("startup lock on topic %q: %w", s.LockTopic, err)}
 	}
-	return nil
+	var queued []string
+	if snap, err := l.Queue(ctx); err == nil {
+		for _, e := range snap.Entries {
+			if e.URL != "" && e.URL != url && (e.State == lock.StateWaiting || e.State == lock.StateHolding) {
+				queued = append(queued, e.URL)
+			}
+		}
+	}
+	return queued, nil
 }

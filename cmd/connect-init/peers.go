@@ -1,0 +1,52 @@
+package main
+
+import (
+	"context"
+	"log/slog"
+	"time"
+
+	"github.com/connect-init/connect-init/bootstrap"
+	"github.com/connect-init/connect-init/bootstrap/connectproto"
+	"github.com/connect-init/connect-init/bootstrap/restcheck"
+	"github.com/connect-init/connect-init/bootstrap/workerconfig"
+)
+
+// checkPeers runs the last gates before the exec, with a fresh timeout
+// since the wait for the startup lock may have been long: the group
+// identity check again (a foreign worker may have joined meanwhile), then
+// the peer check with the group's current members, leader first, and the
+// startup-lock queue.
+func checkPeers(ctx context.Context, cfg *bootstrap.Config, clients *bootstrap.Clients, queued []string, log *slog.Logger) error {
+	ctx, cancel := context.WithTimeout(ctx, cfg.Settings.Timeout)
+	defer cancel()
+	group, err := bootstrap.NewGroupGate(cfg, clients, log, bootstrap.SystemClock{}).Check(ctx)
+	if err != nil {
+		return err
+	}
+	own, err := workerconfig.AdvertisedURL(cfg.Worker)
+	if err != nil {
+		return err
+	}
+	tlsCfg, err := restcheck.TLSConfig(cfg.Worker)
+	if err != nil {
+		return err
+	}
+	urls := connectproto.LeaderFirstURLs(group.Decoded)
+	var leader string
+	var members []string
+	for _, u := range urls {
+		if u == group.LeaderURL && leader == "" {
+			leader = u
+			continue
+		}
+		members = append(members, u)
+	}
+	start := time.Now()
+	gate := restcheck.Gate{Settings: cfg.Settings, TLS: tlsCfg, Log: log}
+	rep, err := gate.Check(ctx, own, leader, members, queued)
+	if err != nil {
+		return err
+	}
+	log.Info("peers checked", "own_url", own, "peers", len(rep.Peers), "warnings", rep.Warned, "took", time.Since(start).Round(time.Millisecond).String())
+	return nil
+}
