@@ -63,7 +63,7 @@ func LoadConfig(environ []string, s Settings) (*Config, error) {
 
 	for _, key := range []string{"bootstrap.servers", "group.id", "config.storage.topic", "offset.storage.topic", "status.storage.topic"} {
 		if props.Get(key, "") == "" {
-			return nil, &ConfigError{Setting: envName(key), Problem: fmt.Sprintf("is not set (worker property %s is required)", key),
+			return nil, &ConfigError{Setting: workerconfig.EnvName(key), Problem: fmt.Sprintf("is not set (worker property %s is required)", key),
 				Fix: "set it in the environment or in the worker properties file"}
 		}
 	}
@@ -78,7 +78,7 @@ func LoadConfig(environ []string, s Settings) (*Config, error) {
 			a = a[i+3:] // Kafka's clients accept and ignore a PROTOCOL:// prefix
 		}
 		if _, _, err := splitHostPort(a); err != nil {
-			return nil, &ConfigError{Setting: envName("bootstrap.servers"), Problem: fmt.Sprintf("has an entry %q that is not host:port", a), Fix: "list brokers as host1:9092,host2:9092"}
+			return nil, &ConfigError{Setting: workerconfig.EnvName("bootstrap.servers"), Problem: fmt.Sprintf("has an entry %q that is not host:port", a), Fix: "list brokers as host1:9092,host2:9092"}
 		}
 		if !seen[a] {
 			seen[a] = true
@@ -86,7 +86,7 @@ func LoadConfig(environ []string, s Settings) (*Config, error) {
 		}
 	}
 	if len(c.BootstrapServers) == 0 {
-		return nil, &ConfigError{Setting: envName("bootstrap.servers"), Problem: "lists no broker", Fix: "list brokers as host1:9092,host2:9092"}
+		return nil, &ConfigError{Setting: workerconfig.EnvName("bootstrap.servers"), Problem: "lists no broker", Fix: "list brokers as host1:9092,host2:9092"}
 	}
 
 	for _, role := range []string{RoleConfig, RoleOffset, RoleStatus} {
@@ -99,8 +99,8 @@ func LoadConfig(environ []string, s Settings) (*Config, error) {
 	names := map[string]string{}
 	for _, t := range c.Topics {
 		if other, dup := names[t.Name]; dup {
-			return nil, &ConfigError{Setting: envName(t.Role + ".storage.topic"),
-				Problem: fmt.Sprintf("names the same topic %q as %s", t.Name, envName(other+".storage.topic")),
+			return nil, &ConfigError{Setting: workerconfig.EnvName(t.Role + ".storage.topic"),
+				Problem: fmt.Sprintf("names the same topic %q as %s", t.Name, workerconfig.EnvName(other+".storage.topic")),
 				Fix:     "give the config, offset and status topics three different names"}
 		}
 		names[t.Name] = t.Role
@@ -132,10 +132,10 @@ func topicSpec(props workerconfig.Properties, role string) (TopicSpec, error) {
 	spec := TopicSpec{Role: role, Name: props.Get(prefix+"topic", ""), Configs: map[string]string{}}
 	rf, err := props.Int(prefix+"replication.factor", defaultReplicationFactor)
 	if err != nil {
-		return spec, &ConfigError{Setting: envName(prefix + "replication.factor"), Problem: "is not a whole number", Fix: "use e.g. 3, or -1 for the broker default"}
+		return spec, &ConfigError{Setting: workerconfig.EnvName(prefix + "replication.factor"), Problem: "is not a whole number", Fix: "use e.g. 3, or -1 for the broker default"}
 	}
 	if rf == 0 || rf < -1 || rf > 32767 {
-		return spec, &ConfigError{Setting: envName(prefix + "replication.factor"), Problem: fmt.Sprintf("must be a positive number or -1 (got %d)", rf), Fix: "use e.g. 3, or -1 for the broker default"}
+		return spec, &ConfigError{Setting: workerconfig.EnvName(prefix + "replication.factor"), Problem: fmt.Sprintf("must be a positive number or -1 (got %d)", rf), Fix: "use e.g. 3, or -1 for the broker default"}
 	}
 	spec.ReplicationFactor = int16(rf)
 	switch role {
@@ -148,7 +148,7 @@ func topicSpec(props workerconfig.Properties, role string) (TopicSpec, error) {
 		}
 		p, err := props.Int(prefix+"partitions", def)
 		if err != nil || p == 0 || p < -1 {
-			return spec, &ConfigError{Setting: envName(prefix + "partitions"), Problem: fmt.Sprintf("must be a positive number or -1 (got %q)", props.Get(prefix+"partitions", "")), Fix: fmt.Sprintf("use e.g. %d, or -1 for the broker default", def)}
+			return spec, &ConfigError{Setting: workerconfig.EnvName(prefix + "partitions"), Problem: fmt.Sprintf("must be a positive number or -1 (got %q)", props.Get(prefix+"partitions", "")), Fix: fmt.Sprintf("use e.g. %d, or -1 for the broker default", def)}
 		}
 		spec.Partitions = int32(p)
 	}
@@ -161,26 +161,6 @@ func topicSpec(props workerconfig.Properties, role string) (TopicSpec, error) {
 	}
 	spec.Configs["cleanup.policy"] = "compact"
 	return spec, nil
-}
-
-// envName is the CONNECT_* variable that sets a worker property, for
-// messages: users of the images set variables, not properties.
-func envName(prop string) string {
-	var b strings.Builder
-	b.WriteString("CONNECT_")
-	for _, r := range prop {
-		switch r {
-		case '.':
-			b.WriteByte('_')
-		case '_':
-			b.WriteString("__")
-		case '-':
-			b.WriteString("___")
-		default:
-			b.WriteString(strings.ToUpper(string(r)))
-		}
-	}
-	return b.String()
 }
 
 func splitHostPort(a string) (string, int, error) {

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/IBM/sarama"
+
+	"github.com/connect-init/connect-init/bootstrap/workerconfig"
 )
 
 // TopicOutcome is what the topic gate did with or found for one topic.
@@ -212,7 +214,7 @@ func (g *TopicGate) createError(s TopicSpec, err error) error {
 	switch {
 	case errors.Is(err, sarama.ErrInvalidReplicationFactor):
 		return &GateError{Gate: "topics", Err: fmt.Errorf("create topic %q with replication factor %d: %s", s.Name, s.ReplicationFactor, msg),
-			Fix: fmt.Sprintf("lower %s to at most the number of brokers, or start more brokers", envName(s.Role+".storage.replication.factor"))}
+			Fix: fmt.Sprintf("lower %s to at most the number of brokers, or start more brokers", workerconfig.EnvName(s.Role+".storage.replication.factor"))}
 	case errors.Is(err, sarama.ErrInvalidConfig), errors.Is(err, sarama.ErrPolicyViolation), errors.Is(err, sarama.ErrInvalidPartitions):
 		return &ConfigError{Setting: "CONNECT_" + strings.ToUpper(s.Role) + "_STORAGE_*", Problem: fmt.Sprintf("makes the broker refuse to create topic %q: %s", s.Name, msg),
 			Fix: "fix the topic settings; nothing was created"}
@@ -250,7 +252,7 @@ func (g *TopicGate) validate(ctx context.Context, s TopicSpec, md *sarama.TopicM
 	res.MinInsyncReplicas = configs[minInsyncReplicas]
 	if s.Role == RoleConfig && res.Partitions != 1 {
 		res.Errors = append(res.Errors, fmt.Sprintf("config topic %q has %d partitions, Connect requires exactly 1 (the worker refuses to start); fix: create a new topic with 1 partition and cleanup.policy=compact and point %s at it (a topic cannot lose partitions)",
-			s.Name, res.Partitions, envName("config.storage.topic")))
+			s.Name, res.Partitions, workerconfig.EnvName("config.storage.topic")))
 	}
 	if res.CleanupPolicy != "compact" {
 		res.Errors = append(res.Errors, fmt.Sprintf("topic %q has cleanup.policy=%s, Connect requires exactly compact (the worker refuses to start); fix: kafka-configs --bootstrap-server ... --alter --entity-type topics --entity-name %s --add-config cleanup.policy=compact",
@@ -258,7 +260,7 @@ func (g *TopicGate) validate(ctx context.Context, s TopicSpec, md *sarama.TopicM
 	}
 	if s.ReplicationFactor > 0 && res.ReplicationFactor < int(s.ReplicationFactor) {
 		res.Warnings = append(res.Warnings, fmt.Sprintf("topic %q has replication factor %d, below the configured %d (%s); it was created elsewhere: reassign its partitions to add replicas",
-			s.Name, res.ReplicationFactor, s.ReplicationFactor, envName(s.Role+".storage.replication.factor")))
+			s.Name, res.ReplicationFactor, s.ReplicationFactor, workerconfig.EnvName(s.Role+".storage.replication.factor")))
 	}
 	if misr, err := strconv.Atoi(res.MinInsyncReplicas); err == nil && res.ReplicationFactor > 1 && misr >= res.ReplicationFactor {
 		res.Warnings = append(res.Warnings, fmt.Sprintf("topic %q has min.insync.replicas=%d with replication factor %d: Connect cannot write to it as soon as one replica is down; lower min.insync.replicas or add replicas",

@@ -8,6 +8,7 @@ import (
 
 	"github.com/connect-init/connect-init/bootstrap"
 	"github.com/connect-init/connect-init/bootstrap/connectproto"
+	"github.com/connect-init/connect-init/bootstrap/workerconfig"
 )
 
 // Diagnose derives the findings from a snapshot, errors first, then
@@ -97,7 +98,7 @@ func (d *diag) topics() {
 		specs[sp.Name] = sp
 	}
 	for _, r := range t.Topics {
-		env := envName(r.Role + ".storage.topic")
+		env := workerconfig.EnvName(r.Role + ".storage.topic")
 		if r.Outcome == bootstrap.TopicMissing {
 			sev, why := SeverityWarning, "connect-init run or prepare creates it with the right layout"
 			if d.groupHasWorkers() {
@@ -141,7 +142,7 @@ func (d *diag) topics() {
 			d.add(IDTopicReplicationBelowConf, SeverityWarning, r.Name,
 				fmt.Sprintf("topic %q has replication factor %d, below the configured %d", r.Name, r.ReplicationFactor, sp.ReplicationFactor),
 				fmt.Sprintf("%s=%d, topic has %d replicas per partition: it was created elsewhere (another tool, or a worker with other settings)",
-					envName(r.Role+".storage.replication.factor"), sp.ReplicationFactor, r.ReplicationFactor),
+					workerconfig.EnvName(r.Role+".storage.replication.factor"), sp.ReplicationFactor, r.ReplicationFactor),
 				"add replicas with kafka-reassign-partitions")
 		}
 		if misr, err := strconv.Atoi(r.MinInsyncReplicas); err == nil && r.ReplicationFactor > 1 && misr >= r.ReplicationFactor {
@@ -374,24 +375,4 @@ func sortedKeys(m map[string]string) []string {
 	}
 	sort.Strings(keys)
 	return keys
-}
-
-// envName is the CONNECT_* variable that sets a worker property (Confluent's
-// rule inverted), for messages: users of the images set variables.
-func envName(prop string) string {
-	var b strings.Builder
-	b.WriteString("CONNECT_")
-	for _, r := range prop {
-		switch r {
-		case '.':
-			b.WriteByte('_')
-		case '_':
-			b.WriteString("__")
-		case '-':
-			b.WriteString("___")
-		default:
-			b.WriteString(strings.ToUpper(string(r)))
-		}
-	}
-	return b.String()
 }

@@ -16,12 +16,7 @@ import (
 // is an error, 1 otherwise, 2 for bad configuration. Progress and the gates'
 // own messages go to the log (stderr); the report alone goes to stdout.
 func doctor(ctx context.Context, env []string, s bootstrap.Settings, log *slog.Logger, stdout io.Writer, asJSON bool) int {
-	cfg, err := bootstrap.LoadConfig(env, s)
-	if err != nil {
-		log.Error("bad configuration: " + err.Error())
-		return exitConfig
-	}
-	clients, err := bootstrap.NewClients(cfg)
+	cfg, clients, err := loadConfig(env, s)
 	if err != nil {
 		log.Error("bad configuration: " + err.Error())
 		return exitConfig

@@ -175,12 +175,7 @@ func runGates(ctx context.Context, argv, env []string, s bootstrap.Settings, log
 			return exitConfig
 		}
 	}
-	cfg, err := bootstrap.LoadConfig(env, s)
-	if err != nil {
-		log.Error("bad configuration: " + err.Error())
-		return exitConfig
-	}
-	clients, err := bootstrap.NewClients(cfg)
+	cfg, clients, err := loadConfig(env, s)
 	if err != nil {
 		log.Error("bad configuration: " + err.Error())
 		return exitConfig
@@ -217,6 +212,20 @@ func runGates(ctx context.Context, argv, env []string, s bootstrap.Settings, log
 		return exitConfig
 	}
 	return exitOK
+}
+
+// loadConfig reads the worker settings and builds both clients'
+// configurations; every error here is bad configuration (exit 2).
+func loadConfig(env []string, s bootstrap.Settings) (*bootstrap.Config, *bootstrap.Clients, error) {
+	cfg, err := bootstrap.LoadConfig(env, s)
+	if err != nil {
+		return nil, nil, err
+	}
+	clients, err := bootstrap.NewClients(cfg)
+	if err != nil {
+		return nil, nil, err
+	}
+	return cfg, clients, nil
 }
 
 func failed(ctx context.Context, log *slog.Logger, err error) int {

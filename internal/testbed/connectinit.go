@@ -9,7 +9,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"sort"
-	"strings"
+
+	"github.com/connect-init/connect-init/bootstrap/workerconfig"
 )
 
 // BuildConnectInit builds the connect-init binary into dir, statically and
@@ -32,10 +33,9 @@ func BuildConnectInit(dir, version string) (string, error) {
 // EnvFromProps turns worker properties into CONNECT_* variables with the
 // inverse of Confluent's rule, the way users configure the images.
 func EnvFromProps(props map[string]string) []string {
-	r := strings.NewReplacer("-", "___", "_", "__", ".", "_")
 	var env []string
 	for k, v := range props {
-		env = append(env, "CONNECT_"+r.Replace(strings.ToUpper(k))+"="+v)
+		env = append(env, workerconfig.EnvName(k)+"="+v)
 	}
 	sort.Strings(env)
 	return env
