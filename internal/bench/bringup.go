@@ -1,0 +1,281 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"regexp"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/IBM/sarama"
+
+	"github.com/connect-init/connect-init/internal/testbed"
+)
+
+// scenario is one way of starting the 4 workers of row 3.
+type scenario struct {
+	id, what string
+	viaInit  bool
+	extraEnv []string
+
+	took        []float64 // s, converged runs only
+	generations []float64
+	forcing     []float64
+	joins       []float64
+	firstHealth []float64
+	handoff     []float64 // ms: a holder's "Herder started" → the next "acquired startup lock"
+	failures    []string
+}
+
+const (
+	bringupWorkers = 4
+	bringupHeapMB  = 256
+	bringupTimeout = 6 * time.Minute
+)
+
+var joinedRe = regexp.MustCompile(`Joined group at generation (\d+)`)
+
+// benchBringup is row 3: 4 real Connect workers of a new Connect cluster
+// started at the same instant, bare or through `connect-init run`.
+func benchBringup(ctx context.Context, b *bed, o options, rep *report) error {
+	wired, err := lockWired(b)
+	if err != nil {
+		return err
+	}
+	scs := []*scenario{
+		{id: "3a", what: "bare: 4 × `java ConnectDistributed` at once (incident 1's setting)"},
+		{id: "3b", what: "4 × `connect-init run --` with the startup lock (1 permit, lease 2m)", viaInit: true,
+			extraEnv: []string{"CONNECT_INIT_LOCK=true", "CONNECT_INIT_LOCK_LEASE=2m"}},
+		{id: "3c", what: "4 × `connect-init run --` with `CONNECT_INIT_LOCK_PERMITS=4`", viaInit: true,
+			extraEnv: []string{"CONNECT_INIT_LOCK=true", "CONNECT_INIT_LOCK_LEASE=2m", "CONNECT_INIT_LOCK_PERMITS=4"}},
+	}
+	if !wired {
+		scs = scs[:1]
+		scs = append(scs, &scenario{id: "3b'", what: "4 × `connect-init run --`, gates only (startup lock not wired into this build)", viaInit: true,
+			extraEnv: []string{"CONNECT_INIT_LOCK=false"}})
+		rep.problems = append(rep.problems, "3b/3c: the startup lock is not wired into `connect-init run` in this build; measured gates only (3b')")
+	}
+	client, admin, err := newAdmin(b)
+	if err != nil {
+		return err
+	}
+	defer client.Close()
+	for r := 0; r < o.bringupRuns; r++ {
+		order := append([]*scenario(nil), scs...)
+		if r%2 == 1 {
+			for i, j := 0, len(order)-1; i < j; i, j = i+1, j-1 {
+				order[i], order[j] = order[j], order[i]
+			}
+		}
+		for _, sc := range order {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			if err := bringupOnce(ctx, b, admin, sc, r); err != nil {
+				return fmt.Errorf("%s: %w", sc.id, err)
+			}
+		}
+	}
+	for _, sc := range scs {
+		note := ""
+		if len(sc.failures) > 0 {
+			note = fmt.Sprintf("%d of %d runs never converged: %s", len(sc.failures), o.bringupRuns, strings.Join(sc.failures, "; "))
+		}
+		rep.add(sc.id, sc.what+": start → one Stable generation with 4 members, all /health 200", "s", sc.took, note)
+		rep.add(sc.id+"-gen", sc.what+": distinct generations joined (\"Joined group at generation N\")", "", sc.generations, "")
+		rep.add(sc.id+"-fr", sc.what+": \"Forcing rebalance\" lines, all 4 logs", "", sc.forcing, "")
+		if len(sc.handoff) > 0 && strings.Contains(sc.what, "1 permit") {
+			rep.add(sc.id+"-ho", sc.what+": lock handoff, a holder's \"Herder started\" → the next worker's \"acquired startup lock\"", "ms", sc.handoff,
+				"readiness seen by /health or the Stable group, then the claim")
+		}
+		rep.add(sc.id+"-h1", sc.what+": start → first worker /health 200", "s", sc.firstHealth, "")
+	}
+	return nil
+}
+
+// bringupOnce starts 4 workers of a new Connect cluster at once and waits
+// until they form one Stable generation and all answer /health 200.
+func bringupOnce(ctx context.Context, b *bed, admin sarama.ClusterAdmin, sc *scenario, run int) error {
+	group := freshGroup("up" + strings.ReplaceAll(sc.id[1:], "'", "x"))
+	specs := make([]*testbed.WorkerSpec, bringupWorkers)
+	argvs := make([][]string, bringupWorkers)
+	envs := make([][]string, bringupWorkers)
+	for i := range specs {
+		props, err := b.cluster.WorkerProps(group)
+		if err != nil {
+			return err
+		}
+		spec, err := b.cluster.NewWorkerSpec(fmt.Sprintf("%s-%d", group["group.id"], i), props, bringupHeapMB)
+		if err != nil {
+			return err
+		}
+		specs[i] = spec
+		argvs[i] = spec.Argv
+		if sc.viaInit {
+			argvs[i] = append([]string{b.binary, "run", "--"}, spec.Argv...)
+			envs[i] = gateEnv(props, append([]string{"CONNECT_INIT_TIMEOUT=6m"}, sc.extraEnv...)...)
+		}
+	}
+	workers := make([]*testbed.Worker, bringupWorkers)
+	errs := make([]error, bringupWorkers)
+	defer func() {
+		for _, w := range workers {
+			if w != nil {
+				w.Kill()
+			}
+		}
+	}()
+	var wg sync.WaitGroup
+	gate := make(chan struct{})
+	for i := range specs {
+		wg.Add(1)
+		go func(i int) {
+			defer wg.Done()
+			<-gate
+			workers[i], errs[i] = b.cluster.StartWorkerCommand(specs[i], argvs[i], envs[i])
+		}(i)
+	}
+	progress("%s run %d: starting 4 workers (group %s)", sc.id, run+1, group["group.id"])
+	t0 := time.Now()
+	close(gate)
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	urls := make([]string, bringupWorkers)
+	for i, s := range specs {
+		urls[i] = s.RESTURL
+	}
+	wctx, cancel := context.WithTimeout(ctx, bringupTimeout)
+	defer cancel()
+	httpc := &http.Client{Timeout: 2 * time.Second}
+	var firstHealth time.Duration
+	var converged time.Duration
+	lastState := ""
+	lastLog := time.Now()
+	for converged == 0 {
+		healthy := 0
+		for _, u := range urls {
+			if resp, err := httpc.Get(u + "/health"); err == nil {
+				resp.Body.Close()
+				if resp.StatusCode == http.StatusOK {
+					healthy++
+				}
+			}
+		}
+		if healthy > 0 && firstHealth == 0 {
+			firstHealth = time.Since(t0)
+		}
+		state, members := "", 0
+		if ds, err := admin.DescribeConsumerGroups([]string{group["group.id"]}); err == nil && len(ds) == 1 {
+			state, members = ds[0].State, len(ds[0].Members)
+		}
+		lastState = fmt.Sprintf("group %s with %d members, %d of 4 healthy", state, members, healthy)
+		if healthy == bringupWorkers && state == "Stable" && members == bringupWorkers {
+			converged = time.Since(t0)
+			break
+		}
+		exited := 0
+		for _, w := range workers {
+			if w.Exited() {
+				exited++
+			}
+		}
+		if exited > 0 {
+			return fmt.Errorf("%d workers exited; last state: %s; log tail of one:\n%s", exited, lastState, firstExitedTail(workers))
+		}
+		if time.Since(lastLog) > 15*time.Second {
+			progress("%s: %s after %s", sc.id, lastState, time.Since(t0).Round(time.Second))
+			lastLog = time.Now()
+		}
+		select {
+		case <-wctx.Done():
+			sc.failures = append(sc.failures, fmt.Sprintf("after %s: %s", bringupTimeout, lastState))
+			progress("%s: did not converge within %s (%s)", sc.id, bringupTimeout, lastState)
+			sc.record(workers, 0, firstHealth)
+			return nil
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+	// Let late rebalances show up in the logs before counting.
+	time.Sleep(5 * time.Second)
+	sc.record(workers, converged, firstHealth)
+	progress("%s run %d: converged after %s; %v generations, %v \"Forcing rebalance\"", sc.id, run+1, converged.Round(100*time.Millisecond),
+		last(sc.generations), last(sc.forcing))
+	return nil
+}
+
+func (sc *scenario) record(workers []*testbed.Worker, converged, firstHealth time.Duration) {
+	gens := map[string]bool{}
+	forcing, joins := 0, 0
+	for _, w := range workers {
+		for _, l := range strings.Split(w.Log(), "\n") {
+			if m := joinedRe.FindStringSubmatch(l); m != nil {
+				gens[m[1]] = true
+				joins++
+			}
+			if strings.Contains(l, "Forcing rebalance") {
+				forcing++
+			}
+		}
+	}
+	if converged > 0 {
+		sc.took = append(sc.took, converged.Seconds())
+	}
+	sc.handoff = append(sc.handoff, handoffs(workers)...)
+	if firstHealth > 0 {
+		sc.firstHealth = append(sc.firstHealth, firstHealth.Seconds())
+	}
+	sc.generations = append(sc.generations, float64(len(gens)))
+	sc.forcing = append(sc.forcing, float64(forcing))
+	sc.joins = append(sc.joins, float64(joins))
+}
+
+func firstExitedTail(workers []*testbed.Worker) string {
+	for _, w := range workers {
+		if w.Exited() {
+			return tailString(w.Log(), 3000)
+		}
+	}
+	return ""
+}
+
+var (
+	initTimeRe    = regexp.MustCompile(`^time=(\S+) .*msg="acquired startup lock"`)
+	connectTimeRe = regexp.MustCompile(`^\[(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3})\] INFO .*Herder started`)
+)
+
+// handoffs reads each worker's log for connect-init's "acquired startup
+// lock" and Connect's "Herder started" and returns, in acquisition order,
+// the gaps between one worker's herder start and the next acquisition.
+// Both logs use the local time zone.
+func handoffs(workers []*testbed.Worker) []float64 {
+	type times struct{ acquired, started time.Time }
+	var ts []times
+	for _, w := range workers {
+		var t times
+		for _, l := range strings.Split(w.Log(), "\n") {
+			if m := initTimeRe.FindStringSubmatch(l); m != nil && t.acquired.IsZero() {
+				t.acquired, _ = time.Parse(time.RFC3339Nano, m[1])
+			}
+			if m := connectTimeRe.FindStringSubmatch(l); m != nil && t.started.IsZero() {
+				t.started, _ = time.ParseInLocation("2006-01-02 15:04:05,000", m[1], time.Local)
+			}
+		}
+		if t.acquired.IsZero() || t.started.IsZero() {
+			return nil
+		}
+		ts = append(ts, t)
+	}
+	sort.Slice(ts, func(i, j int) bool { return ts[i].acquired.Before(ts[j].acquired) })
+	var out []float64
+	for i := 1; i < len(ts); i++ {
+		out = append(out, ms(ts[i].acquired.Sub(ts[i-1].started)))
+	}
+	return out
+}

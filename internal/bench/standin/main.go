@@ -1,0 +1,33 @@
+// Command standin is a tiny stand-in for a Kafka Connect worker, used by
+// the lock-scale benchmark: `connect-init run -- standin -listen ADDR`
+// execs it once the startup lock is acquired, and it answers GET /health
+// with 200 on the worker's advertised REST port straight away, so a holder
+// is ready as soon as it has exec'd.
+package main
+
+import (
+	"flag"
+	"fmt"
+	"net/http"
+	"os"
+	"time"
+)
+
+func main() {
+	listen := flag.String("listen", "127.0.0.1:8083", "address to serve /health on")
+	maxLife := flag.Duration("max-life", 15*time.Minute, "exit after this long even if nobody stops us")
+	flag.Parse()
+	mux := http.NewServeMux()
+	mux.HandleFunc("/health", func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprintln(w, `{"status":"healthy","message":"stand-in worker"}`)
+	})
+	go func() {
+		time.Sleep(*maxLife)
+		os.Exit(0)
+	}()
+	if err := http.ListenAndServe(*listen, mux); err != nil {
+		fmt.Fprintln(os.Stderr, "standin:", err)
+		os.Exit(1)
+	}
+}
