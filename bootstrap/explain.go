@@ -60,21 +60,30 @@ func IsPermanentConnError(err error) bool {
 
 // describeConfig returns the named configs of one resource as a map.
 func describeConfig(admin sarama.ClusterAdmin, res sarama.ConfigResource) (map[string]string, error) {
-	results, err := admin.DescribeConfigs([]*sarama.ConfigResource{&res}, sarama.DescribeConfigsOptions{})
+	out, err := describeConfigs(admin, []*sarama.ConfigResource{&res})
 	if err != nil {
 		return nil, err
 	}
-	out := map[string]string{}
+	return out[res.Name], nil
+}
+
+// describeConfigs describes several resources in one request and returns
+// their configs by resource name; a per-resource error fails the call.
+func describeConfigs(admin sarama.ClusterAdmin, resources []*sarama.ConfigResource) (map[string]map[string]string, error) {
+	results, err := admin.DescribeConfigs(resources, sarama.DescribeConfigsOptions{})
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]map[string]string{}
 	for _, r := range results {
-		if r.Name != res.Name {
-			continue
-		}
 		if r.ErrorCode != sarama.ErrNoError {
-			return nil, fmt.Errorf("describe configs of %s: %w (%s)", res.Name, r.ErrorCode, r.ErrorMsg)
+			return nil, fmt.Errorf("describe configs of %s: %w (%s)", r.Name, r.ErrorCode, r.ErrorMsg)
 		}
+		m := map[string]string{}
 		for _, e := range r.Configs {
-			out[e.Name] = e.Value
+			m[e.Name] = e.Value
 		}
+		out[r.Name] = m
 	}
 	return out, nil
 }

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/IBM/sarama"
@@ -122,9 +123,10 @@ func (g *TopicGate) Ensure(ctx context.Context) (*TopicReport, error) {
 		}
 	}
 
+	configs, cfgErr := g.describeTopicConfigs(ctx, existing)
 	rep := &TopicReport{}
 	for _, s := range g.Specs {
-		res := g.validate(ctx, s, existing[s.Name])
+		res := g.validate(s, existing[s.Name], configs[s.Name], cfgErr)
 		if created[s.Name] && res.Outcome != TopicError {
 			res.Outcome = TopicCreated
 		}
@@ -225,7 +227,7 @@ func (g *TopicGate) createError(s TopicSpec, err error) error {
 	return &GateError{Gate: "topics", Err: fmt.Errorf("create topic %q: %s", s.Name, ExplainConnError(err))}
 }
 
-func (g *TopicGate) validate(ctx context.Context, s TopicSpec, md *sarama.TopicMetadata) TopicResult {
+func (g *TopicGate) validate(s TopicSpec, md *sarama.TopicMetadata, configs map[string]string, cfgErr error) TopicResult {
 	res := TopicResult{Role: s.Role, Name: s.Name, Outcome: TopicExistedOK}
 	if md == nil {
 		res.Outcome = TopicMissing
@@ -242,10 +244,9 @@ func (g *TopicGate) validate(ctx context.Context, s TopicSpec, md *sarama.TopicM
 			res.UnderReplicated = append(res.UnderReplicated, p.ID)
 		}
 	}
-	configs, err := g.describeTopicConfig(ctx, s.Name)
-	if err != nil {
+	if configs == nil {
 		res.Outcome = TopicError
-		res.Errors = append(res.Errors, fmt.Sprintf("describe configs of topic %q: %s", s.Name, ExplainConnError(err)))
+		res.Errors = append(res.Errors, fmt.Sprintf("describe configs of topic %q: %s", s.Name, ExplainConnError(cfgErr)))
 		return res
 	}
 	res.CleanupPolicy = configs[cleanupPolicy]
@@ -277,19 +278,29 @@ func (g *TopicGate) validate(ctx context.Context, s TopicSpec, md *sarama.TopicM
 	return res
 }
 
-// describeTopicConfig reads the topic's cleanup policy and min ISR. A
-// topic just created may be unknown to the broker that answers for a
-// moment (metadata propagation), so that error is retried until ctx ends.
-func (g *TopicGate) describeTopicConfig(ctx context.Context, topic string) (map[string]string, error) {
+// describeTopicConfigs reads the cleanup policy and min ISR of the
+// existing topics in one request. A topic just created may be unknown to
+// the broker that answers for a moment (metadata propagation), so that
+// error is retried until ctx ends.
+func (g *TopicGate) describeTopicConfigs(ctx context.Context, existing map[string]*sarama.TopicMetadata) (map[string]map[string]string, error) {
 	clock := g.Clock
 	if clock == nil {
 		clock = SystemClock{}
 	}
+	var resources []*sarama.ConfigResource
+	for _, s := range g.Specs {
+		if existing[s.Name] != nil {
+			resources = append(resources, &sarama.ConfigResource{Type: sarama.TopicResource, Name: s.Name,
+				ConfigNames: []string{cleanupPolicy, minInsyncReplicas}})
+		}
+	}
+	if len(resources) == 0 {
+		return nil, nil
+	}
 	for {
-		configs, err := describeConfig(g.Admin, sarama.ConfigResource{Type: sarama.TopicResource, Name: topic,
-			ConfigNames: []string{cleanupPolicy, minInsyncReplicas}})
+		out, err := describeConfigs(g.Admin, resources)
 		if err == nil || !errors.Is(err, sarama.ErrUnknownTopicOrPartition) {
-			return configs, err
+			return out, err
 		}
 		select {
 		case <-ctx.Done():
@@ -328,12 +339,22 @@ func (g *TopicGate) propagationGap(ctx context.Context) string {
 	for _, s := range g.Specs {
 		want[s.Name] = -1
 	}
-	for _, b := range brokers {
-		md, err := Metadata(ctx, g.Config, b.Addr(), g.names())
-		if err != nil {
-			return fmt.Sprintf("broker %d: %s", b.ID(), ExplainConnError(err))
+	mds := make([]*sarama.MetadataResponse, len(brokers))
+	errs := make([]error, len(brokers))
+	var wg sync.WaitGroup
+	for i, b := range brokers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			mds[i], errs[i] = Metadata(ctx, g.Config, b.Addr(), g.names())
+		}()
+	}
+	wg.Wait()
+	for i, b := range brokers {
+		if errs[i] != nil {
+			return fmt.Sprintf("broker %d: %s", b.ID(), ExplainConnError(errs[i]))
 		}
-		for _, t := range md.Topics {
+		for _, t := range mds[i].Topics {
 			if !errors.Is(t.Err, sarama.ErrNoError) {
 				return fmt.Sprintf("broker %d does not know topic %q yet (%v)", b.ID(), t.Name, t.Err)
 			}

@@ -188,6 +188,7 @@ func producerConfig(base *sarama.Config) *sarama.Config {
 	c.Version = sarama.MaxVersion
 	c.ApiVersionsRequest = true
 	c.Metadata.AllowAutoTopicCreation = false
+	c.Metadata.Retry.Max = max(c.Metadata.Retry.Max, 10) // a broker may not know a just-created topic yet
 	// Ordered, exactly-once appends: a retried heartbeat or claim can
 	// neither be duplicated nor overtake the write after it.
 	c.Producer.Idempotent = true
@@ -266,6 +267,7 @@ func (l *Lock) Acquire(ctx context.Context) error {
 		caughtUp:     newest <= oldest,
 		target:       newest,
 		releasesSent: map[int64]bool{},
+		releaseSeqs:  map[uint64]int64{},
 		deadLogged:   map[int64]bool{},
 		prodErrs:     make(chan *sarama.ProducerError, 64),
 		readyCh:      make(chan []readyResult, 1),
@@ -333,9 +335,10 @@ type session struct {
 	ticket     int64
 	firstTS    time.Time // broker time of our request
 
-	releasesSent map[int64]bool // hold offsets we released
-	deadLogged   map[int64]bool // dead waiters' record offsets logged
-	checking     bool           // a readiness round is running
+	releasesSent map[int64]bool   // hold offsets we released
+	releaseSeqs  map[uint64]int64 // seq of a release write in flight -> its hold offset
+	deadLogged   map[int64]bool   // dead waiters' record offsets logged
+	checking     bool             // a readiness round is running
 	readyCh      chan []readyResult
 	prodErrs     chan *sarama.ProducerError
 
@@ -582,6 +585,12 @@ func (s *session) writeFailed(e *sarama.ProducerError) {
 	if seq != 0 && seq == s.requestSeq {
 		s.requestSeq = 0
 	}
+	// A release lost to a failover must be written again (the hold would
+	// otherwise wait out its whole lease): forget that it was sent.
+	if off, ok := s.releaseSeqs[seq]; ok {
+		delete(s.releaseSeqs, seq)
+		delete(s.releasesSent, off)
+	}
 }
 
 // evaluate writes releases for expired holders and claims a permit when
@@ -620,6 +629,7 @@ func (s *session) release(m *member, reason string) {
 	s.releasesSent[m.offset] = true
 	s.l.log.Info("releasing the startup lock holder", "holder", display(m), "reason", reason, "held_for", roundSec(s.st.now.Sub(m.ts)))
 	s.seq++
+	s.releaseSeqs[s.seq] = m.offset
 	s.send(recordKey{Scope: s.l.cfg.Scope, Identity: m.identity, Release: true}, releaseValue{
 		V:          formatVersion,
 		Identity:   m.identity,
