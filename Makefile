@@ -37,7 +37,7 @@ integration:
 	$(GO) test -tags integration -count=1 -p 1 -timeout 45m ./...
 
 smoke-3x:
-	CONNECT_INIT_KAFKA_VERSION=3.9.1 $(GO) test -tags integration -count=1 -timeout 10m -run 'TestE2E' -v ./cmd/connect-init/
+	CONNECT_INIT_KAFKA_VERSION=3.9.1 $(GO) test -tags integration -count=1 -timeout 10m -run 'TestE2E|TestConnectProtocolBytes' -v ./cmd/connect-init/
 
 fuzz:
 	@set -e; for pkg in $$($(GO) list ./...); do \

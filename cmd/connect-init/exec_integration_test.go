@@ -4,6 +4,7 @@ package main
 
 import (
 	"context"
+	"debug/elf"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -80,6 +81,31 @@ func TestSignalsBeforeExec(t *testing.T) {
 		}
 		if _, err := os.Stat(marker); err == nil {
 			t.Fatalf("%v: the command ran after the signal", sig)
+		}
+	}
+}
+
+// TestVersionStampAndStaticBinary: the version given at build time with
+// -ldflags "-X main.version=..." is what `connect-init version` prints, and
+// the binary built with CGO_ENABLED=0 needs no dynamic loader.
+func TestVersionStampAndStaticBinary(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	code, out, err := testbed.Run(ctx, binary, []string{"version"}, baseEnv())
+	if err != nil || code != 0 {
+		t.Fatalf("version: exit %d %v", code, err)
+	}
+	if strings.TrimSpace(out) != "connect-init "+testVersionStamp {
+		t.Fatalf("version printed %q, want the stamp %q", out, testVersionStamp)
+	}
+	f, err := elf.Open(binary)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	for _, p := range f.Progs {
+		if p.Type == elf.PT_INTERP || p.Type == elf.PT_DYNAMIC {
+			t.Fatalf("the binary is dynamically linked (program header %v)", p.Type)
 		}
 	}
 }
