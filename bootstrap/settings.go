@@ -176,6 +176,7 @@ type ConfigError struct {
 	Fix     string
 }
 
+// Error names the setting, the problem and the fix, on one line.
 func (e *ConfigError) Error() string {
 	msg := e.Setting + " " + e.Problem
 	if e.Fix != "" {
@@ -199,6 +200,7 @@ type GateError struct {
 	Fix  string
 }
 
+// Error names the gate, what failed and the fix.
 func (e *GateError) Error() string {
 	msg := e.Gate + " gate: " + e.Err.Error()
 	if e.Fix != "" {
@@ -207,4 +209,5 @@ func (e *GateError) Error() string {
 	return msg
 }
 
+// Unwrap exposes the cause, so errors.Is/As see through the gate.
 func (e *GateError) Unwrap() error { return e.Err }

@@ -40,6 +40,7 @@ type Error struct {
 	Problem string
 }
 
+// Error names the command and how to give the right one.
 func (e *Error) Error() string {
 	return fmt.Sprintf("command %q %s: give the worker's start command after --, e.g. connect-init run -- /etc/confluent/docker/run", e.Command, e.Problem)
 }
@@ -143,6 +144,7 @@ func (c *Command) Exec() error {
 // SignalError is the cancellation cause when a signal stopped the gates.
 type SignalError struct{ Signal syscall.Signal }
 
+// Error names the signal.
 func (e *SignalError) Error() string { return "interrupted by " + e.Signal.String() }
 
 // ExitCode is the shell convention for death by signal: 128+signal.
