@@ -42,7 +42,9 @@ func checkPeers(ctx context.Context, cfg *bootstrap.Config, clients *bootstrap.C
 		members = append(members, u)
 	}
 	start := time.Now()
-	gate := restcheck.Gate{Settings: cfg.Settings, TLS: tlsCfg, Log: log}
+	// Warnings must not hold the worker back for long: a peer that does not
+	// answer within 10 s is reported and the worker starts.
+	gate := restcheck.Gate{Settings: cfg.Settings, TLS: tlsCfg, Log: log, WarnWait: 10 * time.Second}
 	rep, err := gate.Check(ctx, own, leader, members, queued)
 	if err != nil {
 		return err

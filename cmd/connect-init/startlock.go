@@ -24,8 +24,8 @@ import (
 // at position n waits at most about n x lease), and a healthy but slow
 // cluster of many workers must not time its last workers out.
 //
-// It returns the REST URLs of the other members in the queue, for the peer
-// check.
+// It returns the REST URLs of the queue's members that were released as
+// ready, for the peer check.
 func takeStartupLock(ctx context.Context, cfg *bootstrap.Config, clients *bootstrap.Clients, log *slog.Logger) ([]string, error) {
 	s := cfg.Settings
 	url, err := workerconfig.AdvertisedURL(cfg.Worker)
@@ -71,13 +71,15 @@ func takeStartupLock(ctx context.Context, cfg *bootstrap.Config, clients *bootst
 	if err := l.Acquire(ctx); err != nil {
 		return nil, &bootstrap.GateError{Gate: "lock", Err: fmt.Errorf("startup lock on topic %q: %w", s.LockTopic, err)}
 	}
-	var queued []string
+	// Only members the lock let through and that got ready are expected to
+	// answer: waiters and holders still starting have no REST server yet.
+	var ready []string
 	if snap, err := l.Queue(ctx); err == nil {
 		for _, e := range snap.Entries {
-			if e.URL != "" && e.URL != url && (e.State == lock.StateWaiting || e.State == lock.StateHolding) {
-				queued = append(queued, e.URL)
+			if e.URL != "" && e.URL != url && e.State == lock.StateReleased {
+				ready = append(ready, e.URL)
 			}
 		}
 	}
-	return queued, nil
+	return ready, nil
 }
