@@ -94,8 +94,28 @@ func JVMFlags(heapMB int, dir string) []string {
 }
 
 // StartCluster formats and starts a cluster and waits until every started
-// node has logged "Kafka Server started".
+// node has logged "Kafka Server started". Ports are picked free a moment
+// before the brokers bind them, so another process on a shared machine can
+// take one in between: a start that fails on a bind is retried with fresh
+// ports, up to three times.
 func StartCluster(ctx context.Context, dist *Dist, opts ClusterOptions) (*Cluster, error) {
+	var err error
+	for attempt := 1; attempt <= 3; attempt++ {
+		var c *Cluster
+		if c, err = startCluster(ctx, dist, opts); err == nil {
+			return c, nil
+		}
+		if !strings.Contains(err.Error(), "Address already in use") {
+			return nil, err
+		}
+		if rmErr := os.RemoveAll(opts.Dir); rmErr != nil {
+			return nil, rmErr
+		}
+	}
+	return nil, err
+}
+
+func startCluster(ctx context.Context, dist *Dist, opts ClusterOptions) (*Cluster, error) {
 	if opts.Brokers == 0 {
 		opts.Brokers = 1
 	}
