@@ -217,7 +217,7 @@ func TestConfiguredPeersExpand(t *testing.T) {
 	port := a.port()
 	l, err := net.Listen("tcp", "127.0.0.2:"+port)
 	if err != nil {
-		t.Skipf("cannot listen on 127.0.0.2:%s: %v", port, err)
+		t.Fatalf("cannot listen on 127.0.0.2:%s (the whole 127.0.0.0/8 is loopback on Linux): %v", port, err)
 	}
 	b := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(200) }))
 	b.Listener = l

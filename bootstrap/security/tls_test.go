@@ -48,11 +48,11 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// testPKI returns the package's shared PKI, skipping when no JDK is here.
+// testPKI returns the package's shared PKI; the JDK's keytool is required.
 func testPKI(t *testing.T) *securitytest.PKI {
 	t.Helper()
 	if _, err := securitytest.Keytool(); err != nil {
-		t.Skip("keytool not found; install a JDK to run keystore tests")
+		t.Fatalf("keytool not found (the JDK is required, as for the test bed): %v", err)
 	}
 	pkiOnce.Do(func() {
 		pkiDir, pkiErr = os.MkdirTemp("", "security-pki-")

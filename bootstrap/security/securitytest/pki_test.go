@@ -10,7 +10,7 @@ import (
 func TestNewPKI(t *testing.T) {
 	kt, err := Keytool()
 	if err != nil {
-		t.Skip("keytool not found")
+		t.Fatalf("keytool not found (the JDK is required, as for the test bed): %v", err)
 	}
 	p, err := NewPKI(t.TempDir(), WithHosts("broker-1", "10.1.2.3"))
 	if err != nil {
