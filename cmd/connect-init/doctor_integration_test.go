@@ -83,19 +83,8 @@ func TestDoctorHealthyCluster(t *testing.T) {
 		t.Fatal(err)
 	}
 	env := connectInitEnv(props)
-	// prepare can lose a race right after creating the topics (DescribeConfigs
-	// reaching a broker that does not know them yet, reported to the lead):
-	// a second prepare finds them and validates them.
-	for attempt := 1; ; attempt++ {
-		res := runCLI(ctx, t, env, "prepare")
-		if res.code == 0 {
-			break
-		}
-		if attempt == 3 || !strings.Contains(res.stderr, "does not exist on this broker") {
-			t.Fatalf("prepare exited %d:\n%s", res.code, res.stderr)
-		}
-		t.Logf("prepare attempt %d lost the topic propagation race, retrying:\n%s", attempt, res.stderr)
-		time.Sleep(time.Second)
+	if res := runCLI(ctx, t, env, "prepare"); res.code != 0 {
+		t.Fatalf("prepare exited %d:\n%s", res.code, res.stderr)
 	}
 	spec, err := cluster.NewWorkerSpec(props["group.id"], props, 0)
 	if err != nil {
