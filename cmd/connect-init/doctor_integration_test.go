@@ -86,15 +86,8 @@ func TestDoctorHealthyCluster(t *testing.T) {
 	if res := runCLI(ctx, t, env, "prepare"); res.code != 0 {
 		t.Fatalf("prepare exited %d:\n%s", res.code, res.stderr)
 	}
-	spec, err := cluster.NewWorkerSpec(props["group.id"], props, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	w, err := cluster.StartWorker(spec)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer w.Stop(20 * time.Second)
+	w := startTestWorker(t, props["group.id"], props)
+	spec := w.Spec
 	if err := w.WaitHealthy(ctx); err != nil {
 		t.Fatal(err)
 	}

@@ -53,23 +53,6 @@ func restGet(base, path string) int {
 	return resp.StatusCode
 }
 
-func startTestWorker(t *testing.T, name string, props map[string]string) *testbed.Worker {
-	t.Helper()
-	spec, err := cluster.NewWorkerSpec(name, props, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	w, err := cluster.StartWorker(spec)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_ = w.Signal(syscall.SIGCONT) // in case a test left it stopped
-		w.Stop(20 * time.Second)
-	})
-	return w
-}
-
 // TestHealthcheckRealWorker follows one real worker through its life:
 // launched (not healthy), joined (healthy), frozen with SIGSTOP (not
 // healthy, within the short timeout), thawed (healthy again). It also

@@ -50,15 +50,8 @@ func TestIncident1ForeignGroupMember(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	bSpec, err := cluster.NewWorkerSpec(x+"-b", bProps, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	bWorker, err := cluster.StartWorker(bSpec)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer bWorker.Stop(20 * time.Second)
+	bWorker := startTestWorker(t, x+"-b", bProps)
+	bSpec := bWorker.Spec
 	if err := bWorker.WaitHealthy(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -87,15 +80,7 @@ func TestIncident1ForeignGroupMember(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		spec, err := cluster.NewWorkerSpec(x+"-a-raw", props, 0)
-		if err != nil {
-			t.Fatal(err)
-		}
-		w, err := cluster.StartWorker(spec)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer w.Stop(20 * time.Second)
+		w := startTestWorker(t, x+"-a-raw", props)
 		start := time.Now()
 		const want = 3
 		var firstAt time.Duration
@@ -281,20 +266,4 @@ func waitStableMember(ctx context.Context, t *testing.T, groupID, configTopic, u
 	}
 	t.Fatalf("no Stable snapshot of group %s with a member at %s; last: %+v", groupID, urlPrefix, last)
 	return bootstrap.GroupMember{}
-}
-
-func firstLine(log, substr string) string {
-	for _, l := range strings.Split(log, "\n") {
-		if strings.Contains(l, substr) {
-			return l
-		}
-	}
-	return ""
-}
-
-func logTail(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[len(s)-n:]
 }

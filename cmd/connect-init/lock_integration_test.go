@@ -119,15 +119,8 @@ func stopLockWorkers(t *testing.T, ws []*lockWorker) {
 			}
 		}
 		t.Logf("=== %s (%s): connect-init lines and joins:\n%s\n--- log tail:\n%s", lw.name, lw.identity(),
-			strings.Join(own, "\n"), lockLogTail(log, 3000))
+			strings.Join(own, "\n"), logTail(log, 3000))
 	}
-}
-
-func lockLogTail(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[len(s)-n:]
 }
 
 // lockWaitFor polls cond every 200ms until it holds or ctx ends.
@@ -562,7 +555,7 @@ func TestStartupLockFourWorkersJoinOneAtATime(t *testing.T) {
 	t.Logf("group %s Stable with 4 members at generation %d", group["group.id"], gen)
 	for _, lw := range ws {
 		if n := lw.w.CountInLog("Forcing rebalance"); n > 0 {
-			t.Errorf("%s logged \"Forcing rebalance\" %d times: %s", lw.name, n, firstLineWith(lw.w.Log(), "Forcing rebalance"))
+			t.Errorf("%s logged \"Forcing rebalance\" %d times: %s", lw.name, n, firstLine(lw.w.Log(), "Forcing rebalance"))
 		}
 	}
 
@@ -698,7 +691,7 @@ func TestStartupLockSurvivesLeaderFailover(t *testing.T) {
 	lockWaitEvery(ctx, t, 20*time.Millisecond, "a holder's first join", func() bool {
 		for i, f := range followers {
 			if ws[i].w.Exited() {
-				t.Fatalf("%s exited:\n%s", ws[i].name, lockLogTail(ws[i].w.Log(), 4000))
+				t.Fatalf("%s exited:\n%s", ws[i].name, logTail(ws[i].w.Log(), 4000))
 			}
 			if f.seen("Joined group at generation") {
 				return true
@@ -830,7 +823,7 @@ func TestStartupLockWithdrawOnSIGTERM(t *testing.T) {
 	if err := b.w.WaitForLog(ctx, `msg="waiting for startup lock"`); err != nil {
 		t.Fatal(err)
 	}
-	waitingLine := firstLineWith(b.w.Log(), `msg="waiting for startup lock"`)
+	waitingLine := firstLine(b.w.Log(), `msg="waiting for startup lock"`)
 	if !strings.Contains(waitingLine, "holder="+a.identity()) {
 		t.Errorf("B's waiting line does not name A (%s) as the holder: %s", a.identity(), waitingLine)
 	}
@@ -887,13 +880,4 @@ func TestStartupLockWithdrawOnSIGTERM(t *testing.T) {
 		t.Errorf("queue after the withdrawal: %+v, want A holding alone", snap.Entries)
 	}
 	t.Logf("took %s", time.Since(start).Round(time.Millisecond))
-}
-
-func firstLineWith(log, substr string) string {
-	for _, l := range strings.Split(log, "\n") {
-		if strings.Contains(l, substr) {
-			return l
-		}
-	}
-	return ""
 }

@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -120,4 +121,41 @@ func mainWithCluster(m *testing.M) int {
 	fmt.Fprintf(os.Stderr, "test cluster: Kafka %s, bootstrap %s\n", dist.Version, cluster.Bootstrap())
 	defer cluster.Close()
 	return m.Run()
+}
+
+// startTestWorker starts a real Connect worker on the shared cluster,
+// directly (no connect-init), and stops it when the test ends.
+func startTestWorker(t *testing.T, name string, props map[string]string) *testbed.Worker {
+	t.Helper()
+	spec, err := cluster.NewWorkerSpec(name, props, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := cluster.StartWorker(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = w.Signal(syscall.SIGCONT) // in case a test left it stopped
+		w.Stop(20 * time.Second)
+	})
+	return w
+}
+
+// firstLine returns the first line of log that contains substr, or "".
+func firstLine(log, substr string) string {
+	for _, l := range strings.Split(log, "\n") {
+		if strings.Contains(l, substr) {
+			return l
+		}
+	}
+	return ""
+}
+
+// logTail returns at most the last n bytes of s, for failure messages.
+func logTail(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[len(s)-n:]
 }

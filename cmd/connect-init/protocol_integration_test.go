@@ -47,15 +47,8 @@ func TestConnectProtocolBytesFromRealWorkers(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				spec, err := cluster.NewWorkerSpec(fmt.Sprintf("%s-%d", group["group.id"], i), props, 0)
-				if err != nil {
-					t.Fatal(err)
-				}
-				w, err := cluster.StartWorker(spec)
-				if err != nil {
-					t.Fatal(err)
-				}
-				t.Cleanup(func() { w.Stop(20 * time.Second) })
+				w := startTestWorker(t, fmt.Sprintf("%s-%d", group["group.id"], i), props)
+				spec := w.Spec
 				workers = append(workers, w)
 				urls = append(urls, spec.RESTURL+"/")
 			}
