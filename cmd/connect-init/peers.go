@@ -12,16 +12,18 @@ import (
 )
 
 // checkPeers runs the last gates before the exec, with a fresh timeout
-// since the wait for the startup lock may have been long: the group
-// identity check again (a foreign worker may have joined meanwhile), then
-// the peer check with the group's current members, leader first, and the
-// startup-lock queue.
-func checkPeers(ctx context.Context, cfg *bootstrap.Config, clients *bootstrap.Clients, queued []string, log *slog.Logger) error {
+// since the wait for the startup lock may have been long: when group is
+// nil (we waited for the lock), the group identity check again (a foreign
+// worker may have joined meanwhile); then the peer check with the group's
+// current members, leader first, and the startup-lock queue.
+func checkPeers(ctx context.Context, cfg *bootstrap.Config, clients *bootstrap.Clients, group *bootstrap.GroupReport, queued []string, log *slog.Logger) error {
 	ctx, cancel := context.WithTimeout(ctx, cfg.Settings.Timeout)
 	defer cancel()
-	group, err := bootstrap.NewGroupGate(cfg, clients, log, bootstrap.SystemClock{}).Check(ctx)
-	if err != nil {
-		return err
+	if group == nil {
+		var err error
+		if group, err = bootstrap.NewGroupGate(cfg, clients, log, bootstrap.SystemClock{}).Check(ctx); err != nil {
+			return err
+		}
 	}
 	own, err := workerconfig.AdvertisedURL(cfg.Worker)
 	if err != nil {

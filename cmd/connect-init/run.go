@@ -187,7 +187,8 @@ func runGates(ctx context.Context, argv, env []string, s bootstrap.Settings, log
 	defer cancel()
 	log.Info("connect-init starting", "version", version, "group", cfg.GroupID, "bootstrap", strings.Join(cfg.BootstrapServers, ","),
 		"expected_brokers", cfg.ExpectedBrokers, "timeout", s.Timeout.String())
-	if _, err := bootstrap.Prepare(gctx, cfg, clients, log, bootstrap.SystemClock{}); err != nil {
+	rep, err := bootstrap.Prepare(gctx, cfg, clients, log, bootstrap.SystemClock{})
+	if err != nil {
 		return failed(ctx, log, err)
 	}
 	log.Info("cluster ready", "took", time.Since(start).Round(time.Millisecond).String())
@@ -195,14 +196,16 @@ func runGates(ctx context.Context, argv, env []string, s bootstrap.Settings, log
 		return exitOK
 	}
 	var queued []string
+	group := rep.Group // still current without a wait for the lock
 	if s.Lock {
 		if queued, err = takeStartupLock(ctx, cfg, clients, log); err != nil {
 			return failed(ctx, log, err)
 		}
+		group = nil // the group may have changed while we waited: look again
 	} else {
 		log.Info("startup lock disabled (CONNECT_INIT_LOCK=false)")
 	}
-	if err := checkPeers(ctx, cfg, clients, queued, log); err != nil {
+	if err := checkPeers(ctx, cfg, clients, group, queued, log); err != nil {
 		return failed(ctx, log, err)
 	}
 	clients.Close()
