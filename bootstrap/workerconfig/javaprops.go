@@ -30,11 +30,21 @@ import (
 // which makes Java throw IllegalArgumentException (the worker would not
 // start); the error names the line.
 func Parse(data []byte) (Properties, error) {
+	p, _, err := ParseLines(data)
+	return p, err
+}
+
+// ParseLines is Parse that also returns, for each key, the physical line
+// (1-based) of the logical line that last set it, so that messages and
+// `connect-init config` can say file:line.
+func ParseLines(data []byte) (Properties, map[string]int, error) {
 	units := make([]uint16, len(data))
 	for i, b := range data {
 		units[i] = uint16(b)
 	}
-	return parseUnits(units)
+	lines := map[string]int{}
+	p, err := parseUnits(units, lines)
+	return p, lines, err
 }
 
 // parseUTF8 reads .properties text the way FileConfigProvider does
@@ -45,7 +55,7 @@ func parseUTF8(data []byte) (Properties, error) {
 	if !utf8.Valid(data) {
 		return nil, errors.New("the file is not valid UTF-8 (Java's strict decoder rejects it)")
 	}
-	return parseUnits(utf16.Encode([]rune(string(data))))
+	return parseUnits(utf16.Encode([]rune(string(data))), nil)
 }
 
 // ReadFile reads a worker properties file as connect-distributed does (see
@@ -166,7 +176,7 @@ func (lr *lineReader) readLine() (buf []uint16, startLine int, ok bool) {
 }
 
 // parseUnits is Properties.load0 over UTF-16 code units.
-func parseUnits(in []uint16) (Properties, error) {
+func parseUnits(in []uint16, lines map[string]int) (Properties, error) {
 	p := Properties{}
 	lr := &lineReader{in: in, line: 1}
 	for {
@@ -214,6 +224,9 @@ func parseUnits(in []uint16) (Properties, error) {
 			return nil, fmt.Errorf("line %d: %w", lineNo, err)
 		}
 		p[key] = value
+		if lines != nil {
+			lines[key] = lineNo
+		}
 	}
 }
 

@@ -26,39 +26,6 @@ const (
 // "${a:b:c:d}" is provider a, path b, key "c:d" in both.
 var providerRef = regexp.MustCompile(`\$\{([^}]*?):(([^}]*?):)?([^}]*?)\}`)
 
-// Load returns the worker properties as the worker will see them: the
-// optional properties file (ReadFile; "" for none) overlaid by the CONNECT_*
-// environment (FromEnviron; the environment wins), with the Mesos/DC/OS
-// mapping of Confluent's run script applied (apply-mesos-overrides: HOST ->
-// rest.advertised.host.name and PORT0 -> rest.advertised.port when the
-// corresponding CONNECT_* variable is unset or empty; rest.port defaults to
-// 8083), and then config-provider references resolved (ResolveProviders,
-// with the environment the worker will have: environ without CONNECT_INIT_*).
-//
-// Errors are *Error values naming the property at fault, or a plain error
-// for an unreadable file; none carries a sensitive value.
-func Load(environ []string, file string) (Properties, error) {
-	p := Properties{}
-	if file != "" {
-		fp, err := ReadFile(file)
-		if err != nil {
-			return nil, err
-		}
-		for k, v := range fp {
-			p[k] = v
-		}
-	}
-	environ = WorkerEnviron(environ)
-	ep, err := envProperties(environ)
-	if err != nil {
-		return nil, err
-	}
-	for k, v := range ep {
-		p[k] = v
-	}
-	return ResolveProviders(p, environ)
-}
-
 // WorkerEnviron returns the environment the worker process will have after
 // connect-init execs Confluent's run script: environ without connect-init's
 // CONNECT_INIT_* variables, plus the variables apply-mesos-overrides exports

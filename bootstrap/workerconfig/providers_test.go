@@ -176,7 +176,7 @@ func TestLoad(t *testing.T) {
 		"HOST=mesos-host", "PORT0=31000",
 	}
 	_, err := Load(env, file)
-	if err == nil || !strings.Contains(err.Error(), `"x"`) {
+	if err == nil || !strings.Contains(err.Error(), "CONNECT_X (worker property x)") {
 		t.Errorf("CONNECT_INIT_* must be invisible to ${env:}: err = %v", err)
 	}
 	env = env[:len(env)-3]

@@ -103,6 +103,10 @@ func (p Properties) Redacted() map[string]string {
 // so the operator knows what to fix, and it never carries a sensitive value:
 // Value is printed only when the property is not sensitive.
 type Error struct {
+	// Setting, when known, is what the user set: a variable
+	// (CONNECT_SSL_TRUSTSTORE_LOCATION), a file and line, or the property
+	// with the image default it came from. Messages lead with it.
+	Setting  string
 	Property string
 	Problem  string
 	Value    string // shown only when the property is not sensitive
@@ -114,6 +118,9 @@ type Error struct {
 // sensitive), fix.
 func (e *Error) Error() string {
 	msg := "worker property " + strconv.Quote(e.Property) + " " + e.Problem
+	if e.Setting != "" {
+		msg = e.Setting + " (worker property " + e.Property + ") " + e.Problem
+	}
 	if e.Value != "" && !IsSensitive(e.Property) {
 		msg += " (got " + strconv.Quote(e.Value) + ")"
 	}
