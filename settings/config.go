@@ -1,0 +1,529 @@
+package settings
+
+import (
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/IBM/sarama"
+
+	"github.com/connect-init/connect-init/bootstrap/security"
+	"github.com/connect-init/connect-init/bootstrap/workerconfig"
+)
+
+// Topic roles, in the order Connect reads its internal topics.
+const (
+	RoleConfig = "config"
+	RoleOffset = "offset"
+	RoleStatus = "status"
+)
+
+// Connect's defaults (DistributedConfig).
+const (
+	defaultReplicationFactor = 3
+	defaultOffsetPartitions  = 25
+	defaultStatusPartitions  = 5
+)
+
+// TopicSpec is the layout connect-init creates, or expects, for one of
+// Connect's internal topics.
+type TopicSpec struct {
+	Role string // config, offset or status
+	Name string
+	// Partitions is 1 for the config topic; -1 means the broker default.
+	Partitions int32
+	// ReplicationFactor -1 means the broker default.
+	ReplicationFactor int16
+	// Configs are the topic configs applied at creation: the role's
+	// <role>.storage.* worker settings plus cleanup.policy=compact.
+	Configs map[string]string
+}
+
+// Config is everything a command needs, derived once by the settings gate:
+// connect-init's settings, the worker's configuration as the worker will see
+// it (with where each value came from), and what the later gates use.
+type Config struct {
+	Settings Settings
+	Worker   workerconfig.Properties
+	// Sources says where each worker property came from.
+	Sources workerconfig.Sources
+	// Flavour is the image flavour the worker settings were read with, and
+	// Detection how it was chosen.
+	Flavour   workerconfig.Flavour
+	Detection workerconfig.Detection
+	// BaseFile is the properties file the worker settings start from.
+	BaseFile string
+	// Notes are things worth a log line: variables the image overwrites or
+	// ignores.
+	Notes []string
+	// Environ is the process environment the config was read from.
+	Environ          []string
+	GroupID          string
+	BootstrapServers []string
+	// Topics are the internal topics in role order (config, offset,
+	// status); use ConfigTopic, OffsetTopic and StatusTopic by role.
+	Topics []TopicSpec
+	// ExpectedBrokers is the number of brokers the broker gate waits for.
+	ExpectedBrokers int
+	// LockTopic is the startup lock's topic (never a storage topic) and
+	// LockReplicationFactor the factor it is created with (the config
+	// topic's).
+	LockTopic             string
+	LockReplicationFactor int16
+	// AdvertisedURL is the REST URL this worker will advertise, exactly as
+	// Connect prints it.
+	AdvertisedURL string
+	// RESTClientTLS is the TLS configuration Connect's REST client uses to
+	// reach other workers; RESTServerTLS the one its https listener serves
+	// with (nil without an https listener).
+	RESTClientTLS *tls.Config
+	RESTServerTLS *tls.Config
+}
+
+// Options are what LoadConfig needs beyond the environment: where the
+// image's files are and how to find this machine's addresses, so that tests
+// can stand in for an image.
+type Options struct {
+	// Root is the image's file system root ("" is "/").
+	Root string
+	// HostAddress is Debezium's HOST_NAME fallback (nil: this machine's).
+	HostAddress func() (string, error)
+	// LocalHostAddress is Java's InetAddress.getLocalHost() for
+	// host-less listeners (nil: this machine's).
+	LocalHostAddress func() (string, error)
+}
+
+// LoadConfig is Options{}.Load.
+func LoadConfig(environ []string, s Settings) (*Config, error) {
+	return Options{}.Load(environ, s)
+}
+
+// Load reads the worker settings the way the image's flavour hands them to
+// the worker, checks every value connect-init will use (required settings,
+// bootstrap servers, topic names and layouts, the lock topic, the REST
+// listeners and advertised URL, the TLS and SASL settings of both clients
+// and of the REST server) and derives what the gates need. It opens no
+// connection. Every error names what the user set (a variable, a file and
+// line) and is exit 2 material.
+func (o Options) Load(environ []string, s Settings) (*Config, error) {
+	c := &Config{Settings: s, Environ: environ}
+	if f, ok := workerconfig.ParseFlavour(s.Image); ok {
+		c.Detection = workerconfig.Detection{Flavour: f, Evidence: s.Name("CONNECT_INIT_IMAGE") + "=" + string(f), Found: true}
+	} else {
+		c.Detection = workerconfig.Detect(o.Root)
+	}
+	c.Flavour = c.Detection.Flavour
+	l, err := workerconfig.LoadFor(workerconfig.LoadOptions{
+		Flavour: c.Flavour, Environ: environ, File: s.WorkerConfig, Root: o.Root, HostAddress: o.HostAddress,
+		// Without image files there is no image script to reproduce: read
+		// the names with dub's rule, require only what Connect requires.
+		NoImageChecks: !c.Detection.Found,
+	})
+	if err != nil {
+		return nil, c.fileSetting(err)
+	}
+	c.Worker, c.Sources, c.BaseFile, c.Notes = l.Props, l.Sources, l.BaseFile, l.Ignored
+	if !c.Flavour.UsesEnv() && len(l.Ignored) > 0 {
+		c.Notes = []string{fmt.Sprintf("%d CONNECT_* variables are not worker settings on the %s image (e.g. Kubernetes service links); ignored", len(l.Ignored), c.Flavour)}
+	}
+
+	for _, key := range []string{"bootstrap.servers", "group.id", "config.storage.topic", "offset.storage.topic", "status.storage.topic"} {
+		if c.Worker.Get(key, "") == "" {
+			return nil, &ConfigError{Setting: c.setting(key), Problem: fmt.Sprintf("is not set (worker property %s is required)", key),
+				Fix: c.setFix()}
+		}
+	}
+	c.GroupID = c.Worker.Get("group.id", "")
+	if err := c.bootstrapServers(); err != nil {
+		return nil, err
+	}
+	if err := c.topics(); err != nil {
+		return nil, err
+	}
+	if err := c.expectedBrokers(); err != nil {
+		return nil, err
+	}
+	if err := c.rest(o); err != nil {
+		return nil, err
+	}
+	if err := c.clients(); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+func (c *Config) setFix() string {
+	if c.Flavour.UsesEnv() {
+		return "set it in the container's environment"
+	}
+	return "set it in the worker properties file"
+}
+
+// setting names the setting behind worker property prop.
+func (c *Config) setting(prop string) string {
+	return c.Sources.Setting(c.Flavour, prop, c.Settings.WorkerConfig)
+}
+
+// fileSetting makes an error about CONNECT_INIT_WORKER_CONFIG name the flag
+// when the file came from --worker-config.
+func (c *Config) fileSetting(err error) error {
+	var we *workerconfig.Error
+	if errors.As(err, &we) && we.Setting == "CONNECT_INIT_WORKER_CONFIG" {
+		we.Setting = c.Settings.Name("CONNECT_INIT_WORKER_CONFIG")
+	}
+	return err
+}
+
+// Attribute fills in which setting a worker-property error is about (the
+// variable, or the file and line), for errors that come from code that only
+// knows property names. Other errors are returned unchanged.
+func (c *Config) Attribute(err error) error {
+	var we *workerconfig.Error
+	if errors.As(err, &we) && we.Setting == "" && we.Property != "" && we.Property != "-" {
+		we.Setting = c.setting(we.Property)
+	}
+	return err
+}
+
+// attributeRole is Attribute for an error from the view of one client role:
+// a property the role's prefix (admin.) overrides is named by the prefixed
+// setting the user set.
+func (c *Config) attributeRole(err error, prefix string) error {
+	var we *workerconfig.Error
+	if prefix != "" && errors.As(err, &we) && we.Setting == "" {
+		if _, ok := c.Worker[prefix+we.Property]; ok {
+			we.Setting = c.setting(prefix + we.Property)
+			we.Property = prefix + we.Property
+		}
+	}
+	return c.Attribute(err)
+}
+
+func (c *Config) bootstrapServers() error {
+	seen := map[string]bool{}
+	name := c.setting("bootstrap.servers")
+	for _, a := range strings.Split(c.Worker.Get("bootstrap.servers", ""), ",") {
+		a = strings.TrimSpace(a)
+		if a == "" {
+			continue
+		}
+		if i := strings.Index(a, "://"); i >= 0 {
+			a = a[i+3:] // Kafka's clients accept and ignore a PROTOCOL:// prefix
+		}
+		if _, _, err := splitHostPort(a); err != nil {
+			return &ConfigError{Setting: name, Problem: fmt.Sprintf("has an entry %q that is not host:port", a), Fix: "list brokers as host1:9092,host2:9092"}
+		}
+		if !seen[a] {
+			seen[a] = true
+			c.BootstrapServers = append(c.BootstrapServers, a)
+		}
+	}
+	if len(c.BootstrapServers) == 0 {
+		return &ConfigError{Setting: name, Problem: "lists no broker", Fix: "list brokers as host1:9092,host2:9092"}
+	}
+	return nil
+}
+
+func (c *Config) topics() error {
+	for _, role := range []string{RoleConfig, RoleOffset, RoleStatus} {
+		spec, err := c.topicSpec(role)
+		if err != nil {
+			return err
+		}
+		if err := checkTopicName(spec.Name, c.setting(role+".storage.topic")); err != nil {
+			return err
+		}
+		c.Topics = append(c.Topics, spec)
+	}
+	names := map[string]string{}
+	collide := map[string]string{}
+	for _, t := range c.Topics {
+		if other, dup := names[t.Name]; dup {
+			return &ConfigError{Setting: c.setting(t.Role + ".storage.topic"),
+				Problem: fmt.Sprintf("names the same topic %q as %s", t.Name, c.setting(other+".storage.topic")),
+				Fix:     "give the config, offset and status topics three different names"}
+		}
+		if other, dup := collide[collisionKey(t.Name)]; dup {
+			return &ConfigError{Setting: c.setting(t.Role + ".storage.topic"),
+				Problem: fmt.Sprintf("names topic %q, which differs from %s's %q only by '.' versus '_': Kafka refuses to create both", t.Name, c.setting(other+".storage.topic"), c.Topic(other).Name),
+				Fix:     "name the internal topics so that they differ in more than '.' and '_'"}
+		}
+		names[t.Name] = t.Role
+		collide[collisionKey(t.Name)] = t.Role
+	}
+	c.LockTopic = c.Settings.LockTopic
+	lockName := c.Settings.Name("CONNECT_INIT_LOCK_TOPIC")
+	for _, t := range c.Topics {
+		switch {
+		case c.LockTopic == t.Name:
+			return &ConfigError{Setting: lockName,
+				Problem: fmt.Sprintf("is %q, Connect's %s topic (%s): the lock's records would land among Connect's own", t.Name, t.Role, c.setting(t.Role+".storage.topic")),
+				Fix:     "leave CONNECT_INIT_LOCK_TOPIC unset (default _connect-init-lock) or name a topic of its own"}
+		case collisionKey(c.LockTopic) == collisionKey(t.Name):
+			return &ConfigError{Setting: lockName,
+				Problem: fmt.Sprintf("is %q, which differs from Connect's %s topic %q only by '.' versus '_': Kafka refuses to create both", c.LockTopic, t.Role, t.Name),
+				Fix:     "leave CONNECT_INIT_LOCK_TOPIC unset (default _connect-init-lock) or name a topic of its own"}
+		}
+	}
+	c.LockReplicationFactor = c.ConfigTopic().ReplicationFactor
+	return nil
+}
+
+// collisionKey is Kafka's Topic.unifyCollisionChars: '.' and '_' collide
+// in metric names, so a broker refuses a topic that differs from an
+// existing one only there.
+func collisionKey(name string) string { return strings.ReplaceAll(name, ".", "_") }
+
+// checkTopicName applies Kafka's Topic.validate: non-empty, at most 249
+// characters, not "." or "..", only ASCII letters, digits, '.', '_', '-'.
+func checkTopicName(name, setting string) error {
+	bad := func(problem string) error {
+		return &ConfigError{Setting: setting, Problem: problem, Fix: "use at most 249 of a-z A-Z 0-9 . _ -, and not \".\" or \"..\""}
+	}
+	switch {
+	case name == "":
+		return bad("is an empty topic name")
+	case name == "." || name == "..":
+		return bad(fmt.Sprintf("is %q, which Kafka does not allow as a topic name", name))
+	case len(name) > 249:
+		return bad(fmt.Sprintf("is a topic name of %d characters; Kafka allows at most 249", len(name)))
+	}
+	for _, r := range name {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '.' || r == '_' || r == '-') {
+			return bad(fmt.Sprintf("is topic name %q, which has the character %q that Kafka does not allow", name, r))
+		}
+	}
+	return nil
+}
+
+// Topic returns the internal topic of role (config, offset or status).
+func (c *Config) Topic(role string) TopicSpec {
+	for _, t := range c.Topics {
+		if t.Role == role {
+			return t
+		}
+	}
+	return TopicSpec{}
+}
+
+// ConfigTopic is Connect's config topic.
+func (c *Config) ConfigTopic() TopicSpec { return c.Topic(RoleConfig) }
+
+// OffsetTopic is Connect's offset topic.
+func (c *Config) OffsetTopic() TopicSpec { return c.Topic(RoleOffset) }
+
+// StatusTopic is Connect's status topic.
+func (c *Config) StatusTopic() TopicSpec { return c.Topic(RoleStatus) }
+
+func (c *Config) topicSpec(role string) (TopicSpec, error) {
+	props := c.Worker
+	prefix := role + ".storage."
+	spec := TopicSpec{Role: role, Name: props.Get(prefix+"topic", ""), Configs: map[string]string{}}
+	rf, err := props.Int(prefix+"replication.factor", defaultReplicationFactor)
+	if err != nil {
+		return spec, &ConfigError{Setting: c.setting(prefix + "replication.factor"), Problem: "is not a whole number", Fix: "use e.g. 3, or -1 for the broker default"}
+	}
+	if rf == 0 || rf < -1 || rf > 32767 {
+		return spec, &ConfigError{Setting: c.setting(prefix + "replication.factor"), Problem: fmt.Sprintf("must be a positive number or -1 (got %d)", rf), Fix: "use e.g. 3, or -1 for the broker default"}
+	}
+	spec.ReplicationFactor = int16(rf)
+	switch role {
+	case RoleConfig:
+		spec.Partitions = 1 // Connect ignores config.storage.partitions
+	default:
+		def := defaultOffsetPartitions
+		if role == RoleStatus {
+			def = defaultStatusPartitions
+		}
+		p, err := props.Int(prefix+"partitions", def)
+		if err != nil || p == 0 || p < -1 {
+			return spec, &ConfigError{Setting: c.setting(prefix + "partitions"), Problem: fmt.Sprintf("must be a positive number or -1 (got %q)", props.Get(prefix+"partitions", "")), Fix: fmt.Sprintf("use e.g. %d, or -1 for the broker default", def)}
+		}
+		spec.Partitions = int32(p)
+	}
+	for k, v := range props.WithPrefix(prefix) {
+		switch k {
+		case "topic", "replication.factor", "partitions", "cleanup.policy":
+			continue // Connect removes these from the topic settings
+		}
+		spec.Configs[k] = v
+	}
+	spec.Configs["cleanup.policy"] = "compact"
+	return spec, nil
+}
+
+func (c *Config) expectedBrokers() error {
+	c.ExpectedBrokers = c.Settings.ExpectedBrokers
+	if c.ExpectedBrokers != 0 {
+		return nil
+	}
+	c.ExpectedBrokers = len(c.BootstrapServers)
+	for _, t := range c.Topics {
+		if int(t.ReplicationFactor) > c.ExpectedBrokers {
+			c.ExpectedBrokers = int(t.ReplicationFactor)
+		}
+	}
+	if v := lookup(c.Environ, "CONNECT_CUB_KAFKA_MIN_BROKERS"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 0 {
+			return &ConfigError{Setting: "CONNECT_CUB_KAFKA_MIN_BROKERS", Problem: fmt.Sprintf("is not a whole number (got %q)", v), Fix: "use the number of brokers, e.g. 3"}
+		}
+		if n > c.ExpectedBrokers {
+			c.ExpectedBrokers = n
+		}
+	}
+	return nil
+}
+
+// httpsPrefix is the prefix of the REST server's own TLS settings.
+const httpsPrefix = "listeners.https."
+
+// rest derives the advertised URL and both REST TLS configurations.
+func (c *Config) rest(o Options) error {
+	url, err := workerconfig.RESTOptions{LocalHostAddress: o.LocalHostAddress}.AdvertisedURL(c.Worker)
+	if err != nil {
+		return c.Attribute(err)
+	}
+	c.AdvertisedURL = url
+	// Connect's REST client and server take listeners.https.* when any
+	// such setting exists (all or nothing), else the top-level ssl.*.
+	view, prefix := c.Worker, ""
+	for k := range c.Worker {
+		if strings.HasPrefix(k, httpsPrefix) {
+			view, prefix = c.Worker.WithPrefix(httpsPrefix), httpsPrefix
+			break
+		}
+	}
+	client, err := security.TLSConfig(view)
+	if err != nil {
+		return c.attributeRole(err, prefix)
+	}
+	c.RESTClientTLS = client
+	if strings.Contains(strings.ToLower(c.Worker.Get("listeners", "")), "https://") {
+		if len(client.Certificates) == 0 {
+			return &ConfigError{Setting: c.setting("listeners"), Problem: "has an https listener but no keystore is configured, so the worker's REST server cannot start",
+				Fix: "set " + workerconfig.EnvNameFor(c.Flavour, httpsPrefix+"ssl.keystore.location") + " (or the top-level ssl.keystore.*) to the REST server's keystore"}
+		}
+		server := client.Clone()
+		server.RootCAs = nil
+		server.ClientCAs = client.RootCAs
+		switch strings.ToLower(view.Get("ssl.client.auth", "none")) {
+		case "required":
+			server.ClientAuth = tls.RequireAndVerifyClientCert
+		case "requested":
+			server.ClientAuth = tls.VerifyClientCertIfGiven
+		case "none":
+			server.ClientAuth = tls.NoClientCert
+		default:
+			return &ConfigError{Setting: c.setting(prefix + "ssl.client.auth"), Problem: fmt.Sprintf("must be required, requested or none (got %q)", view.Get("ssl.client.auth", "")), Fix: "use required, requested or none"}
+		}
+		c.RESTServerTLS = server
+	}
+	return nil
+}
+
+// ClientProps returns the worker properties for a Kafka client of Connect:
+// the top-level ones for the group member and the config consumer, the
+// top-level ones overlaid with admin.* for admin work.
+func ClientProps(worker workerconfig.Properties, admin bool) workerconfig.Properties {
+	out := workerconfig.Properties{}
+	for k, v := range worker {
+		out[k] = v
+	}
+	if admin {
+		for k, v := range worker.WithPrefix("admin.") {
+			out[k] = v
+		}
+	}
+	return out
+}
+
+// clients checks the TLS and SASL settings of both Kafka clients (stores
+// opened, passwords tried, JAAS parsed) without connecting, so that a bad
+// one is named here rather than after a timeout.
+func (c *Config) clients() error {
+	if err := security.Configure(sarama.NewConfig(), ClientProps(c.Worker, false)); err != nil {
+		return c.Attribute(err)
+	}
+	if err := security.Configure(sarama.NewConfig(), ClientProps(c.Worker, true)); err != nil {
+		return c.attributeRole(err, "admin.")
+	}
+	return nil
+}
+
+func splitHostPort(a string) (string, int, error) {
+	i := strings.LastIndex(a, ":")
+	if i <= 0 || i == len(a)-1 {
+		return "", 0, fmt.Errorf("missing port in %q", a)
+	}
+	port, err := strconv.Atoi(a[i+1:])
+	if err != nil || port <= 0 || port > 65535 {
+		return "", 0, fmt.Errorf("bad port in %q", a)
+	}
+	return strings.Trim(a[:i], "[]"), port, nil
+}
+
+// checkPeer parses one CONNECT_INIT_PEERS entry as the peer check will:
+// host, host:port, [v6]:port or a URL; a port must be 1-65535.
+func checkPeer(p string) error {
+	p = strings.TrimSpace(p)
+	if p == "" {
+		return errors.New("is empty")
+	}
+	hostPort := p
+	if i := strings.Index(p, "://"); i >= 0 {
+		scheme := strings.ToLower(p[:i])
+		if scheme != "http" && scheme != "https" {
+			return fmt.Errorf("has scheme %q; use http or https", p[:i])
+		}
+		hostPort = strings.TrimSuffix(p[i+3:], "/")
+		if strings.ContainsAny(hostPort, "/?#") {
+			return errors.New("has a path; give only scheme, host and port")
+		}
+	}
+	switch {
+	case strings.HasPrefix(hostPort, "["):
+		end := strings.Index(hostPort, "]")
+		if end < 0 {
+			return errors.New("has an unclosed '['")
+		}
+		rest := hostPort[end+1:]
+		if rest == "" {
+			return nil
+		}
+		if !strings.HasPrefix(rest, ":") {
+			return errors.New("is not host or host:port")
+		}
+		return checkPort(rest[1:])
+	case strings.Count(hostPort, ":") > 1:
+		return nil // a bare IPv6 address
+	case strings.Contains(hostPort, ":"):
+		h, port, _ := strings.Cut(hostPort, ":")
+		if h == "" {
+			return errors.New("has no host")
+		}
+		return checkPort(port)
+	case strings.ContainsAny(hostPort, "/[] "):
+		return errors.New("is not host or host:port")
+	}
+	return nil
+}
+
+func checkPort(s string) error {
+	n, err := strconv.Atoi(s)
+	if err != nil || n < 1 || n > 65535 {
+		return fmt.Errorf("has port %q; a port is a number from 1 to 65535", s)
+	}
+	return nil
+}
+
+// TopicNames returns the internal topic names in role order.
+func (c *Config) TopicNames() []string {
+	var names []string
+	for _, t := range c.Topics {
+		names = append(names, t.Name)
+	}
+	return names
+}

@@ -1,0 +1,254 @@
+// Package settings is connect-init's settings gate: it reads connect-init's
+// own CONNECT_INIT_* settings and the worker's configuration exactly as the
+// image at hand hands it to the worker, checks every value connect-init will
+// use, and derives once what the later gates need (bootstrap servers, the
+// internal topics by role, the lock topic, the advertised REST URL, the REST
+// TLS configurations). It opens no connection, so a bad setting stops
+// connect-init before anything is touched.
+//
+// It is a leaf: it imports only workerconfig and security, and the gates,
+// the lock and the REST checks receive values from it.
+package settings
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/kelseyhightower/envconfig"
+
+	"github.com/connect-init/connect-init/bootstrap/workerconfig"
+)
+
+// EnvPrefix is the prefix of connect-init's own settings. Variables with it
+// are never passed to the worker.
+const EnvPrefix = "CONNECT_INIT"
+
+// Settings are connect-init's own settings, read from CONNECT_INIT_*
+// variables (field names split on capitals: ExpectedBrokers ->
+// CONNECT_INIT_EXPECTED_BROKERS) and overridden by command-line flags.
+//
+// The fields carry split_words rather than envconfig:"NAME" tags on
+// purpose: with an explicit name envconfig also falls back to the
+// unprefixed variable (TIMEOUT, LOCK, PEERS...), which a container may well
+// have for other reasons.
+type Settings struct {
+	// Timeout bounds all gates together. Unset: CONNECT_CUB_KAFKA_TIMEOUT
+	// seconds (Confluent's image), else 5m.
+	Timeout time.Duration `split_words:"true"`
+	// ExpectedBrokers overrides the computed number of brokers to wait for.
+	ExpectedBrokers int `split_words:"true"`
+	// WorkerConfig is a worker .properties file read before CONNECT_* variables.
+	WorkerConfig string `split_words:"true"`
+	// Lock enables the startup lock in run.
+	Lock bool `split_words:"true" default:"true"`
+	// LockTopic is the compacted topic holding the startup-lock queue.
+	LockTopic string `split_words:"true" default:"_connect-init-lock"`
+	// LockLease is how long a holder keeps the lock if it never gets ready.
+	LockLease time.Duration `split_words:"true" default:"3m"`
+	// LockPermits is how many workers may start at once.
+	LockPermits int `split_words:"true" default:"1"`
+	// Peers are extra REST peers to check (host or host:port).
+	Peers []string `split_words:"true"`
+	// PeerCheck is fail, warn or off; empty means the default policy.
+	PeerCheck string `split_words:"true"`
+	// Strict turns warnings about the coordinator partition into errors.
+	Strict bool `split_words:"true"`
+	// LogFormat is text or json.
+	LogFormat string `split_words:"true" default:"text"`
+	// LogLevel is debug, info, warn or error.
+	LogLevel string `split_words:"true" default:"info"`
+	// Image is the image flavour (confluent-dub, confluent-ub, debezium,
+	// apache, properties); empty means detect it from the image's files.
+	Image string `split_words:"true"`
+
+	// Flags lists the variables whose value came from a command-line flag
+	// ("CONNECT_INIT_TIMEOUT" -> "--timeout"), so that messages name what
+	// the user actually typed.
+	Flags map[string]string `ignored:"true"`
+}
+
+// MinLockLease is the shortest CONNECT_INIT_LOCK_LEASE: the lock's own
+// minimum waiter lease (lock.MinLease); a shorter one is refused rather than
+// silently raised.
+const MinLockLease = time.Second
+
+// Name is how messages name the setting whose variable is envName: the flag
+// when the value came from one, else the variable.
+func (s Settings) Name(envName string) string {
+	if f, ok := s.Flags[envName]; ok {
+		return f
+	}
+	return envName
+}
+
+// envMu serialises LoadSettings: envconfig reads the process environment,
+// so the injected environment is installed for the duration of the call.
+var envMu sync.Mutex
+
+// LoadSettings reads Settings from environ. A variable that is set but
+// empty counts as unset (envconfig would otherwise neither apply the
+// default nor complain).
+func LoadSettings(environ []string) (Settings, error) {
+	envMu.Lock()
+	defer envMu.Unlock()
+
+	// Install exactly environ's CONNECT_INIT_* variables, restore afterwards.
+	saved := map[string]string{}
+	for _, kv := range os.Environ() {
+		k, v, _ := strings.Cut(kv, "=")
+		if strings.HasPrefix(k, EnvPrefix+"_") {
+			saved[k] = v
+			os.Unsetenv(k)
+		}
+	}
+	var set []string
+	for _, kv := range environ {
+		k, v, _ := strings.Cut(kv, "=")
+		if strings.HasPrefix(k, EnvPrefix+"_") && strings.TrimSpace(v) != "" {
+			os.Setenv(k, strings.TrimSpace(v))
+			set = append(set, k)
+		}
+	}
+	defer func() {
+		for _, k := range set {
+			os.Unsetenv(k)
+		}
+		for k, v := range saved {
+			os.Setenv(k, v)
+		}
+	}()
+
+	var s Settings
+	if err := envconfig.Process(EnvPrefix, &s); err != nil {
+		var pe *envconfig.ParseError
+		if errors.As(err, &pe) {
+			return s, &ConfigError{Setting: pe.KeyName, Problem: fmt.Sprintf("cannot be parsed as %s (got %q)", pe.TypeName, pe.Value), Fix: settingHint(pe.TypeName)}
+		}
+		return s, &ConfigError{Setting: EnvPrefix + "_*", Problem: err.Error()}
+	}
+	if lookup(environ, "CONNECT_INIT_TIMEOUT") != "" && s.Timeout == 0 {
+		return s, &ConfigError{Setting: "CONNECT_INIT_TIMEOUT", Problem: "is zero, which would leave no time for any gate", Fix: settingHint("time.Duration")}
+	}
+	if s.Timeout == 0 {
+		s.Timeout = 5 * time.Minute
+		if v := lookup(environ, "CONNECT_CUB_KAFKA_TIMEOUT"); v != "" {
+			secs, err := strconv.Atoi(v)
+			if err != nil || secs <= 0 {
+				return s, &ConfigError{Setting: "CONNECT_CUB_KAFKA_TIMEOUT", Problem: fmt.Sprintf("is not a positive number of seconds (got %q)", v), Fix: "set it to e.g. 40, or set CONNECT_INIT_TIMEOUT=5m"}
+			}
+			s.Timeout = time.Duration(secs) * time.Second
+		}
+	}
+	return s, s.Validate()
+}
+
+func settingHint(typeName string) string {
+	switch typeName {
+	case "time.Duration", "Duration":
+		return "use a Go duration such as 90s, 5m or 1h"
+	case "bool":
+		return "use true or false"
+	case "int":
+		return "use a whole number"
+	}
+	return ""
+}
+
+// Validate checks values that parse but make no sense. Errors name the
+// flag when the value came from one.
+func (s Settings) Validate() error {
+	bad := func(env, problem, fix string) error {
+		return &ConfigError{Setting: s.Name(env), Problem: problem, Fix: fix}
+	}
+	switch {
+	case s.Timeout <= 0:
+		return bad("CONNECT_INIT_TIMEOUT", fmt.Sprintf("must be positive (got %s)", s.Timeout), "use a Go duration such as 90s, 5m or 1h")
+	case s.ExpectedBrokers < 0:
+		return bad("CONNECT_INIT_EXPECTED_BROKERS", "is negative", "leave it unset or use the number of brokers")
+	case s.LockPermits < 1:
+		return bad("CONNECT_INIT_LOCK_PERMITS", fmt.Sprintf("must be at least 1 (got %d)", s.LockPermits), "use 1 to start workers one at a time")
+	case s.LockLease <= 0:
+		return bad("CONNECT_INIT_LOCK_LEASE", fmt.Sprintf("must be positive (got %s)", s.LockLease), "use e.g. 3m")
+	case s.LockLease < MinLockLease:
+		return bad("CONNECT_INIT_LOCK_LEASE", fmt.Sprintf("is %s, below the lock's minimum of %s", s.LockLease, MinLockLease),
+			"use at least 1s; the lease should cover a worker's start, e.g. 3m")
+	}
+	switch s.PeerCheck {
+	case "", "fail", "warn", "off":
+	default:
+		return bad("CONNECT_INIT_PEER_CHECK", fmt.Sprintf("must be fail, warn or off (got %q)", s.PeerCheck), "use fail, warn or off, or leave it unset")
+	}
+	switch s.LogFormat {
+	case "text", "json":
+	default:
+		return bad("CONNECT_INIT_LOG_FORMAT", fmt.Sprintf("must be text or json (got %q)", s.LogFormat), "use text or json")
+	}
+	switch strings.ToLower(s.LogLevel) {
+	case "debug", "info", "warn", "warning", "error":
+	default:
+		return bad("CONNECT_INIT_LOG_LEVEL", fmt.Sprintf("must be debug, info, warn or error (got %q)", s.LogLevel), "use debug, info, warn or error")
+	}
+	if s.Image != "" {
+		if _, ok := workerconfig.ParseFlavour(s.Image); !ok {
+			return bad("CONNECT_INIT_IMAGE", fmt.Sprintf("names no known image flavour (got %q)", s.Image), "use one of "+flavourList()+", or leave it unset to detect the image")
+		}
+	}
+	if err := checkTopicName(s.LockTopic, s.Name("CONNECT_INIT_LOCK_TOPIC")); err != nil {
+		return err
+	}
+	for _, p := range s.Peers {
+		if err := checkPeer(p); err != nil {
+			return &ConfigError{Setting: s.Name("CONNECT_INIT_PEERS"), Problem: fmt.Sprintf("entry %q %s", p, err.Error()),
+				Fix: "list peers as host or host:port (e.g. tasks.connect or connect-1:8083), comma-separated"}
+		}
+	}
+	return nil
+}
+
+func flavourList() string {
+	var names []string
+	for _, f := range workerconfig.Flavours {
+		names = append(names, string(f))
+	}
+	return strings.Join(names, ", ")
+}
+
+func lookup(environ []string, key string) string {
+	for i := len(environ) - 1; i >= 0; i-- {
+		k, v, _ := strings.Cut(environ[i], "=")
+		if k == key {
+			return strings.TrimSpace(v)
+		}
+	}
+	return ""
+}
+
+// ConfigError is bad configuration or usage: connect-init exits 2 and
+// touches nothing. It names the setting and never carries a secret.
+type ConfigError struct {
+	Setting string
+	Problem string
+	Fix     string
+}
+
+// Error names the setting, the problem and the fix, on one line.
+func (e *ConfigError) Error() string {
+	msg := e.Setting + " " + e.Problem
+	if e.Fix != "" {
+		msg += ": " + e.Fix
+	}
+	return msg
+}
+
+// AsConfigError reports whether err is bad configuration (exit 2), whether
+// it came from connect-init's own settings or from a worker property.
+func AsConfigError(err error) bool {
+	var ce *ConfigError
+	var we *workerconfig.Error
+	return errors.As(err, &ce) || errors.As(err, &we)
+}
