@@ -108,6 +108,17 @@ func LoadConfig(environ []string, s Settings) (*Config, error) {
 // connection. Every error names what the user set (a variable, a file and
 // line) and is exit 2 material.
 func (o Options) Load(environ []string, s Settings) (*Config, error) {
+	c, err := o.Inspect(environ, s)
+	if err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// Inspect is Load that also returns what it could derive when a check
+// fails (the flavour, and the worker settings once they could be read), for
+// `connect-init config`, which shows the configuration next to the error.
+func (o Options) Inspect(environ []string, s Settings) (*Config, error) {
 	c := &Config{Settings: s, Environ: environ}
 	if f, ok := workerconfig.ParseFlavour(s.Image); ok {
 		c.Detection = workerconfig.Detection{Flavour: f, Evidence: s.Name("CONNECT_INIT_IMAGE") + "=" + string(f), Found: true}
@@ -122,7 +133,7 @@ func (o Options) Load(environ []string, s Settings) (*Config, error) {
 		NoImageChecks: !c.Detection.Found,
 	})
 	if err != nil {
-		return nil, c.fileSetting(err)
+		return c, c.fileSetting(err)
 	}
 	c.Worker, c.Sources, c.BaseFile, c.Notes = l.Props, l.Sources, l.BaseFile, l.Ignored
 	if !c.Flavour.UsesEnv() && len(l.Ignored) > 0 {
@@ -131,25 +142,25 @@ func (o Options) Load(environ []string, s Settings) (*Config, error) {
 
 	for _, key := range []string{"bootstrap.servers", "group.id", "config.storage.topic", "offset.storage.topic", "status.storage.topic"} {
 		if c.Worker.Get(key, "") == "" {
-			return nil, &ConfigError{Setting: c.setting(key), Problem: fmt.Sprintf("is not set (worker property %s is required)", key),
+			return c, &ConfigError{Setting: c.setting(key), Problem: fmt.Sprintf("is not set (worker property %s is required)", key),
 				Fix: c.setFix()}
 		}
 	}
 	c.GroupID = c.Worker.Get("group.id", "")
 	if err := c.bootstrapServers(); err != nil {
-		return nil, err
+		return c, err
 	}
 	if err := c.topics(); err != nil {
-		return nil, err
+		return c, err
 	}
 	if err := c.expectedBrokers(); err != nil {
-		return nil, err
+		return c, err
 	}
 	if err := c.rest(o); err != nil {
-		return nil, err
+		return c, err
 	}
 	if err := c.clients(); err != nil {
-		return nil, err
+		return c, err
 	}
 	return c, nil
 }

@@ -16,9 +16,9 @@ import (
 // is an error, 1 otherwise, 2 for bad configuration. Progress and the gates'
 // own messages go to the log (stderr); the report alone goes to stdout.
 func doctor(ctx context.Context, env []string, s bootstrap.Settings, log *slog.Logger, stdout io.Writer, asJSON bool) int {
-	cfg, clients, err := loadConfig(env, s)
+	cfg, clients, err := loadConfig(env, s, log)
 	if err != nil {
-		log.Error("bad configuration: " + err.Error())
+		logConfigError(log, err)
 		return exitConfig
 	}
 	defer clients.Close()

@@ -8,7 +8,6 @@ import (
 	"github.com/connect-init/connect-init/bootstrap"
 	"github.com/connect-init/connect-init/bootstrap/connectproto"
 	"github.com/connect-init/connect-init/bootstrap/restcheck"
-	"github.com/connect-init/connect-init/bootstrap/workerconfig"
 )
 
 // checkPeers runs the last gates before the exec, with a fresh timeout
@@ -25,14 +24,7 @@ func checkPeers(ctx context.Context, cfg *bootstrap.Config, clients *bootstrap.C
 			return err
 		}
 	}
-	own, err := workerconfig.AdvertisedURL(cfg.Worker)
-	if err != nil {
-		return err
-	}
-	tlsCfg, err := restcheck.TLSConfig(cfg.Worker)
-	if err != nil {
-		return err
-	}
+	own, tlsCfg := cfg.AdvertisedURL, cfg.RESTClientTLS // derived by the settings gate
 	urls := connectproto.LeaderFirstURLs(group.Decoded)
 	var leader string
 	var members []string

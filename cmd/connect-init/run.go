@@ -13,7 +13,9 @@ import (
 	"github.com/IBM/sarama"
 
 	"github.com/connect-init/connect-init/bootstrap"
+	"github.com/connect-init/connect-init/bootstrap/workerconfig"
 	"github.com/connect-init/connect-init/entrypoint"
+	"github.com/connect-init/connect-init/settings"
 )
 
 // Exit codes of the external contract (DESIGN.md).
@@ -29,6 +31,7 @@ var subcommands = []struct{ name, summary string }{
 	{"run", "run every gate, take the startup lock, then exec the worker (default)"},
 	{"prepare", "run the cluster gates once and exit: for an init task or a Compose dependency"},
 	{"doctor", "explain the state of the Kafka cluster and the worker group"},
+	{"config", "print the worker configuration as the worker will see it, with where each value comes from"},
 	{"healthcheck", "exit 0 when the local worker has joined its group and serves requests"},
 	{"version", "print the version"},
 	{"help", "print this help"},
@@ -51,7 +54,7 @@ func run(ctx context.Context, args, env []string, stdout, stderr io.Writer) int 
 	case "help", "-h", "--help":
 		usage(stdout)
 		return exitOK
-	case "run", "prepare", "doctor", "healthcheck":
+	case "run", "prepare", "doctor", "healthcheck", "config":
 	default:
 		fmt.Fprintf(stderr, "connect-init: unknown command %q\n", cmd)
 		usage(stderr)
@@ -60,21 +63,22 @@ func run(ctx context.Context, args, env []string, stdout, stderr io.Writer) int 
 
 	settings, err := bootstrap.LoadSettings(env)
 	if err != nil {
-		fmt.Fprintln(stderr, "connect-init:", err)
+		logConfigError(earlyLogger(stderr, env, args), err)
 		return exitConfig
 	}
 	fs := flag.NewFlagSet("connect-init "+cmd, flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	bindFlags(fs, &settings)
-	asJSON := fs.Bool("json", false, "doctor: print one JSON document")
+	asJSON := fs.Bool("json", false, "doctor, config: print one JSON document")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return exitOK
 		}
 		return exitConfig
 	}
+	settings.Flags = setFlags(fs)
 	if err := settings.Validate(); err != nil {
-		fmt.Fprintln(stderr, "connect-init:", err)
+		logConfigError(earlyLogger(stderr, env, args), err)
 		return exitConfig
 	}
 	log := newLogger(stderr, settings)
@@ -93,6 +97,8 @@ func run(ctx context.Context, args, env []string, stdout, stderr io.Writer) int 
 		return doctor(ctx, env, settings, log, stdout, *asJSON)
 	case "healthcheck":
 		return healthcheck(ctx, env, settings, stdout, stderr)
+	case "config":
+		return showConfig(env, settings, log, stdout, *asJSON)
 	}
 	return exitConfig
 }
@@ -106,9 +112,31 @@ func usage(w io.Writer) {
 	fmt.Fprintln(w, "settings come from CONNECT_INIT_* variables or the matching flags (connect-init run -h); worker settings from CONNECT_* variables and --worker-config")
 }
 
+// flagVars maps each flag to the variable it stands for, so that messages
+// name what the user typed.
+var flagVars = map[string]string{
+	"timeout": "CONNECT_INIT_TIMEOUT", "expected-brokers": "CONNECT_INIT_EXPECTED_BROKERS",
+	"worker-config": "CONNECT_INIT_WORKER_CONFIG", "lock": "CONNECT_INIT_LOCK", "lock-topic": "CONNECT_INIT_LOCK_TOPIC",
+	"lock-lease": "CONNECT_INIT_LOCK_LEASE", "lock-permits": "CONNECT_INIT_LOCK_PERMITS", "peers": "CONNECT_INIT_PEERS",
+	"peer-check": "CONNECT_INIT_PEER_CHECK", "strict": "CONNECT_INIT_STRICT", "log-format": "CONNECT_INIT_LOG_FORMAT",
+	"log-level": "CONNECT_INIT_LOG_LEVEL", "image": "CONNECT_INIT_IMAGE",
+}
+
+// setFlags returns, by variable, the flags given on the command line.
+func setFlags(fs *flag.FlagSet) map[string]string {
+	out := map[string]string{}
+	fs.Visit(func(f *flag.Flag) {
+		if v, ok := flagVars[f.Name]; ok {
+			out[v] = "--" + f.Name
+		}
+	})
+	return out
+}
+
 // bindFlags declares one flag per setting, defaulting to the value read
 // from the environment, so flags win.
 func bindFlags(fs *flag.FlagSet, s *bootstrap.Settings) {
+	fs.StringVar(&s.Image, "image", s.Image, "image flavour: confluent-dub, confluent-ub, debezium, apache, properties (CONNECT_INIT_IMAGE; default: detected)")
 	fs.DurationVar(&s.Timeout, "timeout", s.Timeout, "bound on all gates together (CONNECT_INIT_TIMEOUT)")
 	fs.IntVar(&s.ExpectedBrokers, "expected-brokers", s.ExpectedBrokers, "brokers to wait for (CONNECT_INIT_EXPECTED_BROKERS)")
 	fs.StringVar(&s.WorkerConfig, "worker-config", s.WorkerConfig, "worker .properties file (CONNECT_INIT_WORKER_CONFIG)")
@@ -129,6 +157,47 @@ func bindFlags(fs *flag.FlagSet, s *bootstrap.Settings) {
 	fs.BoolVar(&s.Strict, "strict", s.Strict, "treat coordinator warnings as errors (CONNECT_INIT_STRICT)")
 	fs.StringVar(&s.LogFormat, "log-format", s.LogFormat, "text or json (CONNECT_INIT_LOG_FORMAT)")
 	fs.StringVar(&s.LogLevel, "log-level", s.LogLevel, "debug, info, warn or error (CONNECT_INIT_LOG_LEVEL)")
+}
+
+// earlyLogger is the logger for errors in the settings themselves: it
+// follows CONNECT_INIT_LOG_FORMAT (or --log-format) as far as it can be
+// read, so that in JSON mode a settings error is a JSON event too.
+func earlyLogger(w io.Writer, env, args []string) *slog.Logger {
+	s := bootstrap.Settings{LogFormat: "text", LogLevel: "info"}
+	for _, kv := range env {
+		if k, v, _ := strings.Cut(kv, "="); k == "CONNECT_INIT_LOG_FORMAT" && strings.TrimSpace(v) == "json" {
+			s.LogFormat = "json"
+		}
+	}
+	for i, a := range args {
+		if a == "--log-format=json" || a == "-log-format=json" || (a == "--log-format" || a == "-log-format") && i+1 < len(args) && args[i+1] == "json" {
+			s.LogFormat = "json"
+		}
+	}
+	return newLogger(w, s)
+}
+
+// logConfigError logs a bad setting as one event naming the setting the
+// user set, the problem and the fix.
+func logConfigError(log *slog.Logger, err error) {
+	attrs := []any{"gate", "settings", "error", err.Error()}
+	var ce *settings.ConfigError
+	var we *workerconfig.Error
+	switch {
+	case errors.As(err, &ce):
+		attrs = append(attrs, "setting", ce.Setting)
+		if ce.Fix != "" {
+			attrs = append(attrs, "fix", ce.Fix)
+		}
+	case errors.As(err, &we):
+		if we.Setting != "" {
+			attrs = append(attrs, "setting", we.Setting)
+		}
+		if we.Fix != "" {
+			attrs = append(attrs, "fix", we.Fix)
+		}
+	}
+	log.Error("bad configuration", attrs...)
 }
 
 func newLogger(w io.Writer, s bootstrap.Settings) *slog.Logger {
@@ -175,9 +244,9 @@ func runGates(ctx context.Context, argv, env []string, s bootstrap.Settings, log
 			return exitConfig
 		}
 	}
-	cfg, clients, err := loadConfig(env, s)
+	cfg, clients, err := loadConfig(env, s, log)
 	if err != nil {
-		log.Error("bad configuration: " + err.Error())
+		logConfigError(log, err)
 		return exitConfig
 	}
 	defer clients.Close()
@@ -217,16 +286,25 @@ func runGates(ctx context.Context, argv, env []string, s bootstrap.Settings, log
 	return exitOK
 }
 
-// loadConfig reads the worker settings and builds both clients'
-// configurations; every error here is bad configuration (exit 2).
-func loadConfig(env []string, s bootstrap.Settings) (*bootstrap.Config, *bootstrap.Clients, error) {
-	cfg, err := bootstrap.LoadConfig(env, s)
+// configOptions stands for the image's file system and this machine's
+// addresses; tests replace it to play an image.
+var configOptions = settings.Options{}
+
+// loadConfig is the settings gate: it reads and checks every setting and
+// builds both clients' configurations without connecting; every error
+// here is bad configuration (exit 2).
+func loadConfig(env []string, s bootstrap.Settings, log *slog.Logger) (*bootstrap.Config, *bootstrap.Clients, error) {
+	cfg, err := configOptions.Load(env, s)
 	if err != nil {
 		return nil, nil, err
 	}
+	log.Info("image flavour", "gate", "settings", "flavour", string(cfg.Flavour), "detected", cfg.Detection.Found, "evidence", cfg.Detection.Evidence)
+	for _, n := range cfg.Notes {
+		log.Warn("worker settings note", "gate", "settings", "note", n)
+	}
 	clients, err := bootstrap.NewClients(cfg)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, cfg.Attribute(err)
 	}
 	return cfg, clients, nil
 }
@@ -238,7 +316,7 @@ func failed(ctx context.Context, log *slog.Logger, err error) int {
 		return code
 	}
 	if code == exitConfig {
-		log.Error("bad configuration: " + err.Error())
+		logConfigError(log, err)
 	} else {
 		log.Error(err.Error())
 	}

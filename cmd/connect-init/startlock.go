@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/connect-init/connect-init/bootstrap"
-	"github.com/connect-init/connect-init/bootstrap/workerconfig"
 	"github.com/connect-init/connect-init/lock"
 )
 
@@ -28,12 +27,8 @@ import (
 // ready, for the peer check.
 func takeStartupLock(ctx context.Context, cfg *bootstrap.Config, clients *bootstrap.Clients, log *slog.Logger) ([]string, error) {
 	s := cfg.Settings
-	url, err := workerconfig.AdvertisedURL(cfg.Worker)
-	if err != nil {
-		return nil, err
-	}
-	rf := cfg.Topics[0].ReplicationFactor // like the config topic
-	if err := lock.EnsureTopic(ctx, clients.Admin, s.LockTopic, rf); err != nil {
+	url := cfg.AdvertisedURL // derived and checked by the settings gate
+	if err := lock.EnsureTopic(ctx, clients.Admin, cfg.LockTopic, cfg.LockReplicationFactor); err != nil {
 		return nil, &bootstrap.GateError{Gate: "lock", Err: err,
 			Fix: "point CONNECT_INIT_LOCK_TOPIC at a topic that is free for connect-init, or set CONNECT_INIT_LOCK=false"}
 	}
