@@ -455,6 +455,18 @@ func ClientProps(worker workerconfig.Properties, admin bool) workerconfig.Proper
 // opened, passwords tried, JAAS parsed) without connecting, so that a bad
 // one is named here rather than after a timeout.
 func (c *Config) clients() error {
+	for _, admin := range []bool{false, true} {
+		props, prefix := ClientProps(c.Worker, admin), ""
+		if admin {
+			prefix = "admin."
+		}
+		if id := props.Get("client.id", ""); !validClientID(id) {
+			return c.attributeRole(&workerconfig.Error{Property: "client.id", Problem: "contains characters Kafka does not allow in a client id", Value: id, Fix: "use letters, digits, '.', '_' and '-'"}, prefix)
+		}
+		if n, err := props.Int("request.timeout.ms", 40000); err != nil || n <= 0 {
+			return c.attributeRole(&workerconfig.Error{Property: "request.timeout.ms", Problem: "must be a positive number of milliseconds", Value: props.Get("request.timeout.ms", ""), Fix: "use e.g. 40000"}, prefix)
+		}
+	}
 	if err := security.Configure(sarama.NewConfig(), ClientProps(c.Worker, false)); err != nil {
 		return c.Attribute(err)
 	}
@@ -462,6 +474,17 @@ func (c *Config) clients() error {
 		return c.attributeRole(err, "admin.")
 	}
 	return nil
+}
+
+// validClientID is the check the Kafka clients' config applies to client.id
+// (bootstrap.SaramaConfig makes the same one).
+func validClientID(s string) bool {
+	for _, r := range s {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("._- ", r)) {
+			return false
+		}
+	}
+	return true
 }
 
 func splitHostPort(a string) (string, int, error) {

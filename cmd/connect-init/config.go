@@ -205,4 +205,3 @@ func oneLine(v string) string {
 	}
 	return strings.NewReplacer("\n", `\n`, "\r", `\r`, "\t", `\t`).Replace(v)
 }
-
