@@ -52,27 +52,6 @@ func WorkerEnviron(environ []string) []string {
 	return out
 }
 
-// envProperties is FromEnviron with the one failure Java can have (a
-// malformed \uXXXX escape in a value) reported against the variable.
-func envProperties(environ []string) (Properties, error) {
-	p, err := Parse([]byte(RenderEnv(environ)))
-	if err == nil {
-		return p, nil
-	}
-	for _, kv := range environ {
-		k, v, _ := strings.Cut(kv, "=")
-		name, ok := PropertyName(k)
-		if !ok {
-			continue
-		}
-		if _, lineErr := Parse([]byte(name + "=" + v + "\n")); lineErr != nil {
-			return nil, &Error{Property: name, Problem: "(from " + k + ") cannot be read by Java: its value has a malformed \\uXXXX escape",
-				Fix: `write a literal backslash as \\ in ` + k}
-		}
-	}
-	return nil, fmt.Errorf("CONNECT_* variables: %w", err)
-}
-
 // provider is one configured config provider.
 type provider struct {
 	name, class string

@@ -181,9 +181,9 @@ func badInputs() []badInput {
 	}
 }
 
-// baseEnv is a complete, valid Confluent-style environment whose bootstrap
+// badBaseEnv is a complete, valid Confluent-style environment whose bootstrap
 // server is the counting listener.
-func baseEnv(bootstrap string) []string {
+func badBaseEnv(bootstrap string) []string {
 	return []string{
 		"CONNECT_BOOTSTRAP_SERVERS=" + bootstrap,
 		"CONNECT_GROUP_ID=bad-inputs",
@@ -205,7 +205,7 @@ func rowEnv(t *testing.T, row badInput, bootstrap string) []string {
 	} else if row.image == "apache" {
 		env = []string{"CONNECT_SERVICE_HOST=10.0.0.1", "CONNECT_PORT=tcp://10.0.0.1:8083"} // service links
 	} else {
-		env = baseEnv(bootstrap)
+		env = badBaseEnv(bootstrap)
 	}
 	for _, e := range row.env {
 		if name, ok := strings.CutPrefix(e, "-"); ok {

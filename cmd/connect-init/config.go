@@ -170,13 +170,13 @@ func writeConfigText(w io.Writer, doc configDoc) {
 	fmt.Fprintln(w, "\nworker configuration, as the worker will see it:")
 	tw := tabwriter.NewWriter(w, 2, 8, 2, ' ', 0)
 	for _, e := range doc.Worker {
-		fmt.Fprintf(tw, "  %s\t%s\t%s\n", e.Key, oneLine(e.Value), e.Source)
+		fmt.Fprintf(tw, "  %s\t%s\t%s\n", e.Key, tableValue(e.Value), e.Source)
 	}
 	tw.Flush()
 	fmt.Fprintln(w, "\nconnect-init settings:")
 	tw = tabwriter.NewWriter(w, 2, 8, 2, ' ', 0)
 	for _, e := range doc.Settings {
-		fmt.Fprintf(tw, "  %s\t%s\t%s\n", e.Key, oneLine(e.Value), e.Source)
+		fmt.Fprintf(tw, "  %s\t%s\t%s\n", e.Key, tableValue(e.Value), e.Source)
 	}
 	tw.Flush()
 	if d := doc.Derived; d != nil {
@@ -198,8 +198,8 @@ func writeConfigText(w io.Writer, doc configDoc) {
 	}
 }
 
-// oneLine keeps a value with line breaks on one table row.
-func oneLine(v string) string {
+// tableValue keeps a value with line breaks on one table row.
+func tableValue(v string) string {
 	if v == "" {
 		return `""`
 	}
