@@ -55,7 +55,7 @@ func IsPermanentConnError(err error) bool {
 		errors.Is(err, sarama.ErrIllegalSASLState) ||
 		errors.As(err, &hostErr) || errors.As(err, &authErr) || errors.As(err, &certErr) ||
 		errors.As(err, &recErr) || errors.As(err, &alertErr) || errors.As(err, &tokErr) || errors.As(err, &cfgErr) ||
-		strings.Contains(err.Error(), "tls: ")
+		strings.Contains(err.Error(), "tls: ") || security.IsKerberosRefusal(err)
 }
 
 // describeConfig returns the named configs of one resource as a map.

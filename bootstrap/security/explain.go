@@ -86,8 +86,13 @@ func ExplainConnectError(err error, cfg *sarama.Config) string {
 		return "the broker did not expect SASL on this listener; it is probably a PLAINTEXT or SSL listener: set security.protocol accordingly or use the SASL listener's port"
 	case strings.Contains(msg, "SCRAM: server error"), strings.Contains(msg, "SCRAM: server validation failed"):
 		return "SCRAM exchange failed (" + msg + "): check the user name and password in sasl.jaas.config and that the user has " + mech + " credentials"
-	case strings.Contains(msg, "KDC_ERR") || strings.Contains(msg, "KRB Error") || strings.Contains(msg, "kerberos"):
-		return "Kerberos login failed (" + msg + "): check the principal and keyTab in sasl.jaas.config, the realm and KDC in krb5.conf, and sasl.kerberos.service.name"
+	case strings.Contains(msg, "KDC_ERR_C_PRINCIPAL_UNKNOWN"):
+		return "Kerberos login failed: the KDC does not know the principal " + krbPrincipal(cfg) + " (" + msg + "); check principal in sasl.jaas.config and the realm in krb5.conf"
+	case strings.Contains(msg, "Decrypting_Error") || strings.Contains(msg, "KDC_ERR_PREAUTH_FAILED"):
+		return "Kerberos login failed: the key in keyTab " + krbKeytab(cfg) + " does not match the KDC's key for " + krbPrincipal(cfg) +
+			" (a stale keytab, or one for another principal) (" + msg + "); export a fresh keytab for the principal"
+	case strings.Contains(msg, "KDC_ERR") || strings.Contains(msg, "KRB Error") || strings.Contains(msg, "kerberos") || strings.Contains(msg, "KRBMessage"):
+		return "Kerberos login as " + krbPrincipal(cfg) + " failed (" + msg + "): check the principal and keyTab in sasl.jaas.config, the realm and KDC in krb5.conf, and sasl.kerberos.service.name"
 	case errors.As(err, &cfgError):
 		return "the client configuration is invalid: " + msg
 	case errors.Is(err, sarama.ErrOutOfBrokers):
@@ -135,4 +140,41 @@ func closedHint(tlsOn, saslOn bool, cfg *sarama.Config) string {
 func isTimeout(err error) bool {
 	var ne net.Error
 	return errors.As(err, &ne) && ne.Timeout()
+}
+
+// krbPermanent are the KDC answers that waiting will not change: an
+// unknown client or service principal, a wrong or stale key, a revoked or
+// expired principal, no common encryption type.
+var krbPermanent = []string{
+	"KDC_ERR_C_PRINCIPAL_UNKNOWN", "KDC_ERR_S_PRINCIPAL_UNKNOWN", "KDC_ERR_PREAUTH_FAILED", "KDC_ERR_CLIENT_REVOKED",
+	"KDC_ERR_KEY_EXPIRED", "KDC_ERR_ETYPE_NOSUPP", "Decrypting_Error",
+}
+
+// IsKerberosRefusal reports whether err is the KDC refusing our principal
+// or key, which no retry cures (a KDC that cannot be reached is not one).
+func IsKerberosRefusal(err error) bool {
+	if err == nil {
+		return false
+	}
+	msg := err.Error()
+	for _, s := range krbPermanent {
+		if strings.Contains(msg, s) {
+			return true
+		}
+	}
+	return false
+}
+
+func krbPrincipal(cfg *sarama.Config) string {
+	if cfg == nil || cfg.Net.SASL.GSSAPI.Username == "" {
+		return "(unknown principal)"
+	}
+	return cfg.Net.SASL.GSSAPI.Username + "@" + cfg.Net.SASL.GSSAPI.Realm
+}
+
+func krbKeytab(cfg *sarama.Config) string {
+	if cfg == nil || cfg.Net.SASL.GSSAPI.KeyTabPath == "" {
+		return "(unknown)"
+	}
+	return cfg.Net.SASL.GSSAPI.KeyTabPath
 }

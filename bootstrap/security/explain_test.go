@@ -55,3 +55,19 @@ func TestExplainConnectError(t *testing.T) {
 		t.Error("nil error should explain to nothing")
 	}
 }
+
+func TestIsKerberosRefusal(t *testing.T) {
+	for msg, want := range map[string]bool{
+		"[Root cause: KDC_Error] KDC_Error: AS Exchange Error: kerberos error response from KDC: KRB Error: (6) KDC_ERR_C_PRINCIPAL_UNKNOWN Client not found": true,
+		"[Root cause: Decrypting_Error] KRBMessage_Handling_Error: AS Exchange Error: AS_REP is not valid or client password/keytab incorrect":                true,
+		"[Root cause: Networking_Error] AS Exchange Error: failed sending AS_REQ to KDC: dial tcp 127.0.0.1:88: connect: connection refused":                  false,
+		"dial tcp 127.0.0.1:9092: connect: connection refused": false,
+	} {
+		if got := IsKerberosRefusal(errors.New(msg)); got != want {
+			t.Errorf("%q: %v, want %v", msg, got, want)
+		}
+	}
+	if IsKerberosRefusal(nil) {
+		t.Error("nil is no refusal")
+	}
+}

@@ -160,7 +160,10 @@ func ownSettings(env []string, s bootstrap.Settings) []configEntry {
 
 func writeConfigText(w io.Writer, doc configDoc) {
 	how := "detected"
-	if !doc.Flavour.Detected {
+	switch {
+	case strings.HasPrefix(doc.Flavour.Evidence, "CONNECT_INIT_IMAGE=") || strings.HasPrefix(doc.Flavour.Evidence, "--image="):
+		how = "set"
+	case !doc.Flavour.Detected:
 		how = "not detected"
 	}
 	fmt.Fprintf(w, "image flavour: %s (%s: %s)\n", doc.Flavour.Name, how, doc.Flavour.Evidence)

@@ -112,8 +112,14 @@ func mainWithCluster(m *testing.M) int {
 		return 1
 	}
 	listeners, props := securityListeners()
+	krbListeners, krbProps, krbJVM, err := startKerberos(ctx) // security_integration_test.go
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer kdc.Close()
 	cluster, err = testbed.StartCluster(ctx, dist, testbed.ClusterOptions{Brokers: 3, Dir: filepath.Join(workDir, "cluster"),
-		Listeners: listeners, BrokerProps: props})
+		Listeners: append(listeners, krbListeners...), BrokerProps: merge(props, krbProps), JVMOptions: krbJVM})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -216,5 +217,115 @@ func TestSecurityModesAgainstRealBrokers(t *testing.T) {
 				t.Errorf("a secret (%d chars, starting %q) appears in connect-init's output", len(s), s[:6])
 			}
 		}
+	}
+}
+
+// Kerberos for the shared cluster: a real KDC (Debian's krb5-kdc) with its
+// own realm, and two GSSAPI listeners on every broker.
+const (
+	krbRealm          = "CONNECT.TEST"
+	listenerKrb       = "KRB"    // SASL_PLAINTEXT with GSSAPI
+	listenerKrbSSL    = "KRBSSL" // SASL_SSL with GSSAPI
+	krbBrokerService  = "kafka"
+	krbClientUser     = "connect"
+	krbUnknownUser    = "nobody"
+	krb5LoginModule   = "com.sun.security.auth.module.Krb5LoginModule"
+	krbStaleKeyClient = "stale"
+)
+
+var (
+	kdc *testbed.KDC
+	// clientKeytab holds connect@CONNECT.TEST's key; staleKeytab an old key
+	// of stale@CONNECT.TEST, whose key the KDC changed since.
+	clientKeytab, staleKeytab string
+)
+
+// startKerberos starts the KDC, creates the brokers' and the clients'
+// principals with keytabs, and returns the GSSAPI listeners, their broker
+// settings and the brokers' JVM flags.
+func startKerberos(ctx context.Context) ([]testbed.Listener, map[string]string, []string, error) {
+	var err error
+	if kdc, err = testbed.StartKDC(ctx, filepath.Join(workDir, "kdc"), krbRealm); err != nil {
+		return nil, nil, nil, err
+	}
+	// sarama names the broker's service principal after the address it
+	// dials (kafka/127.0.0.1), as the brokers advertise 127.0.0.1.
+	brokerKeytab, err := kdc.AddPrincipal(ctx, krbBrokerService+"/127.0.0.1")
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	if clientKeytab, err = kdc.AddPrincipal(ctx, krbClientUser); err != nil {
+		return nil, nil, nil, err
+	}
+	if staleKeytab, err = kdc.AddPrincipal(ctx, krbStaleKeyClient); err != nil {
+		return nil, nil, nil, err
+	}
+	if err := kdc.RandomizeKey(ctx, krbStaleKeyClient); err != nil {
+		return nil, nil, nil, err
+	}
+	brokerJAAS := fmt.Sprintf(`%s required useKeyTab=true storeKey=true keyTab="%s" principal="%s/127.0.0.1@%s";`, krb5LoginModule, brokerKeytab, krbBrokerService, krbRealm)
+	props := map[string]string{"sasl.kerberos.service.name": krbBrokerService}
+	for _, l := range []string{listenerKrb, listenerKrbSSL} {
+		p := "listener.name." + strings.ToLower(l) + "."
+		props[p+"sasl.enabled.mechanisms"] = "GSSAPI"
+		props[p+"gssapi.sasl.jaas.config"] = brokerJAAS
+	}
+	for k, v := range pki.BrokerSSLProps("JKS", false) {
+		props["listener.name."+strings.ToLower(listenerKrbSSL)+"."+k] = v
+	}
+	listeners := []testbed.Listener{{Name: listenerKrb, Protocol: "SASL_PLAINTEXT"}, {Name: listenerKrbSSL, Protocol: "SASL_SSL"}}
+	return listeners, props, []string{"-Djava.security.krb5.conf=" + kdc.Conf}, nil
+}
+
+// TestGSSAPIAgainstRealKDC: connect-init prepare authenticates with a
+// keytab against the real KDC and the brokers' GSSAPI listeners, over
+// SASL_PLAINTEXT and SASL_SSL; a stale keytab, an unknown principal and a
+// missing keytab fail fast, naming the cause.
+func TestGSSAPIAgainstRealKDC(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
+	krb := func(protocol, keytab, principal string) map[string]string {
+		return map[string]string{
+			"security.protocol": protocol, "sasl.mechanism": "GSSAPI", "sasl.kerberos.service.name": krbBrokerService,
+			"sasl.jaas.config": fmt.Sprintf(`%s required useKeyTab=true storeKey=true keyTab="%s" principal="%s@%s";`, krb5LoginModule, keytab, principal, krbRealm),
+		}
+	}
+	scenarios := []securityScenario{
+		{name: "gssapi-sasl-plaintext", listener: listenerKrb, props: krb("SASL_PLAINTEXT", clientKeytab, krbClientUser)},
+		{name: "gssapi-sasl-ssl", listener: listenerKrbSSL, props: merge(krb("SASL_SSL", clientKeytab, krbClientUser), pki.TrustProps("JKS"))},
+		{name: "gssapi-stale-keytab", listener: listenerKrb, wantCode: 1, wantMsg: []string{"Kerberos", krbStaleKeyClient},
+			props: krb("SASL_PLAINTEXT", staleKeytab, krbStaleKeyClient)},
+		{name: "gssapi-unknown-principal", listener: listenerKrb, wantCode: 1, wantMsg: []string{"Kerberos", krbUnknownUser},
+			props: krb("SASL_PLAINTEXT", clientKeytab, krbUnknownUser)},
+		{name: "gssapi-missing-keytab", listener: listenerKrb, wantCode: 2, wantMsg: []string{"CONNECT_SASL_JAAS_CONFIG", "keyTab"},
+			props: krb("SASL_PLAINTEXT", filepath.Join(workDir, "no.keytab"), krbClientUser)},
+	}
+	for _, sc := range scenarios {
+		t.Run(sc.name, func(t *testing.T) {
+			props, err := cluster.WorkerProps(merge(uniqueGroup(t, "krb"), sc.props, map[string]string{"bootstrap.servers": cluster.BootstrapFor(sc.listener)}))
+			if err != nil {
+				t.Fatal(err)
+			}
+			env := append(baseEnv(), envFromProps(props)...)
+			env = append(env, "CONNECT_INIT_TIMEOUT=60s", "KAFKA_OPTS=-Djava.security.krb5.conf="+kdc.Conf)
+			code, out, err := testbed.Run(ctx, binary, []string{"prepare"}, env)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if code != sc.wantCode {
+				t.Fatalf("exit %d, want %d:\n%s", code, sc.wantCode, out)
+			}
+			for _, m := range sc.wantMsg {
+				if !strings.Contains(out, m) {
+					t.Errorf("output does not name %q:\n%s", m, out)
+				}
+			}
+			if sc.wantCode != 0 && strings.Contains(out, "not ready after") {
+				t.Errorf("a permanent Kerberos error waited for the timeout instead of failing fast:\n%s", out)
+			}
+			if sc.wantCode == 0 && !strings.Contains(out, "cluster ready") {
+				t.Errorf("prepare exited 0 without the cluster ready line:\n%s", out)
+			}
+		})
 	}
 }

@@ -36,6 +36,9 @@ type ClusterOptions struct {
 	NodeProps map[int]map[string]string
 	// Listeners are client listeners besides PLAINTEXT.
 	Listeners []Listener
+	// JVMOptions are extra JVM flags for every broker, e.g.
+	// -Djava.security.krb5.conf for GSSAPI listeners.
+	JVMOptions []string
 	// AdvertisedOverride replaces the advertised address of a node's client
 	// listener: node id -> listener name -> host:port. Brokers then still
 	// talk to each other over the internal listener.
@@ -288,6 +291,7 @@ func (c *Cluster) launch(id int) error {
 	}
 	n.seq++
 	argv := append([]string{"java"}, JVMFlags(c.Opts.HeapMB, c.Opts.Dir)...)
+	argv = append(argv, c.Opts.JVMOptions...)
 	argv = append(argv, "-cp", c.Dist.Classpath(), "kafka.Kafka", n.props)
 	logPath := filepath.Join(n.dir, fmt.Sprintf("broker-%d.log", n.seq))
 	p, err := StartProcess(fmt.Sprintf("broker-%d", id), argv, nil, n.dir, logPath)
