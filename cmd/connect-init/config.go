@@ -64,6 +64,7 @@ type derivedDoc struct {
 // read, and the error) when it does not.
 func showConfig(env []string, s bootstrap.Settings, log *slog.Logger, stdout io.Writer, asJSON bool) int {
 	cfg, err := configOptions.Inspect(env, s)
+	logFlavour(log, cfg)
 	doc := buildConfigDoc(env, s, cfg, err)
 	if asJSON {
 		enc := json.NewEncoder(stdout)

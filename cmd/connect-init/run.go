@@ -302,15 +302,21 @@ func loadConfig(env []string, s bootstrap.Settings, log *slog.Logger) (*bootstra
 	if err != nil {
 		return nil, nil, err
 	}
-	log.Info("image flavour", "gate", "settings", "flavour", string(cfg.Flavour), "detected", cfg.Detection.Found, "evidence", cfg.Detection.Evidence)
-	for _, n := range cfg.Notes {
-		log.Warn("worker settings note", "gate", "settings", "note", n)
-	}
+	logFlavour(log, cfg)
 	clients, err := bootstrap.NewClients(cfg)
 	if err != nil {
 		return nil, nil, cfg.Attribute(err)
 	}
 	return cfg, clients, nil
+}
+
+// logFlavour logs the image flavour the worker settings were read with,
+// and the variables the image overwrites or ignores.
+func logFlavour(log *slog.Logger, cfg *bootstrap.Config) {
+	log.Info("image flavour", "gate", "settings", "flavour", string(cfg.Flavour), "detected", cfg.Detection.Found, "evidence", cfg.Detection.Evidence)
+	for _, n := range cfg.Notes {
+		log.Warn("worker settings note", "gate", "settings", "note", n)
+	}
 }
 
 func failed(ctx context.Context, log *slog.Logger, err error) int {

@@ -1,0 +1,61 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/connect-init/connect-init/settings"
+)
+
+// TestConfigDebeziumOnlyVariables: on a Debezium image, a setup with only
+// Debezium's own variables gives the worker configuration Debezium's
+// entrypoint writes (GROUP_ID, the base file's replication factor 1, the
+// advertised host), with each value's source, the flavour logged as
+// detected, and the secret hidden.
+func TestConfigDebeziumOnlyVariables(t *testing.T) {
+	defer func() { configOptions = settings.Options{} }()
+	configOptions = settings.Options{Root: imageRoot(t, "debezium"), HostAddress: func() (string, error) { return "192.0.2.10", nil }}
+	env := []string{"BOOTSTRAP_SERVERS=kafka:9092", "GROUP_ID=dbz", "CONFIG_STORAGE_TOPIC=dbz_configs", "OFFSET_STORAGE_TOPIC=dbz_offsets",
+		"STATUS_STORAGE_TOPIC=dbz_statuses", "ADVERTISED_HOST_NAME=connect-1",
+		"CONNECT_SASL_JAAS_CONFIG=x required password=\"" + secretMarker + "\";"}
+	var stdout, stderr bytes.Buffer
+	if code := run(context.Background(), []string{"config", "--json"}, env, &stdout, &stderr); code != exitOK {
+		t.Fatalf("exit %d:\n%s%s", code, stdout.String(), stderr.String())
+	}
+	var doc configDoc
+	if err := json.Unmarshal(stdout.Bytes(), &doc); err != nil {
+		t.Fatal(err)
+	}
+	if doc.Flavour.Name != "debezium" || !doc.Flavour.Detected || doc.Derived == nil {
+		t.Fatalf("flavour %+v derived %+v error %q", doc.Flavour, doc.Derived, doc.Error)
+	}
+	got := map[string]configEntry{}
+	for _, e := range doc.Worker {
+		got[e.Key] = e
+	}
+	for key, want := range map[string][2]string{
+		"group.id":                          {"dbz", "GROUP_ID"},
+		"config.storage.topic":              {"dbz_configs", "CONFIG_STORAGE_TOPIC"},
+		"config.storage.replication.factor": {"1", doc.BaseFile + ":"},
+		"rest.advertised.host.name":         {"connect-1", "ADVERTISED_HOST_NAME"},
+		"rest.advertised.port":              {"8083", "ADVERTISED_PORT (Debezium entrypoint default 8083)"},
+		"sasl.jaas.config":                  {"[hidden]", "CONNECT_SASL_JAAS_CONFIG"},
+	} {
+		e := got[key]
+		if e.Value != want[0] || !strings.HasPrefix(e.Source, want[1]) {
+			t.Errorf("%s = %q from %q, want %q from %q", key, e.Value, e.Source, want[0], want[1])
+		}
+	}
+	if doc.Derived.AdvertisedURL != "http://connect-1:8083/" || doc.Derived.GroupID != "dbz" || doc.Derived.Topics[0].ReplicationFactor != 1 {
+		t.Errorf("derived %+v", doc.Derived)
+	}
+	if !strings.Contains(stderr.String(), `msg="image flavour"`) || !strings.Contains(stderr.String(), "flavour=debezium") {
+		t.Errorf("the detected flavour is not logged:\n%s", stderr.String())
+	}
+	if strings.Contains(stdout.String()+stderr.String(), secretMarker) {
+		t.Error("a secret reached the output")
+	}
+}
