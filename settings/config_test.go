@@ -101,3 +101,49 @@ func TestLoadConfigErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestDerivedOnce: the settings gate derives the advertised URL, the
+// topics by role, the lock topic and its replication factor (the config
+// topic's, found by role, not by position).
+func TestDerivedOnce(t *testing.T) {
+	env := append(baseWorkerEnv(), "CONNECT_CONFIG_STORAGE_REPLICATION_FACTOR=2", "CONNECT_REST_ADVERTISED_HOST_NAME=w-1",
+		"CONNECT_LISTENERS=http://0.0.0.0:18083", "CONNECT_INIT_LOCK_TOPIC=my-lock")
+	c, err := loadConfig(t, env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.AdvertisedURL != "http://w-1:18083/" || c.LockTopic != "my-lock" || c.LockReplicationFactor != 2 {
+		t.Errorf("url %q lock %q rf %d", c.AdvertisedURL, c.LockTopic, c.LockReplicationFactor)
+	}
+	if c.ConfigTopic().Name != "_connect-configs" || c.OffsetTopic().Name != "_connect-offsets" || c.StatusTopic().Name != "_connect-status" {
+		t.Errorf("topics by role: %+v", c.Topics)
+	}
+	if c.RESTClientTLS == nil || c.RESTServerTLS != nil {
+		t.Errorf("REST TLS: client %v server %v", c.RESTClientTLS != nil, c.RESTServerTLS != nil)
+	}
+	if got := c.Sources["group.id"].Var; got != "CONNECT_GROUP_ID" {
+		t.Errorf("source of group.id = %q", got)
+	}
+}
+
+func TestTopicNameRules(t *testing.T) {
+	for name, ok := range map[string]bool{
+		"connect-configs": true, "a.b_c-D9": true, strings.Repeat("x", 249): true,
+		"": false, ".": false, "..": false, strings.Repeat("x", 250): false, "a b": false, "a/b": false, "é": false,
+	} {
+		if err := checkTopicName(name, "V"); (err == nil) != ok {
+			t.Errorf("%q: %v", name, err)
+		}
+	}
+}
+
+func TestPeerEntries(t *testing.T) {
+	for p, ok := range map[string]bool{
+		"tasks.connect": true, "connect-1:8083": true, "[::1]:8083": true, "::1": true, "http://c:8083": true, "https://c:8443/": true,
+		"c:0": false, "c:65536": false, "c:http": false, ":8083": false, "ftp://c:21": false, "http://c:8083/x": false, "a b": false, "[::1": false,
+	} {
+		if err := checkPeer(p); (err == nil) != ok {
+			t.Errorf("%q: %v", p, err)
+		}
+	}
+}
