@@ -12,23 +12,16 @@ import (
 	"time"
 
 	"github.com/IBM/sarama"
+
+	"github.com/connect-init/connect-init/internal/clock"
 )
 
 // Clock is the time source of the gates, injected so tests never sleep on
-// the wall clock.
-type Clock interface {
-	Now() time.Time
-	After(d time.Duration) <-chan time.Time
-}
+// the wall clock. It is the one clock of connect-init (internal/clock).
+type Clock = clock.Clock
 
 // SystemClock is the real clock.
-type SystemClock struct{}
-
-// Now returns time.Now.
-func (SystemClock) Now() time.Time { return time.Now() }
-
-// After returns time.After.
-func (SystemClock) After(d time.Duration) <-chan time.Time { return time.After(d) }
+type SystemClock = clock.System
 
 // BrokerStatus is what the broker gate learned about one registered broker.
 type BrokerStatus struct {

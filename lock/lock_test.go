@@ -395,7 +395,7 @@ func TestAcquireMissingTopic(t *testing.T) {
 func TestScopesShareTopicAndJunkIgnored(t *testing.T) {
 	h := newHarness(t)
 	h.produce(recordKey{Scope: "connect-cluster", Identity: "junk"}, map[string]string{"state": "bogus"})
-	h.produce(recordKey{Scope: "other-cluster", Identity: "x"}, memberValue{V: 1, Identity: "x", State: stateHolding, Ticket: -1, LeaseMS: 30000, HoldLeaseMS: 600000})
+	h.produce(recordKey{Scope: "other-cluster", Identity: "x"}, memberValue{V: 1, Identity: "x", State: StateHolding, Ticket: -1, LeaseMS: 30000, HoldLeaseMS: 600000})
 	a := h.start(h.newLock(h.config("a")))
 	h.eventually("a holds despite the other scope's holder", 0, func() bool { return a.acquired(t) })
 	cfg := h.config("b")
