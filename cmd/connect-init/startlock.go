@@ -11,7 +11,8 @@ import (
 	"github.com/connect-init/connect-init/lock"
 )
 
-// takeStartupLock waits for this worker's turn to join the group (gate 6).
+// takeStartupLock is the lock gate: it waits for this worker's turn to join
+// the group.
 //
 // The scope is the worker group.id and the identity the worker's advertised
 // REST URL, computed as Connect computes it, so a restarted worker replaces
@@ -32,7 +33,12 @@ func takeStartupLock(ctx context.Context, cfg *bootstrap.Config, clients *bootst
 	if err != nil {
 		return nil, err
 	}
-	rf := cfg.Topics[0].ReplicationFactor // like the config topic
+	rf := int16(-1) // like the config topic; -1 is the broker default
+	for _, t := range cfg.Topics {
+		if t.Role == bootstrap.RoleConfig {
+			rf = t.ReplicationFactor
+		}
+	}
 	if err := lock.EnsureTopic(ctx, clients.Admin, s.LockTopic, rf); err != nil {
 		return nil, &bootstrap.GateError{Gate: "lock", Err: err,
 			Fix: "point CONNECT_INIT_LOCK_TOPIC at a topic that is free for connect-init, or set CONNECT_INIT_LOCK=false"}
