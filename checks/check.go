@@ -72,7 +72,8 @@ func (r Result) String() string {
 // Check is one rule over subjects of type T.
 type Check[T any] struct {
 	// ID is stable: scripts and alerting match on it, so it is never
-	// renamed or reused for another condition.
+	// renamed or reused for another condition. Two checks may share an id
+	// when they are one condition at two severities.
 	ID string
 	// Severity is the result's severity when Escalate is nil or false.
 	Severity Severity

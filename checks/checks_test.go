@@ -38,7 +38,7 @@ func TestTopicChecks(t *testing.T) {
 		{"delete policy", func(t *Topic) { t.CleanupPolicy = "delete" }, []string{"topic-not-compacted/error"}, "cleanup.policy=delete"},
 		{"compact,delete policy", func(t *Topic) { t.CleanupPolicy = "compact,delete" }, []string{"topic-not-compacted/error"}, "cleanup.policy=compact,delete"},
 		{"empty policy", func(t *Topic) { t.CleanupPolicy = "" }, []string{"topic-not-compacted/error"}, "cleanup.policy is empty"},
-		{"offline", func(t *Topic) { t.Offline = []int32{0} }, []string{"topic-partitions-offline/error"}, "offline partitions [0]"},
+		{"offline", func(t *Topic) { t.Offline = []int32{0} }, []string{"topic-under-replicated/error"}, "offline partitions [0]"},
 		{"under-replicated", func(t *Topic) { t.UnderReplicated = []int32{4} }, []string{"topic-under-replicated/warning"}, "under-replicated partitions [4]"},
 		{"replication below configured", func(t *Topic) { t.ReplicationFactor, t.MinInsyncReplicas = 1, "1" },
 			[]string{"topic-replication-below-configured/warning"}, "CONNECT_CONFIG_STORAGE_REPLICATION_FACTOR=3"},
@@ -96,7 +96,9 @@ func TestCoordinatorChecks(t *testing.T) {
 		{"single replica, strict", func(c *Coordinator) { c.ISR, c.Strict = []int32{1}, true }, []string{"consumer-offsets-single-replica/error"}, ""},
 		{"shrunk ISR counts, not replicas", func(c *Coordinator) { c.ISR = []int32{2} }, []string{"consumer-offsets-single-replica/warning"}, "broker 2 stops"},
 		{"one-broker cluster is not warned", func(c *Coordinator) { c.Brokers, c.Replicas, c.ISR = 1, []int32{1}, []int32{1} }, nil, ""},
-		{"not found", func(c *Coordinator) { *c = Coordinator{GroupID: "g", Partition: 13, FindError: "coordinator not available"} },
+		{"not found", func(c *Coordinator) {
+			*c = Coordinator{GroupID: "g", Partition: 13, FindError: "coordinator not available"}
+		},
 			[]string{"coordinator-not-available/error"}, "partition 13 (with the default 50"},
 		{"offsets topic missing", func(c *Coordinator) { *c = Coordinator{GroupID: "g", ConsumerOffsetsMissing: true} },
 			[]string{"consumer-offsets-missing/info"}, ""},

@@ -100,8 +100,8 @@ var CoordinatorChecks = []Check[Coordinator]{
 				c.GroupID, c.Partition, c.Replicas, c.ISR)
 		},
 		Evidence: func(c Coordinator) string {
-			return fmt.Sprintf("%d in-sync replica(s) on a %d-broker cluster: if broker %s stops, no worker can find its coordinator (FindCoordinator answers COORDINATOR_NOT_AVAILABLE, incident 2); group %q -> partition %d (abs(hashCode) %% %d), leader %d; broker setting offsets.topic.replication.factor=%s",
-				len(c.ISR), c.Brokers, joinIDs(c.ISR), c.GroupID, c.Partition, c.Partitions, c.Leader, orUnknown(c.OffsetsTopicReplicationFactor))
+			return fmt.Sprintf("group %q -> __consumer_offsets partition %d (abs(hashCode) %% %d): replicas %v, ISR %v, leader %d, %d in-sync replica(s) on a %d-broker cluster; broker setting offsets.topic.replication.factor=%s; if broker %s stops, no worker can find its coordinator (FindCoordinator answers COORDINATOR_NOT_AVAILABLE, incident 2)",
+				c.GroupID, c.Partition, c.Partitions, c.Replicas, c.ISR, c.Leader, len(c.ISR), c.Brokers, orUnknown(c.OffsetsTopicReplicationFactor), joinIDs(c.ISR))
 		},
 		Fix: func(Coordinator) string {
 			return "set offsets.topic.replication.factor=3 on the brokers (it only applies when the topic is created) and reassign the partitions of __consumer_offsets to add replicas (kafka-reassign-partitions)"

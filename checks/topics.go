@@ -11,7 +11,6 @@ const (
 	IDTopicConfigsUnreadable    = "topic-configs-unreadable"
 	IDConfigTopicPartitions     = "config-topic-partitions"
 	IDTopicNotCompacted         = "topic-not-compacted"
-	IDTopicPartitionsOffline    = "topic-partitions-offline"
 	IDTopicUnderReplicated      = "topic-under-replicated"
 	IDTopicReplicationBelowConf = "topic-replication-below-configured"
 	IDTopicMinISRTooHigh        = "topic-min-insync-too-high"
@@ -88,7 +87,9 @@ var TopicChecks = []Check[Topic]{
 			return fmt.Sprintf("the settings of topic %q could not be read, so its cleanup.policy cannot be checked", t.Name)
 		},
 		Evidence: func(t Topic) string { return "DescribeConfigs: " + t.ConfigError },
-		Fix:      func(Topic) string { return "let this principal DESCRIBE_CONFIGS on the topic (connect-init never starts a worker on unverified topics)" },
+		Fix: func(Topic) string {
+			return "let this principal DESCRIBE_CONFIGS on the topic (connect-init never starts a worker on unverified topics)"
+		},
 	},
 	{
 		ID: IDConfigTopicPartitions, Severity: Error,
@@ -126,9 +127,11 @@ var TopicChecks = []Check[Topic]{
 		},
 	},
 	{
+		// Offline partitions share the under-replicated id (doctor has
+		// reported them under it, as an error, since schema version 1).
 		// Transient: during a leader election a partition has no leader
 		// for a moment, so a waiting gate reads again until its deadline.
-		ID: IDTopicPartitionsOffline, Severity: Error, Transient: true,
+		ID: IDTopicUnderReplicated, Severity: Error, Transient: true,
 		Applies: Topic.exists,
 		Test:    func(t Topic) bool { return len(t.Offline) > 0 },
 		Subject: Topic.name,

@@ -32,3 +32,15 @@ func TestSleep(t *testing.T) {
 		t.Fatal("Sleep returned true although done was closed and the clock never fired")
 	}
 }
+
+func TestStepping(t *testing.T) {
+	c := NewStepping(time.Unix(0, 0))
+	<-c.After(3 * time.Second)
+	<-c.After(2 * time.Second)
+	if got := c.Now(); !got.Equal(time.Unix(5, 0)) {
+		t.Fatalf("Now = %v, want 5s after the start", got)
+	}
+	if c.Waited() != 5*time.Second {
+		t.Fatalf("Waited = %v", c.Waited())
+	}
+}
