@@ -285,6 +285,10 @@ func TestCheckPeer(t *testing.T) {
 	if pc := CheckPeer(ctx, "https://127.0.0.1/", time.Second); pc.Address != "127.0.0.1:443" {
 		t.Errorf("default port: %+v", pc)
 	}
+	// Connect advertises a bare IPv6 listener host percent-encoded.
+	if pc := CheckPeer(ctx, "http://%3A%3A1:1/", time.Second); !pc.Resolved || pc.Address != "[::1]:1" || pc.Addresses[0] != "::1" {
+		t.Errorf("percent-encoded IPv6: %+v", pc)
+	}
 	if pc := CheckPeer(ctx, "::not a url", time.Second); pc.Resolved || pc.Error == "" {
 		t.Errorf("bad URL: %+v", pc)
 	}

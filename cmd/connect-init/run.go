@@ -13,6 +13,7 @@ import (
 	"github.com/IBM/sarama"
 
 	"github.com/connect-init/connect-init/bootstrap"
+	"github.com/connect-init/connect-init/bootstrap/restcheck"
 	"github.com/connect-init/connect-init/entrypoint"
 )
 
@@ -159,7 +160,8 @@ func exitCode(ctx context.Context, err error) int {
 		return se.ExitCode()
 	}
 	var ee *entrypoint.Error
-	if bootstrap.AsConfigError(err) || errors.As(err, &ee) {
+	var pe *restcheck.ConfigError
+	if bootstrap.AsConfigError(err) || errors.As(err, &ee) || errors.As(err, &pe) {
 		return exitConfig
 	}
 	return exitGate

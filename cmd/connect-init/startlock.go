@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/connect-init/connect-init/bootstrap"
+	"github.com/connect-init/connect-init/bootstrap/restcheck"
 	"github.com/connect-init/connect-init/bootstrap/workerconfig"
 	"github.com/connect-init/connect-init/lock"
 )
@@ -47,7 +48,11 @@ func takeStartupLock(ctx context.Context, cfg *bootstrap.Config, clients *bootst
 	if s.LockLease < waiterLease {
 		waiterLease = max(s.LockLease, lock.MinLease)
 	}
-	readiness := bootstrap.NewWorkerReadiness(clients.Admin, cfg.GroupID, log)
+	restTLS, err := restcheck.TLSConfig(cfg.Worker)
+	if err != nil {
+		return nil, err
+	}
+	readiness := bootstrap.NewWorkerReadiness(clients.Admin, cfg.GroupID, restTLS)
 	l, err := lock.New(lock.Config{
 		Brokers:  cfg.BootstrapServers,
 		Sarama:   clients.MemberConfig,
