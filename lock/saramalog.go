@@ -20,6 +20,9 @@ type saramaLog struct {
 	pc       sarama.PartitionConsumer
 	pclient  sarama.Client
 	producer sarama.AsyncProducer
+	// producerClosed is set by Close and Abandon, which close the producer
+	// themselves; only the session's goroutine touches it.
+	producerClosed bool
 
 	records  chan rawRecord
 	errs     chan error
@@ -58,7 +61,7 @@ func openSaramaLog(brokers []string, cfg *sarama.Config, topic string) (log *sar
 		return nil, b, fmt.Errorf("lock: creating producer for %q: %w", topic, err)
 	}
 	go s.read()
-	go s.drain()
+	go s.drain(s.producer.Successes(), s.producer.Errors())
 	return s, b, nil
 }
 
@@ -92,8 +95,7 @@ func (s *saramaLog) read() {
 
 // drain consumes the producer's result channels so that it never blocks,
 // and forwards failures.
-func (s *saramaLog) drain() {
-	successes, errs := s.producer.Successes(), s.producer.Errors()
+func (s *saramaLog) drain(successes <-chan *sarama.ProducerMessage, errs <-chan *sarama.ProducerError) {
 	for successes != nil || errs != nil {
 		select {
 		case _, ok := <-successes:
@@ -138,14 +140,14 @@ func (s *saramaLog) Close(timeout time.Duration) error {
 	case <-t.C:
 		err = fmt.Errorf("flushing writes to %q took longer than %v", s.topic, timeout)
 	}
-	s.producer = nil
+	s.producerClosed = true
 	s.closeAll()
 	return err
 }
 
 func (s *saramaLog) Abandon() {
 	s.producer.AsyncClose()
-	s.producer = nil
+	s.producerClosed = true
 	s.closeAll()
 }
 
@@ -153,7 +155,7 @@ func (s *saramaLog) Abandon() {
 // long-polling fetch (closing the client ends it), then closes the rest.
 func (s *saramaLog) closeAll() {
 	close(s.stop)
-	if s.producer != nil {
+	if s.producer != nil && !s.producerClosed {
 		_ = s.producer.Close()
 	}
 	if s.pclient != nil {
