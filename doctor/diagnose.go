@@ -273,17 +273,6 @@ func quoteAll(ss []string) []string {
 	return out
 }
 
-func joinIDs(ids []int32) string {
-	parts := make([]string, len(ids))
-	for i, id := range ids {
-		parts[i] = strconv.Itoa(int(id))
-	}
-	if len(parts) == 0 {
-		return "(none)"
-	}
-	return strings.Join(parts, ", ")
-}
-
 func offsetString(o int64) string {
 	if o < 0 {
 		return "unknown"

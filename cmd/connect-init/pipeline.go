@@ -26,14 +26,16 @@ const (
 type deadline int
 
 const (
-	// unbounded steps run under the caller's context only: settings does
-	// no I/O, the lock's wait is bounded by its hold lease, exec is final.
-	unbounded deadline = iota
-	// cluster steps (brokers to group) share one CONNECT_INIT_TIMEOUT.
-	cluster
-	// fresh steps get a CONNECT_INIT_TIMEOUT of their own: peers, after a
-	// wait for the lock that may have been long.
-	fresh
+	// deadlineNone: the step runs under the caller's context only:
+	// settings does no I/O, the lock's wait is bounded by its hold lease,
+	// exec is final.
+	deadlineNone deadline = iota
+	// deadlineCluster: the cluster steps (brokers to group) share one
+	// CONNECT_INIT_TIMEOUT.
+	deadlineCluster
+	// deadlineFresh: the step gets a CONNECT_INIT_TIMEOUT of its own:
+	// peers, after a wait for the lock that may have been long.
+	deadlineFresh
 )
 
 // step is one named gate of the start-up.
@@ -93,12 +95,12 @@ func startupSteps(g gates) []step {
 		return ""
 	}
 	return []step{
-		{name: stepSettings, run: g.settings},
-		{name: stepBrokers, deadline: cluster, run: g.brokers},
-		{name: stepTopics, deadline: cluster, run: g.topics},
-		{name: stepCoordinator, deadline: cluster, run: g.coordinator},
-		{name: stepGroup, deadline: cluster, run: g.group},
-		{name: stepLock, run: g.lock, skip: func(st *startup) string {
+		{name: stepSettings, deadline: deadlineNone, run: g.settings},
+		{name: stepBrokers, deadline: deadlineCluster, run: g.brokers},
+		{name: stepTopics, deadline: deadlineCluster, run: g.topics},
+		{name: stepCoordinator, deadline: deadlineCluster, run: g.coordinator},
+		{name: stepGroup, deadline: deadlineCluster, run: g.group},
+		{name: stepLock, deadline: deadlineNone, run: g.lock, skip: func(st *startup) string {
 			if why := onlyRun(st); why != "" {
 				return why
 			}
@@ -107,7 +109,7 @@ func startupSteps(g gates) []step {
 			}
 			return ""
 		}},
-		{name: stepPeers, deadline: fresh, run: g.peers, skip: onlyRun},
+		{name: stepPeers, deadline: deadlineFresh, run: g.peers, skip: onlyRun},
 		{name: stepExec, run: g.exec, skip: onlyRun},
 	}
 }
@@ -135,14 +137,14 @@ func runSteps(ctx context.Context, steps []step, st *startup, log *slog.Logger) 
 		}
 		sctx := ctx
 		switch s.deadline {
-		case cluster:
+		case deadlineCluster:
 			if clusterCtx == nil {
 				var cancel context.CancelFunc
 				clusterCtx, cancel = context.WithTimeout(ctx, st.settings.Timeout)
 				defer cancel()
 			}
 			sctx = clusterCtx
-		case fresh:
+		case deadlineFresh:
 			var cancel context.CancelFunc
 			sctx, cancel = context.WithTimeout(ctx, st.settings.Timeout)
 			defer cancel()
