@@ -12,23 +12,16 @@ import (
 	"time"
 
 	"github.com/IBM/sarama"
+
+	"github.com/connect-init/connect-init/internal/clock"
 )
 
 // Clock is the time source of the gates, injected so tests never sleep on
-// the wall clock.
-type Clock interface {
-	Now() time.Time
-	After(d time.Duration) <-chan time.Time
-}
+// the wall clock. It is the one clock of connect-init (internal/clock).
+type Clock = clock.Clock
 
 // SystemClock is the real clock.
-type SystemClock struct{}
-
-// Now returns time.Now.
-func (SystemClock) Now() time.Time { return time.Now() }
-
-// After returns time.After.
-func (SystemClock) After(d time.Duration) <-chan time.Time { return time.After(d) }
+type SystemClock = clock.System
 
 // BrokerStatus is what the broker gate learned about one registered broker.
 type BrokerStatus struct {
@@ -121,10 +114,7 @@ type BrokerGate struct {
 // Wait polls until the cluster is ready or ctx ends. On ctx's end it
 // returns a *GateError with the last report's summary.
 func (g *BrokerGate) Wait(ctx context.Context) (*BrokerReport, error) {
-	clock := g.Clock
-	if clock == nil {
-		clock = SystemClock{}
-	}
+	clock := clock.Or(g.Clock)
 	jitter := g.Jitter
 	if jitter == nil {
 		jitter = rand.Float64
@@ -140,7 +130,7 @@ func (g *BrokerGate) Wait(ctx context.Context) (*BrokerReport, error) {
 	start := clock.Now()
 	lastLog := start
 	backoff := 50 * time.Millisecond
-	permanent := 0
+	var refused refusals
 	for attempt := 1; ; attempt++ {
 		rep := g.Probe(ctx)
 		rep.Attempts = attempt
@@ -150,19 +140,12 @@ func (g *BrokerGate) Wait(ctx context.Context) (*BrokerReport, error) {
 				"controller", rep.ControllerID, "waited", rep.Elapsed.Round(time.Millisecond).String())
 			return rep, nil
 		}
-		// Three refusals in a row for our settings: a wrong password or
-		// truststore does not fix itself, so say so now, not at the timeout.
-		if rep.Permanent {
-			permanent++
-		} else {
-			permanent = 0
-		}
-		if permanent >= 3 {
+		if refused.observe(rep.Permanent) {
 			return rep, &GateError{Gate: "brokers", Err: fmt.Errorf("the brokers refuse this client: %s", rep.Summary()),
 				Fix: "fix the security settings named above; retrying will not help"}
 		}
 		if attempt == 1 || clock.Now().Sub(lastLog) >= every {
-			g.Log.Info(rep.Summary())
+			g.Log.Info("waiting for brokers", "gate", "brokers", "status", rep.Summary())
 			lastLog = clock.Now()
 		}
 		sleep := time.Duration(float64(backoff) * (0.5 + jitter()))
@@ -177,6 +160,25 @@ func (g *BrokerGate) Wait(ctx context.Context) (*BrokerReport, error) {
 		case <-clock.After(sleep):
 		}
 	}
+}
+
+// maxRefusals is how many looks in a row in which every bootstrap server
+// refused us for our settings make the broker gate give up: a wrong password
+// or truststore does not fix itself, so say so now, not at the timeout; one
+// or two may be a broker still loading its credentials.
+const maxRefusals = 3
+
+// refusals counts consecutive permanent refusals (BrokerReport.Permanent).
+type refusals int
+
+// observe records one look and reports whether the gate gives up.
+func (r *refusals) observe(permanent bool) bool {
+	if permanent {
+		*r++
+	} else {
+		*r = 0
+	}
+	return *r >= maxRefusals
 }
 
 func (g *BrokerGate) fix(rep *BrokerReport) string {

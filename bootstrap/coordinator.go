@@ -10,6 +10,9 @@ import (
 	"unicode/utf16"
 
 	"github.com/IBM/sarama"
+
+	"github.com/connect-init/connect-init/checks"
+	"github.com/connect-init/connect-init/internal/clock"
 )
 
 // JavaStringHashCode is Java's String.hashCode: s[0]*31^(n-1) + ... over
@@ -48,9 +51,43 @@ type CoordinatorReport struct {
 	// OffsetsTopicReplicationFactor is the broker setting, "" if unreadable.
 	OffsetsTopicReplicationFactor string `json:"offsets_topic_replication_factor,omitempty"`
 	Brokers                       int    `json:"brokers"`
+	// FindError is why no coordinator was found, "" once one was.
+	FindError string `json:"find_error,omitempty"`
+	// Checks are the broken rules (checks.CoordinatorChecks).
+	Checks []checks.Result `json:"checks,omitempty"`
 	// Warning is set when the group's partition has fewer than two in-sync
-	// replicas on a multi-broker cluster.
+	// replicas on a multi-broker cluster: the consumer-offsets-single-replica
+	// result as a line.
 	Warning string `json:"warning,omitempty"`
+}
+
+// Subject is what the coordinator checks judge; strict is
+// CONNECT_INIT_STRICT.
+func (r *CoordinatorReport) Subject(strict bool) checks.Coordinator {
+	partition := r.Partition
+	if r.Partitions == 0 {
+		partition = GroupPartition(r.GroupID, 50)
+	}
+	return checks.Coordinator{GroupID: r.GroupID, Found: r.CoordinatorID >= 0, FindError: r.FindError,
+		Partition: partition, Partitions: r.Partitions, Leader: r.Leader, Replicas: r.Replicas, ISR: r.ISR,
+		OffsetsTopicReplicationFactor: r.OffsetsTopicReplicationFactor, Brokers: r.Brokers, Strict: strict}
+}
+
+// Judge runs the coordinator checks, sets the results and returns the
+// gate's verdict: a *GateError naming the error-severity results, nil when
+// there is none. Exported so that a test can hold doctor to it.
+func (r *CoordinatorReport) Judge(strict bool) error {
+	r.Checks = checks.Run(checks.CoordinatorChecks, r.Subject(strict))
+	r.Warning = ""
+	for _, c := range r.Checks {
+		if c.ID == checks.IDConsumerOffsetsSingle {
+			r.Warning = c.String()
+		}
+	}
+	if errs := checks.Errors(r.Checks); len(errs) > 0 {
+		return &GateError{Gate: "coordinator", Err: errors.New(checks.Join(errs))}
+	}
+	return nil
 }
 
 // CoordinatorGate finds the worker group's coordinator (which makes the
@@ -70,13 +107,10 @@ type CoordinatorGate struct {
 
 // Check runs the gate.
 func (g *CoordinatorGate) Check(ctx context.Context) (*CoordinatorReport, error) {
-	clock := g.Clock
-	if clock == nil {
-		clock = SystemClock{}
-	}
+	clk := clock.Or(g.Clock)
 	rep := &CoordinatorReport{GroupID: g.GroupID, CoordinatorID: -1, Leader: -1, Partition: -1}
 	var coord *sarama.Broker
-	lastLog := clock.Now()
+	lastLog := clk.Now()
 	for {
 		err := g.Client.RefreshCoordinator(g.GroupID)
 		if err == nil {
@@ -85,20 +119,21 @@ func (g *CoordinatorGate) Check(ctx context.Context) (*CoordinatorReport, error)
 		if err == nil {
 			break
 		}
+		rep.FindError = "find coordinator of group " + strconv.Quote(g.GroupID) + ": " + ExplainConnError(err)
 		if !g.Wait {
-			return rep, &GateError{Gate: "coordinator", Err: fmt.Errorf("find coordinator of group %q: %s", g.GroupID, ExplainConnError(err))}
+			return rep, rep.Judge(g.Strict)
 		}
-		if clock.Now().Sub(lastLog) >= 5*time.Second {
-			g.Log.Info("waiting for the group coordinator", "group", g.GroupID, "error", ExplainConnError(err))
-			lastLog = clock.Now()
+		if clk.Now().Sub(lastLog) >= 5*time.Second {
+			g.Log.Info("waiting for the group coordinator", "gate", "coordinator", "group", g.GroupID, "error", ExplainConnError(err))
+			lastLog = clk.Now()
 		}
 		select {
 		case <-ctx.Done():
-			return rep, &GateError{Gate: "coordinator", Err: fmt.Errorf("no coordinator for group %q: %s", g.GroupID, ExplainConnError(err)),
-				Fix: "the partition of __consumer_offsets that holds this group has no leader: bring its replicas' brokers back, or check the brokers' logs"}
-		case <-clock.After(200 * time.Millisecond):
+			return rep, rep.Judge(g.Strict)
+		case <-clk.After(200 * time.Millisecond):
 		}
 	}
+	rep.FindError = ""
 	rep.CoordinatorID = coord.ID()
 	rep.CoordinatorAddr = coord.Addr()
 
@@ -121,23 +156,16 @@ func (g *CoordinatorGate) Check(ctx context.Context) (*CoordinatorReport, error)
 		Name: strconv.Itoa(int(rep.CoordinatorID)), ConfigNames: []string{offsetsTopicReplicationFactor}}); err == nil {
 		rep.OffsetsTopicReplicationFactor = configs[offsetsTopicReplicationFactor]
 	}
-	if rep.Brokers >= 2 && len(rep.ISR) < 2 {
-		rep.Warning = fmt.Sprintf("the worker group %q lives in %s partition %d, which has replicas %v and in-sync replicas %v: if broker %v stops, no worker can find its coordinator (FindCoordinator answers COORDINATOR_NOT_AVAILABLE); broker setting offsets.topic.replication.factor=%s; fix: set offsets.topic.replication.factor=3 on the brokers (it only applies when the topic is created) and reassign the partitions of %s to add replicas (kafka-reassign-partitions)",
-			g.GroupID, consumerOffsetsTopic, rep.Partition, rep.Replicas, rep.ISR, rep.ISR, orUnknown(rep.OffsetsTopicReplicationFactor), consumerOffsetsTopic)
-		if g.Strict {
-			return rep, &GateError{Gate: "coordinator", Err: errors.New(rep.Warning)}
-		}
-		g.Log.Warn(rep.Warning, "partition", rep.Partition, "replicas", fmt.Sprint(rep.Replicas), "isr", fmt.Sprint(rep.ISR))
-	} else {
-		g.Log.Info("group coordinator found", "group", g.GroupID, "coordinator", rep.CoordinatorID,
+	if err := rep.Judge(g.Strict); err != nil {
+		return rep, err
+	}
+	for _, c := range rep.Checks {
+		g.Log.Warn("group coordinator check", "gate", "coordinator", "check", c.ID, "partition", rep.Partition,
+			"replicas", fmt.Sprint(rep.Replicas), "isr", fmt.Sprint(rep.ISR), "error", c.Summary+" ("+c.Evidence+")", "fix", c.Fix)
+	}
+	if len(rep.Checks) == 0 {
+		g.Log.Info("group coordinator found", "gate", "coordinator", "group", g.GroupID, "coordinator", rep.CoordinatorID,
 			"partition", rep.Partition, "replicas", fmt.Sprint(rep.Replicas), "isr", fmt.Sprint(rep.ISR))
 	}
 	return rep, nil
-}
-
-func orUnknown(s string) string {
-	if s == "" {
-		return "(unknown)"
-	}
-	return s
 }

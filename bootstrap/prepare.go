@@ -88,31 +88,67 @@ func newSeededClient(bootstrap []string, cfg *sarama.Config, seedTopics []string
 	return client, nil
 }
 
-// Prepare runs gates 2 to 4 of DESIGN.md: every broker up, internal topics
-// right, the group's coordinator safe. It returns the clients for the
-// gates that follow (the caller closes them) and the report so far.
-func Prepare(ctx context.Context, cfg *Config, clients *Clients, log *slog.Logger, clock Clock) (*Report, error) {
-	rep := &Report{}
+// Cluster runs the cluster gates (brokers, topics, coordinator, group) one
+// at a time, each a step of the start-up pipeline of cmd/connect-init, and
+// keeps their reports. Brokers connects Clients for the gates after it.
+type Cluster struct {
+	Config  *Config
+	Clients *Clients
+	Log     *slog.Logger
+	Clock   Clock
+	// Report gathers the reports of the gates that ran.
+	Report Report
+}
+
+// Brokers is the brokers gate: every broker up, then the clients connect.
+func (c *Cluster) Brokers(ctx context.Context) (err error) {
+	cfg, clients, rep := c.Config, c.Clients, &c.Report
 	bg := &BrokerGate{Config: clients.MemberConfig, Bootstrap: cfg.BootstrapServers, Expected: cfg.ExpectedBrokers,
-		Topics: cfg.TopicNames(), Log: log, Clock: clock}
-	var err error
+		Topics: cfg.TopicNames(), Log: c.Log, Clock: c.Clock}
 	if rep.Brokers, err = bg.Wait(ctx); err != nil {
-		return rep, err
+		return err
 	}
 	if err := clients.Connect(cfg.BootstrapServers, cfg.TopicNames()); err != nil {
-		return rep, &GateError{Gate: "brokers", Err: err}
+		return &GateError{Gate: "brokers", Err: err}
 	}
-	tg := &TopicGate{Admin: clients.Admin, Config: clients.AdminConfig, Specs: cfg.Topics, Log: log, Clock: clock, Create: true}
-	if rep.Topics, err = tg.Ensure(ctx); err != nil {
-		return rep, err
-	}
-	cg := &CoordinatorGate{Client: clients.Member, Admin: clients.Admin, GroupID: cfg.GroupID, Log: log, Clock: clock,
-		Strict: cfg.Settings.Strict, Wait: true}
-	if rep.Coordinator, err = cg.Check(ctx); err != nil {
-		return rep, err
-	}
+	return nil
+}
+
+// Topics is the topics gate: the internal topics exist and are right.
+func (c *Cluster) Topics(ctx context.Context) (err error) {
+	tg := &TopicGate{Admin: c.Clients.Admin, Config: c.Clients.AdminConfig, Specs: c.Config.Topics, Log: c.Log, Clock: c.Clock, Create: true}
+	c.Report.Topics, err = tg.Ensure(ctx)
+	return err
+}
+
+// Coordinator is the coordinator gate: the group's coordinator is found
+// and its partition survives a broker loss.
+func (c *Cluster) Coordinator(ctx context.Context) (err error) {
+	cg := &CoordinatorGate{Client: c.Clients.Member, Admin: c.Clients.Admin, GroupID: c.Config.GroupID, Log: c.Log, Clock: c.Clock,
+		Strict: c.Config.Settings.Strict, Wait: true}
+	c.Report.Coordinator, err = cg.Check(ctx)
+	return err
+}
+
+// Group is the group gate: no member of the worker group is foreign.
+func (c *Cluster) Group(ctx context.Context) (err error) {
+	cfg, clients, log, clock, rep := c.Config, c.Clients, c.Log, c.Clock, &c.Report
 	if rep.Group, err = NewGroupGate(cfg, clients, log, clock).Check(ctx); err != nil {
-		return rep, err
+		return err
 	}
-	return rep, nil
+	return nil
+}
+
+// Prepare runs the brokers, topics, coordinator and group gates in order
+// (DESIGN.md): every broker up, internal topics right, the group's
+// coordinator safe, the group ours. The caller closes the clients. It
+// returns the report so far.
+func Prepare(ctx context.Context, cfg *Config, clients *Clients, log *slog.Logger, clock Clock) (*Report, error) {
+	c := &Cluster{Config: cfg, Clients: clients, Log: log, Clock: clock}
+	for _, gate := range []func(context.Context) error{c.Brokers, c.Topics, c.Coordinator, c.Group} {
+		if err := gate(ctx); err != nil {
+			return &c.Report, err
+		}
+	}
+	return &c.Report, nil
 }

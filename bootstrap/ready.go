@@ -2,41 +2,35 @@ package bootstrap
 
 import (
 	"context"
+	"crypto/tls"
+	"errors"
 	"fmt"
-	"log/slog"
-	"net/http"
-	"strings"
 	"time"
 
 	"github.com/IBM/sarama"
-	"github.com/hashicorp/go-retryablehttp"
 
 	"github.com/connect-init/connect-init/bootstrap/connectproto"
+	"github.com/connect-init/connect-init/restclient"
 )
 
 // WorkerReadiness decides whether a worker that took the startup lock has
 // finished joining, so the next one may go. A worker is ready when it is a
 // member of the Stable worker group whose reported config offset equals
 // its assignment's (it caught up with the config topic: the loop of
-// incident 1 cannot be in progress), or when its REST /health answers 200
-// (Kafka >= 3.9 answers so only once the herder runs).
+// incident 1 cannot be in progress), or when its REST API says so
+// (restclient.Client.Health: GET /health, Kafka >= 3.9, answers 200 only
+// once the herder runs; older workers answer the herder's 404).
 type WorkerReadiness struct {
 	Admin   sarama.ClusterAdmin
 	GroupID string
-	HTTP    *retryablehttp.Client
+	REST    *restclient.Client
 }
 
-// NewWorkerReadiness builds the check with a short-retrying HTTP client:
-// the lock's poll calls it again soon anyway.
-func NewWorkerReadiness(admin sarama.ClusterAdmin, groupID string, log *slog.Logger) *WorkerReadiness {
-	hc := retryablehttp.NewClient()
-	hc.RetryMax = 1
-	hc.RetryWaitMin = 100 * time.Millisecond
-	hc.RetryWaitMax = 300 * time.Millisecond
-	hc.HTTPClient.Timeout = 3 * time.Second
-	hc.Logger = nil
-	hc.ErrorHandler = retryablehttp.PassthroughErrorHandler
-	return &WorkerReadiness{Admin: admin, GroupID: groupID, HTTP: hc}
+// NewWorkerReadiness builds the check with a short-retrying REST client
+// (the lock's poll calls it again soon anyway) that uses restTLS, the REST
+// client TLS settings of the worker, for https holders.
+func NewWorkerReadiness(admin sarama.ClusterAdmin, groupID string, restTLS *tls.Config) *WorkerReadiness {
+	return &WorkerReadiness{Admin: admin, GroupID: groupID, REST: &restclient.Client{TLS: restTLS, Timeout: 3 * time.Second, Retries: 1}}
 }
 
 // Ready reports whether the worker advertising url is ready, and why.
@@ -74,19 +68,15 @@ func (r *WorkerReadiness) inGroup(url string) (bool, string, error) {
 	return false, "", nil
 }
 
-// healthy asks the worker's GET /health.
+// healthy asks the worker's REST API.
 func (r *WorkerReadiness) healthy(ctx context.Context, url string) (bool, string, error) {
-	req, err := retryablehttp.NewRequestWithContext(ctx, http.MethodGet, strings.TrimSuffix(url, "/")+"/health", nil)
+	t, err := restclient.Parse(url)
 	if err != nil {
 		return false, "", err
 	}
-	resp, err := r.HTTP.Do(req)
-	if err != nil {
-		return false, "", err
+	res := r.REST.Health(ctx, t, nil)
+	if !res.Ready {
+		return false, "", errors.New(res.Reason)
 	}
-	resp.Body.Close()
-	if resp.StatusCode == http.StatusOK {
-		return true, "GET /health answered 200", nil
-	}
-	return false, "", fmt.Errorf("GET /health answered %d", resp.StatusCode)
+	return true, res.Reason, nil
 }

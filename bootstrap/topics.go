@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -13,6 +12,8 @@ import (
 	"github.com/IBM/sarama"
 
 	"github.com/connect-init/connect-init/bootstrap/workerconfig"
+	"github.com/connect-init/connect-init/checks"
+	"github.com/connect-init/connect-init/internal/clock"
 )
 
 // TopicOutcome is what the topic gate did with or found for one topic.
@@ -42,10 +43,53 @@ type TopicResult struct {
 	MinInsyncReplicas string       `json:"min_insync_replicas,omitempty"`
 	// UnderReplicated lists partitions whose ISR is smaller than their
 	// replica set; Offline those without a leader.
-	UnderReplicated []int32  `json:"under_replicated,omitempty"`
-	Offline         []int32  `json:"offline,omitempty"`
-	Warnings        []string `json:"warnings,omitempty"`
-	Errors          []string `json:"errors,omitempty"`
+	UnderReplicated []int32 `json:"under_replicated,omitempty"`
+	Offline         []int32 `json:"offline,omitempty"`
+	// ConfigError is why this topic's settings could not be read (its
+	// own DescribeConfigs error, never another topic's).
+	ConfigError string `json:"config_error,omitempty"`
+	// Checks are the broken rules (checks.TopicChecks); Warnings and
+	// Errors are the same results as lines.
+	Checks   []checks.Result `json:"checks,omitempty"`
+	Warnings []string        `json:"warnings,omitempty"`
+	Errors   []string        `json:"errors,omitempty"`
+}
+
+// Subject is what the topic checks judge: this result's facts, spec's
+// configured replication factor and the variables that set them.
+func (r TopicResult) Subject(spec TopicSpec) checks.Topic {
+	return checks.Topic{
+		Role: r.Role, Name: r.Name,
+		TopicEnv:       workerconfig.EnvName(r.Role + ".storage.topic"),
+		ReplicationEnv: workerconfig.EnvName(r.Role + ".storage.replication.factor"),
+		Exists:         r.Outcome != TopicMissing, Partitions: r.Partitions, ReplicationFactor: r.ReplicationFactor,
+		ConfiguredReplicationFactor: int(spec.ReplicationFactor),
+		ConfigError:                 r.ConfigError, CleanupPolicy: r.CleanupPolicy, MinInsyncReplicas: r.MinInsyncReplicas,
+		UnderReplicated: r.UnderReplicated, Offline: r.Offline,
+	}
+}
+
+// judge runs the topic checks on r and sets its outcome from them.
+func (r *TopicResult) judge(spec TopicSpec) {
+	r.Checks = checks.Run(checks.TopicChecks, r.Subject(spec))
+	r.Warnings, r.Errors = nil, nil
+	for _, c := range r.Checks {
+		switch c.Severity {
+		case checks.Error:
+			r.Errors = append(r.Errors, c.String())
+		case checks.Warning:
+			r.Warnings = append(r.Warnings, c.String())
+		}
+	}
+	switch {
+	case r.Outcome == TopicMissing:
+	case len(r.Errors) > 0:
+		r.Outcome = TopicError
+	case len(r.Warnings) > 0:
+		r.Outcome = TopicExistedWithWarnings
+	default:
+		r.Outcome = TopicExistedOK
+	}
 }
 
 // TopicReport is the outcome of the topic gate.
@@ -57,13 +101,25 @@ type TopicReport struct {
 }
 
 // Failed reports whether any topic is in error.
-func (r *TopicReport) Failed() bool {
+func (r *TopicReport) Failed() bool { return len(r.errors()) > 0 }
+
+func (r *TopicReport) errors() []checks.Result {
+	var out []checks.Result
 	for _, t := range r.Topics {
-		if t.Outcome == TopicError {
-			return true
-		}
+		out = append(out, checks.Errors(t.Checks)...)
 	}
-	return false
+	return out
+}
+
+// Err is the topics gate's verdict on the report: a *GateError naming
+// every error-severity check result, nil when there is none. The gate and
+// doctor judge by the same results (checks.TopicChecks).
+func (r *TopicReport) Err() error {
+	errs := r.errors()
+	if len(errs) == 0 {
+		return nil
+	}
+	return &GateError{Gate: "topics", Err: errors.New(checks.Join(errs))}
 }
 
 // TopicGate makes sure Connect's internal topics exist with the right
@@ -82,10 +138,7 @@ type TopicGate struct {
 // so a bad setting creates none), validates every topic and waits until
 // every broker sees them with leaders.
 func (g *TopicGate) Ensure(ctx context.Context) (*TopicReport, error) {
-	clock := g.Clock
-	if clock == nil {
-		clock = SystemClock{}
-	}
+	clk := clock.Or(g.Clock)
 	existing, err := g.describe(ctx)
 	if err != nil {
 		return nil, err
@@ -117,39 +170,89 @@ func (g *TopicGate) Ensure(ctx context.Context) (*TopicReport, error) {
 			}
 		}
 		if len(missing) > 0 {
-			if existing, err = g.describeUntilPresent(ctx, clock); err != nil {
+			if existing, err = g.describeUntilPresent(ctx, clk); err != nil {
 				return nil, err
 			}
 		}
 	}
 
-	configs, cfgErr := g.describeTopicConfigs(ctx, existing)
-	rep := &TopicReport{}
-	for _, s := range g.Specs {
-		res := g.validate(s, existing[s.Name], configs[s.Name], cfgErr)
-		if created[s.Name] && res.Outcome != TopicError {
-			res.Outcome = TopicCreated
-		}
-		for _, w := range res.Warnings {
-			g.Log.Warn(w, "topic", s.Name)
-		}
-		rep.Topics = append(rep.Topics, res)
-	}
-	if rep.Failed() {
-		var msgs []string
-		for _, t := range rep.Topics {
-			msgs = append(msgs, t.Errors...)
-		}
-		return rep, &GateError{Gate: "topics", Err: errors.New(strings.Join(msgs, "; "))}
+	rep, err := g.judgeUntilSettled(ctx, clk, existing, created)
+	if err != nil {
+		return rep, err
 	}
 	if !g.Create {
 		return rep, nil
 	}
-	if err := g.waitPropagated(ctx, clock); err != nil {
+	if err := g.waitPropagated(ctx, clk); err != nil {
 		return rep, err
 	}
 	rep.Propagated = true
 	return rep, nil
+}
+
+// judgeUntilSettled reads the topics' settings, runs the checks and logs
+// the warnings. When the only errors are transient (a partition between
+// leaders) and the gate waits (Create), it reads again until ctx ends.
+func (g *TopicGate) judgeUntilSettled(ctx context.Context, clk Clock, existing map[string]*sarama.TopicMetadata, created map[string]bool) (*TopicReport, error) {
+	lastLog := clk.Now()
+	for {
+		rep := g.look(ctx, existing, created)
+		err := rep.Err()
+		if err != nil && g.Create && checks.OnlyTransient(rep.errors()) && ctx.Err() == nil {
+			if clk.Now().Sub(lastLog) >= 5*time.Second {
+				g.Log.Info("waiting for internal topics", "gate", "topics", "error", checks.Join(rep.errors()))
+				lastLog = clk.Now()
+			}
+			select {
+			case <-ctx.Done():
+			case <-clk.After(200 * time.Millisecond):
+			}
+			if existing, err = g.describe(ctx); err != nil {
+				return rep, err
+			}
+			continue
+		}
+		for _, t := range rep.Topics {
+			for _, c := range t.Checks {
+				if c.Severity == checks.Warning {
+					g.Log.Warn("internal topic check", "gate", "topics", "check", c.ID, "topic", t.Name,
+						"error", c.Summary+" ("+c.Evidence+")", "fix", c.Fix)
+				}
+			}
+		}
+		return rep, err
+	}
+}
+
+// look reads every topic's settings once and judges the topics.
+func (g *TopicGate) look(ctx context.Context, existing map[string]*sarama.TopicMetadata, created map[string]bool) *TopicReport {
+	configs := g.describeTopicConfigs(ctx, existing)
+	rep := &TopicReport{}
+	for _, s := range g.Specs {
+		rep.Topics = append(rep.Topics, layout(s, existing[s.Name], configs[s.Name]))
+	}
+	_ = rep.Judge(g.Specs)
+	for i := range rep.Topics {
+		if t := &rep.Topics[i]; created[t.Name] && t.Outcome != TopicError {
+			t.Outcome = TopicCreated
+		}
+	}
+	return rep
+}
+
+// Judge runs the topic checks on every topic of the report against its
+// spec (matched by name), sets the results and outcomes, and returns the
+// gate's verdict (Err). It is the topics gate's whole judgement, exported
+// so that a test can hold doctor to the same verdict.
+func (r *TopicReport) Judge(specs []TopicSpec) error {
+	byName := map[string]TopicSpec{}
+	for _, s := range specs {
+		byName[s.Name] = s
+	}
+	for i := range r.Topics {
+		r.Topics[i].judge(byName[r.Topics[i].Name])
+	}
+	return r.Err()
 }
 
 func (g *TopicGate) names() []string {
@@ -181,7 +284,7 @@ func (g *TopicGate) describe(ctx context.Context) (map[string]*sarama.TopicMetad
 
 // describeUntilPresent re-describes until the controller's metadata shows
 // every topic (creation is asynchronous in KRaft).
-func (g *TopicGate) describeUntilPresent(ctx context.Context, clock Clock) (map[string]*sarama.TopicMetadata, error) {
+func (g *TopicGate) describeUntilPresent(ctx context.Context, clk Clock) (map[string]*sarama.TopicMetadata, error) {
 	for {
 		ex, err := g.describe(ctx)
 		if err == nil && len(ex) == len(g.Specs) {
@@ -190,7 +293,7 @@ func (g *TopicGate) describeUntilPresent(ctx context.Context, clock Clock) (map[
 		select {
 		case <-ctx.Done():
 			return nil, &GateError{Gate: "topics", Err: fmt.Errorf("internal topics not visible after creation: %w", ctx.Err())}
-		case <-clock.After(100 * time.Millisecond):
+		case <-clk.After(100 * time.Millisecond):
 		}
 	}
 }
@@ -227,7 +330,15 @@ func (g *TopicGate) createError(s TopicSpec, err error) error {
 	return &GateError{Gate: "topics", Err: fmt.Errorf("create topic %q: %s", s.Name, ExplainConnError(err))}
 }
 
-func (g *TopicGate) validate(s TopicSpec, md *sarama.TopicMetadata, configs map[string]string, cfgErr error) TopicResult {
+// topicConfig is one topic's settings as read, or why they were not.
+type topicConfig struct {
+	values map[string]string
+	err    string
+}
+
+// layout is what the metadata and settings say about one topic; the checks
+// judge it (TopicResult.judge).
+func layout(s TopicSpec, md *sarama.TopicMetadata, cfg topicConfig) TopicResult {
 	res := TopicResult{Role: s.Role, Name: s.Name, Outcome: TopicExistedOK}
 	if md == nil {
 		res.Outcome = TopicMissing
@@ -244,49 +355,26 @@ func (g *TopicGate) validate(s TopicSpec, md *sarama.TopicMetadata, configs map[
 			res.UnderReplicated = append(res.UnderReplicated, p.ID)
 		}
 	}
-	if configs == nil {
-		res.Outcome = TopicError
-		res.Errors = append(res.Errors, fmt.Sprintf("describe configs of topic %q: %s", s.Name, ExplainConnError(cfgErr)))
-		return res
-	}
-	res.CleanupPolicy = configs[cleanupPolicy]
-	res.MinInsyncReplicas = configs[minInsyncReplicas]
-	if s.Role == RoleConfig && res.Partitions != 1 {
-		res.Errors = append(res.Errors, fmt.Sprintf("config topic %q has %d partitions, Connect requires exactly 1 (the worker refuses to start); fix: create a new topic with 1 partition and cleanup.policy=compact and point %s at it (a topic cannot lose partitions)",
-			s.Name, res.Partitions, workerconfig.EnvName("config.storage.topic")))
-	}
-	if res.CleanupPolicy != "compact" {
-		res.Errors = append(res.Errors, fmt.Sprintf("topic %q has cleanup.policy=%s, Connect requires exactly compact (the worker refuses to start); fix: kafka-configs --bootstrap-server ... --alter --entity-type topics --entity-name %s --add-config cleanup.policy=compact",
-			s.Name, res.CleanupPolicy, s.Name))
-	}
-	if s.ReplicationFactor > 0 && res.ReplicationFactor < int(s.ReplicationFactor) {
-		res.Warnings = append(res.Warnings, fmt.Sprintf("topic %q has replication factor %d, below the configured %d (%s); it was created elsewhere: reassign its partitions to add replicas",
-			s.Name, res.ReplicationFactor, s.ReplicationFactor, workerconfig.EnvName(s.Role+".storage.replication.factor")))
-	}
-	if misr, err := strconv.Atoi(res.MinInsyncReplicas); err == nil && res.ReplicationFactor > 1 && misr >= res.ReplicationFactor {
-		res.Warnings = append(res.Warnings, fmt.Sprintf("topic %q has min.insync.replicas=%d with replication factor %d: Connect cannot write to it as soon as one replica is down; lower min.insync.replicas or add replicas",
-			s.Name, misr, res.ReplicationFactor))
-	}
-	if len(res.Offline) > 0 {
-		res.Warnings = append(res.Warnings, fmt.Sprintf("topic %q has partitions without a leader: %v", s.Name, res.Offline))
-	}
-	if len(res.Errors) > 0 {
-		res.Outcome = TopicError
-	} else if len(res.Warnings) > 0 {
-		res.Outcome = TopicExistedWithWarnings
+	switch {
+	case cfg.err != "":
+		res.ConfigError = cfg.err
+	case cfg.values == nil:
+		res.ConfigError = "the broker's answer does not mention this topic"
+	default:
+		res.CleanupPolicy = cfg.values[cleanupPolicy]
+		res.MinInsyncReplicas = cfg.values[minInsyncReplicas]
 	}
 	return res
 }
 
 // describeTopicConfigs reads the cleanup policy and min ISR of the
-// existing topics in one request. A topic just created may be unknown to
-// the broker that answers for a moment (metadata propagation), so that
-// error is retried until ctx ends.
-func (g *TopicGate) describeTopicConfigs(ctx context.Context, existing map[string]*sarama.TopicMetadata) (map[string]map[string]string, error) {
-	clock := g.Clock
-	if clock == nil {
-		clock = SystemClock{}
-	}
+// existing topics in one request. Each topic gets its own answer, kadm
+// style: a topic the broker refuses to describe does not stamp its error
+// on the others. A topic just created may be unknown to the broker that
+// answers for a moment (metadata propagation), so that error is retried
+// until ctx ends.
+func (g *TopicGate) describeTopicConfigs(ctx context.Context, existing map[string]*sarama.TopicMetadata) map[string]topicConfig {
+	clk := clock.Or(g.Clock)
 	var resources []*sarama.ConfigResource
 	for _, s := range g.Specs {
 		if existing[s.Name] != nil {
@@ -294,18 +382,44 @@ func (g *TopicGate) describeTopicConfigs(ctx context.Context, existing map[strin
 				ConfigNames: []string{cleanupPolicy, minInsyncReplicas}})
 		}
 	}
+	out := map[string]topicConfig{}
 	if len(resources) == 0 {
-		return nil, nil
+		return out
 	}
 	for {
-		out, err := describeConfigs(g.Admin, resources)
-		if err == nil || !errors.Is(err, sarama.ErrUnknownTopicOrPartition) {
-			return out, err
+		clear(out)
+		retry := false
+		results, err := g.Admin.DescribeConfigs(resources, sarama.DescribeConfigsOptions{})
+		if err != nil {
+			// The request itself failed: that is every topic's answer.
+			retry = errors.Is(err, sarama.ErrUnknownTopicOrPartition)
+			for _, r := range resources {
+				out[r.Name] = topicConfig{err: ExplainConnError(err)}
+			}
+		}
+		for _, r := range results {
+			if r.ErrorCode != sarama.ErrNoError {
+				retry = retry || errors.Is(r.ErrorCode, sarama.ErrUnknownTopicOrPartition)
+				msg := r.ErrorCode.Error()
+				if r.ErrorMsg != "" {
+					msg += " (" + r.ErrorMsg + ")"
+				}
+				out[r.Name] = topicConfig{err: msg}
+				continue
+			}
+			values := map[string]string{}
+			for _, c := range r.Configs {
+				values[c.Name] = c.Value
+			}
+			out[r.Name] = topicConfig{values: values}
+		}
+		if !retry {
+			return out
 		}
 		select {
 		case <-ctx.Done():
-			return nil, err
-		case <-clock.After(100 * time.Millisecond):
+			return out
+		case <-clk.After(100 * time.Millisecond):
 		}
 	}
 }
@@ -313,7 +427,7 @@ func (g *TopicGate) describeTopicConfigs(ctx context.Context, existing map[strin
 // waitPropagated waits until every registered broker's own metadata shows
 // every internal topic with a leader for every partition: the propagation
 // race the operators of incident 1 suspected.
-func (g *TopicGate) waitPropagated(ctx context.Context, clock Clock) error {
+func (g *TopicGate) waitPropagated(ctx context.Context, clk Clock) error {
 	var last string
 	for {
 		last = g.propagationGap(ctx)
@@ -323,7 +437,7 @@ func (g *TopicGate) waitPropagated(ctx context.Context, clock Clock) error {
 		select {
 		case <-ctx.Done():
 			return &GateError{Gate: "topics", Err: fmt.Errorf("internal topics not visible on every broker: %s", last)}
-		case <-clock.After(100 * time.Millisecond):
+		case <-clk.After(100 * time.Millisecond):
 		}
 	}
 }

@@ -8,7 +8,7 @@ import (
 
 	"github.com/connect-init/connect-init/bootstrap"
 	"github.com/connect-init/connect-init/bootstrap/connectproto"
-	"github.com/connect-init/connect-init/bootstrap/workerconfig"
+	"github.com/connect-init/connect-init/checks"
 )
 
 // Diagnose derives the findings from a snapshot, errors first, then
@@ -21,7 +21,7 @@ func Diagnose(s *Snapshot) []Finding {
 	d.coordinator()
 	d.group()
 	d.peers()
-	sort.SliceStable(d.out, func(i, j int) bool { return d.out[i].Severity.rank() < d.out[j].Severity.rank() })
+	sort.SliceStable(d.out, func(i, j int) bool { return d.out[i].Severity.Rank() < d.out[j].Severity.Rank() })
 	if d.out == nil {
 		d.out = []Finding{}
 	}
@@ -84,6 +84,11 @@ func (d *diag) groupHasWorkers() bool {
 	return d.s.Group != nil && d.s.Group.ProtocolType == connectproto.ProtocolType && len(d.s.Group.Members) > 0
 }
 
+// results adds check results as findings.
+func (d *diag) results(rs []checks.Result) { d.out = append(d.out, rs...) }
+
+// topics renders the topic checks (checks.TopicChecks, the topics gate's
+// own rules) over what the topics look saw.
 func (d *diag) topics() {
 	if d.s.TopicsErr != "" {
 		d.add(IDCheckFailed, SeverityWarning, "internal topics", "could not describe the internal topics", d.s.TopicsErr,
@@ -98,103 +103,28 @@ func (d *diag) topics() {
 		specs[sp.Name] = sp
 	}
 	for _, r := range t.Topics {
-		env := workerconfig.EnvName(r.Role + ".storage.topic")
-		if r.Outcome == bootstrap.TopicMissing {
-			sev, why := SeverityWarning, "connect-init run or prepare creates it with the right layout"
-			if d.groupHasWorkers() {
-				sev, why = SeverityError, "yet the worker group has members: they were started with other topic names than these settings, or the topic was deleted under them"
-			}
-			d.add(IDInternalTopicMissing, sev, r.Name,
-				fmt.Sprintf("the %s topic %q does not exist", r.Role, r.Name),
-				fmt.Sprintf("%s=%s is not in the cluster's metadata; %s", env, r.Name, why),
-				"run connect-init prepare (or start a worker through connect-init run); if workers are running, make "+env+" match their config")
-			continue
-		}
-		if r.CleanupPolicy == "" && len(r.Errors) > 0 {
-			d.add(IDCheckFailed, SeverityWarning, r.Name, fmt.Sprintf("could not read the settings of topic %q", r.Name),
-				strings.Join(r.Errors, "; "), "check that this principal may DESCRIBE_CONFIGS on the topic")
-		}
-		if r.Role == bootstrap.RoleConfig && r.Partitions != 1 {
-			d.add(IDConfigTopicPartitions, SeverityError, r.Name,
-				fmt.Sprintf("config topic %q has %d partitions; Connect requires exactly 1", r.Name, r.Partitions),
-				fmt.Sprintf("%s has %d partitions; the worker refuses to start (\"Topic '%s' supplied via the 'config.storage.topic' property is required to have a single partition\")", r.Name, r.Partitions, r.Name),
-				"a topic cannot lose partitions: create a new topic with 1 partition and cleanup.policy=compact (or let connect-init create it) and point "+env+" at it; copy the records over if the connectors' configs must survive")
-		}
-		if r.CleanupPolicy != "" && r.CleanupPolicy != "compact" {
-			d.add(IDTopicNotCompacted, SeverityError, r.Name,
-				fmt.Sprintf("%s topic %q has cleanup.policy=%s; Connect requires compact", r.Role, r.Name, r.CleanupPolicy),
-				fmt.Sprintf("DescribeConfigs: %s cleanup.policy=%s; the worker refuses to start, and with deletion the topic would lose Connect's state", r.Name, r.CleanupPolicy),
-				fmt.Sprintf("kafka-configs --bootstrap-server ... --alter --entity-type topics --entity-name %s --add-config cleanup.policy=compact", r.Name))
-		}
-		if len(r.Offline) > 0 {
-			d.add(IDTopicUnderReplicated, SeverityError, r.Name,
-				fmt.Sprintf("topic %q has partitions without a leader", r.Name),
-				fmt.Sprintf("offline partitions %v (replication factor %d)", r.Offline, r.ReplicationFactor),
-				"bring back the brokers holding these partitions' replicas; Connect cannot read or write them until then")
-		}
-		if len(r.UnderReplicated) > 0 {
-			d.add(IDTopicUnderReplicated, SeverityWarning, r.Name,
-				fmt.Sprintf("topic %q has partitions with fewer in-sync replicas than replicas", r.Name),
-				fmt.Sprintf("under-replicated partitions %v (replication factor %d)", r.UnderReplicated, r.ReplicationFactor),
-				"check the brokers holding the missing replicas (down, or lagging); another broker loss may make these partitions unavailable")
-		}
-		if sp, ok := specs[r.Name]; ok && sp.ReplicationFactor > 0 && r.ReplicationFactor < int(sp.ReplicationFactor) {
-			d.add(IDTopicReplicationBelowConf, SeverityWarning, r.Name,
-				fmt.Sprintf("topic %q has replication factor %d, below the configured %d", r.Name, r.ReplicationFactor, sp.ReplicationFactor),
-				fmt.Sprintf("%s=%d, topic has %d replicas per partition: it was created elsewhere (another tool, or a worker with other settings)",
-					workerconfig.EnvName(r.Role+".storage.replication.factor"), sp.ReplicationFactor, r.ReplicationFactor),
-				"add replicas with kafka-reassign-partitions")
-		}
-		if misr, err := strconv.Atoi(r.MinInsyncReplicas); err == nil && r.ReplicationFactor > 1 && misr >= r.ReplicationFactor {
-			d.add(IDTopicMinISRTooHigh, SeverityWarning, r.Name,
-				fmt.Sprintf("topic %q has min.insync.replicas=%d with replication factor %d", r.Name, misr, r.ReplicationFactor),
-				"with acks=all (Connect's producers for its internal topics) a single broker down stops every write to this topic",
-				fmt.Sprintf("kafka-configs --alter --entity-type topics --entity-name %s --add-config min.insync.replicas=%d", r.Name, r.ReplicationFactor-1))
-		}
+		subject := r.Subject(specs[r.Name])
+		subject.WorkersRunning = d.groupHasWorkers()
+		d.results(checks.Run(checks.TopicChecks, subject))
 	}
 }
 
+// coordinator renders the coordinator checks (checks.CoordinatorChecks,
+// the coordinator gate's own rules) with CONNECT_INIT_STRICT as run has it.
 func (d *diag) coordinator() {
 	if d.s.ConsumerOffsetsMissing {
-		d.add(IDConsumerOffsetsMissing, SeverityInfo, "__consumer_offsets",
-			"__consumer_offsets does not exist yet: no consumer group has ever run on this cluster",
-			"the brokers create it on the first FindCoordinator request, with offsets.topic.replication.factor replicas if that many brokers are up",
-			"nothing to do: connect-init run and prepare trigger its creation only once every expected broker is up (doctor never does)")
+		d.results(checks.Run(checks.CoordinatorChecks, checks.Coordinator{GroupID: d.s.GroupID, ConsumerOffsetsMissing: true}))
 		return
 	}
 	c := d.s.Coordinator
-	if d.s.CoordinatorErr != "" && (c == nil || c.CoordinatorID < 0) {
-		d.add(IDCoordinatorNotAvailable, SeverityError, d.s.GroupID,
-			fmt.Sprintf("no coordinator can be found for the worker group %q", d.s.GroupID),
-			d.s.CoordinatorErr+fmt.Sprintf("; the group lives in __consumer_offsets partition %s", groupPartitionHint(d.s.GroupID, c)),
-			"the leader of that __consumer_offsets partition is down: bring its replicas' brokers back; then raise its replication (offsets.topic.replication.factor=3 and kafka-reassign-partitions) so one broker loss cannot do this again")
-		return
-	}
 	if c == nil {
 		return
 	}
-	if d.s.CoordinatorErr != "" {
+	d.results(checks.Run(checks.CoordinatorChecks, c.Subject(d.s.Strict)))
+	if c.CoordinatorID >= 0 && d.s.CoordinatorErr != "" {
 		d.add(IDCheckFailed, SeverityWarning, "__consumer_offsets", "could not describe the group's coordinator partition", d.s.CoordinatorErr,
 			"check that this principal may DESCRIBE __consumer_offsets")
 	}
-	if c.Warning != "" {
-		sev := SeverityWarning
-		if d.s.Strict {
-			sev = SeverityError
-		}
-		d.add(IDConsumerOffsetsSingle, sev, fmt.Sprintf("__consumer_offsets-%d", c.Partition),
-			fmt.Sprintf("the worker group's coordinator partition has %d in-sync replica(s) on a %d-broker cluster", len(c.ISR), c.Brokers),
-			fmt.Sprintf("group %q -> __consumer_offsets partition %d (abs(hashCode) %% %d): replicas %v, ISR %v, leader %d; broker setting offsets.topic.replication.factor=%s",
-				d.s.GroupID, c.Partition, c.Partitions, c.Replicas, c.ISR, c.Leader, orUnknown(c.OffsetsTopicReplicationFactor)),
-			"set offsets.topic.replication.factor=3 on the brokers (it only applies when the topic is created) and reassign the partitions of __consumer_offsets to add replicas (kafka-reassign-partitions); if broker "+joinIDs(c.ISR)+" stops, no worker finds its coordinator (incident 2)")
-	}
-}
-
-func groupPartitionHint(groupID string, c *bootstrap.CoordinatorReport) string {
-	if c != nil && c.Partitions > 0 {
-		return strconv.Itoa(int(c.Partition))
-	}
-	return fmt.Sprintf("%d (with the default 50 partitions)", bootstrap.GroupPartition(groupID, 50))
 }
 
 func (d *diag) group() {
@@ -341,17 +271,6 @@ func quoteAll(ss []string) []string {
 		out[i] = strconv.Quote(s)
 	}
 	return out
-}
-
-func joinIDs(ids []int32) string {
-	parts := make([]string, len(ids))
-	for i, id := range ids {
-		parts[i] = strconv.Itoa(int(id))
-	}
-	if len(parts) == 0 {
-		return "(none)"
-	}
-	return strings.Join(parts, ", ")
 }
 
 func offsetString(o int64) string {

@@ -45,7 +45,7 @@ func healthy() *Snapshot {
 func ids(fs []Finding) map[string]Severity {
 	m := map[string]Severity{}
 	for _, f := range fs {
-		if prev, ok := m[f.ID]; !ok || f.Severity.rank() < prev.rank() {
+		if prev, ok := m[f.ID]; !ok || f.Severity.Rank() < prev.Rank() {
 			m[f.ID] = f.Severity
 		}
 	}
@@ -102,13 +102,14 @@ func TestFindingDerivation(t *testing.T) {
 			s.Topics.Topics[0].MinInsyncReplicas = "3"
 		}, map[string]Severity{IDTopicUnderReplicated: SeverityError, IDTopicMinISRTooHigh: SeverityWarning}, []string{"offline partitions [0]", "under-replicated partitions [4]"}},
 		{"single replica coordinator partition", func(s *Snapshot) {
-			s.Coordinator.Replicas, s.Coordinator.ISR, s.Coordinator.Warning = []int32{1}, []int32{1}, "single"
+			s.Coordinator.Replicas, s.Coordinator.ISR = []int32{1}, []int32{1}
 		}, map[string]Severity{IDConsumerOffsetsSingle: SeverityWarning}, []string{"partition 13", "replicas [1]"}},
 		{"single replica strict", func(s *Snapshot) {
-			s.Coordinator.Warning, s.Strict = "single", true
+			s.Coordinator.ISR, s.Strict = []int32{2}, true
 		}, map[string]Severity{IDConsumerOffsetsSingle: SeverityError}, nil},
 		{"coordinator not available", func(s *Snapshot) {
-			s.Coordinator = &bootstrap.CoordinatorReport{CoordinatorID: -1, Partition: -1}
+			s.Coordinator = &bootstrap.CoordinatorReport{GroupID: "connect-cluster", CoordinatorID: -1, Partition: -1,
+				FindError: `find coordinator of group "connect-cluster": kafka server: coordinator not available`}
 			s.CoordinatorErr = "coordinator gate: find coordinator: kafka server: coordinator not available"
 			s.Group, s.Peers = nil, nil
 		}, map[string]Severity{IDCoordinatorNotAvailable: SeverityError}, []string{"coordinator not available", "partition 13 (with the default 50"}},
@@ -182,7 +183,7 @@ func TestFindingDerivation(t *testing.T) {
 				if f.Summary == "" || f.Evidence == "" || f.Fix == "" || f.Subject == "" {
 					t.Errorf("finding %s lacks a field: %+v", f.ID, f)
 				}
-				if i > 0 && fs[i-1].Severity.rank() > f.Severity.rank() {
+				if i > 0 && fs[i-1].Severity.Rank() > f.Severity.Rank() {
 					t.Errorf("findings not sorted by severity: %v before %v", fs[i-1].Severity, f.Severity)
 				}
 				all.WriteString(f.Evidence + "\n")
@@ -283,6 +284,10 @@ func TestCheckPeer(t *testing.T) {
 	}
 	if pc := CheckPeer(ctx, "https://127.0.0.1/", time.Second); pc.Address != "127.0.0.1:443" {
 		t.Errorf("default port: %+v", pc)
+	}
+	// Connect advertises a bare IPv6 listener host percent-encoded.
+	if pc := CheckPeer(ctx, "http://%3A%3A1:1/", time.Second); !pc.Resolved || pc.Address != "[::1]:1" || pc.Addresses[0] != "::1" {
+		t.Errorf("percent-encoded IPv6: %+v", pc)
 	}
 	if pc := CheckPeer(ctx, "::not a url", time.Second); pc.Resolved || pc.Error == "" {
 		t.Errorf("bad URL: %+v", pc)

@@ -41,8 +41,9 @@
 //	broker-count-below-expected        error           fewer brokers registered than connect-init run waits for
 //	controller-unknown                 error           the metadata names no controller
 //	internal-topic-missing             warning|error   an internal topic does not exist (error when the group already has Connect members)
+//	topic-configs-unreadable           error           an internal topic's settings cannot be read (DescribeConfigs refused): its cleanup.policy is unverified
 //	config-topic-partitions            error           the config topic has more than one partition
-//	topic-not-compacted                error           an internal topic's cleanup.policy is not exactly compact
+//	topic-not-compacted                error           an internal topic's cleanup.policy is not exactly compact (an empty policy included)
 //	topic-under-replicated             error|warning   partitions without a leader (error); ISR smaller than the replicas (warning)
 //	topic-replication-below-configured warning         fewer replicas than <role>.storage.replication.factor
 //	topic-min-insync-too-high          warning         min.insync.replicas >= replication factor > 1

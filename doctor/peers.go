@@ -2,13 +2,11 @@ package doctor
 
 import (
 	"context"
-	"fmt"
-	"net"
-	"net/url"
 	"sync"
 	"time"
 
 	"github.com/connect-init/connect-init/bootstrap"
+	"github.com/connect-init/connect-init/restclient"
 )
 
 // PeerCheck is the result of resolving and connecting to one advertised
@@ -32,42 +30,28 @@ type PeerCheck struct {
 }
 
 // CheckPeer resolves rawURL's host and opens a TCP connection to it, each
-// bounded by timeout. It does not speak HTTP: reachability is the question
-// (a worker that answers TCP but not HTTP is busy, not misaddressed).
+// bounded by timeout (restclient: URLs as Connect advertises them, a bare
+// IPv6 host percent-encoded included). It does not speak HTTP:
+// reachability is the question (a worker that answers TCP but not HTTP is
+// busy, not misaddressed).
 func CheckPeer(ctx context.Context, rawURL string, timeout time.Duration) PeerCheck {
 	pc := PeerCheck{URL: rawURL}
-	u, err := url.Parse(rawURL)
-	if err != nil || u.Hostname() == "" {
-		pc.Error = fmt.Sprintf("not a URL with a host name: %v", err)
-		if err == nil {
-			pc.Error = "the URL has no host name"
-		}
+	t, err := restclient.Parse(rawURL)
+	if err != nil {
+		pc.Error = err.Error()
 		return pc
 	}
-	port := u.Port()
-	if port == "" {
-		port = "80"
-		if u.Scheme == "https" {
-			port = "443"
-		}
-	}
-	host := u.Hostname()
-	pc.Address = net.JoinHostPort(host, port)
-	rctx, cancel := context.WithTimeout(ctx, timeout)
-	addrs, err := net.DefaultResolver.LookupHost(rctx, host)
-	cancel()
+	pc.Address = t.HostPort()
+	addrs, err := restclient.Resolve(ctx, nil, t.Host, timeout)
 	if err != nil {
-		pc.Error = "resolve " + host + ": " + bootstrap.ExplainConnError(err)
+		pc.Error = "resolve " + t.Host + ": " + bootstrap.ExplainConnError(err)
 		return pc
 	}
 	pc.Resolved, pc.Addresses = true, addrs
-	d := net.Dialer{Timeout: timeout}
-	conn, err := d.DialContext(ctx, "tcp", pc.Address)
-	if err != nil {
+	if err := (&restclient.Client{Timeout: timeout}).Connect(ctx, t); err != nil {
 		pc.Error = "connect to " + pc.Address + ": " + bootstrap.ExplainConnError(err)
 		return pc
 	}
-	conn.Close()
 	pc.Reachable = true
 	return pc
 }

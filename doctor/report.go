@@ -169,109 +169,142 @@ func (d *Document) WriteJSON(w io.Writer) error {
 	return err
 }
 
-// WriteText writes the human report: the cluster summary on top, then the
-// findings grouped by severity.
+// WriteText writes the human report: the cluster summary on top, one
+// section per look, then the findings grouped by severity.
 func (d *Document) WriteText(w io.Writer) error {
 	p := &printer{w: w}
 	p.f("connect-init doctor %s — worker group %q, bootstrap %s\n\n", d.Version, d.GroupID, strings.Join(d.BootstrapServers, ","))
 	c := d.Cluster
-	if b := c.Brokers; b != nil {
-		ctrl := "unknown"
-		if b.ControllerID >= 0 {
-			ctrl = fmt.Sprint(b.ControllerID)
-		}
-		p.f("Brokers      %d/%d reachable, %d expected, controller %s\n", b.Reachable, b.Registered, b.Expected, ctrl)
-		tw := tabwriter.NewWriter(p, 2, 4, 2, ' ', 0)
-		for _, br := range b.List {
-			st := "ok"
-			if !br.Reachable {
-				st = "UNREACHABLE: " + br.Error
-			}
-			fmt.Fprintf(tw, "  broker %d\t%s\t%s\n", br.ID, br.Address, st)
-		}
-		for _, a := range sortedKeys(b.BootstrapErrors) {
-			fmt.Fprintf(tw, "  bootstrap\t%s\t%s\n", a, b.BootstrapErrors[a])
-		}
-		tw.Flush()
+	for _, section := range []func(*printer, Cluster){writeBrokers, writeTopics, writeCoordinator, writeGroup, writePeers, writeSkipped} {
+		section(p, c)
 	}
-	if len(c.Topics) > 0 {
-		p.f("Topics\n")
-		tw := tabwriter.NewWriter(p, 2, 4, 2, ' ', 0)
-		for _, t := range c.Topics {
-			if !t.Exists {
-				fmt.Fprintf(tw, "  %s\t%s\tmissing\n", t.Role, t.Name)
-				continue
-			}
-			extra := ""
-			if len(t.UnderReplicated) > 0 {
-				extra += fmt.Sprintf(", under-replicated %v", t.UnderReplicated)
-			}
-			if len(t.Offline) > 0 {
-				extra += fmt.Sprintf(", offline %v", t.Offline)
-			}
-			fmt.Fprintf(tw, "  %s\t%s\t%d partition(s), replication factor %d, cleanup.policy=%s%s\n",
-				t.Role, t.Name, t.Partitions, t.ReplicationFactor, orUnknown(t.CleanupPolicy), extra)
-		}
-		tw.Flush()
+	d.writeFindings(p)
+	return p.err
+}
+
+func writeBrokers(p *printer, c Cluster) {
+	b := c.Brokers
+	if b == nil {
+		return
 	}
+	ctrl := "unknown"
+	if b.ControllerID >= 0 {
+		ctrl = fmt.Sprint(b.ControllerID)
+	}
+	p.f("Brokers      %d/%d reachable, %d expected, controller %s\n", b.Reachable, b.Registered, b.Expected, ctrl)
+	tw := tabwriter.NewWriter(p, 2, 4, 2, ' ', 0)
+	for _, br := range b.List {
+		st := "ok"
+		if !br.Reachable {
+			st = "UNREACHABLE: " + br.Error
+		}
+		fmt.Fprintf(tw, "  broker %d\t%s\t%s\n", br.ID, br.Address, st)
+	}
+	for _, a := range sortedKeys(b.BootstrapErrors) {
+		fmt.Fprintf(tw, "  bootstrap\t%s\t%s\n", a, b.BootstrapErrors[a])
+	}
+	tw.Flush()
+}
+
+func writeTopics(p *printer, c Cluster) {
+	if len(c.Topics) == 0 {
+		return
+	}
+	p.f("Topics\n")
+	tw := tabwriter.NewWriter(p, 2, 4, 2, ' ', 0)
+	for _, t := range c.Topics {
+		if !t.Exists {
+			fmt.Fprintf(tw, "  %s\t%s\tmissing\n", t.Role, t.Name)
+			continue
+		}
+		extra := ""
+		if len(t.UnderReplicated) > 0 {
+			extra += fmt.Sprintf(", under-replicated %v", t.UnderReplicated)
+		}
+		if len(t.Offline) > 0 {
+			extra += fmt.Sprintf(", offline %v", t.Offline)
+		}
+		fmt.Fprintf(tw, "  %s\t%s\t%d partition(s), replication factor %d, cleanup.policy=%s%s\n",
+			t.Role, t.Name, t.Partitions, t.ReplicationFactor, orUnknown(t.CleanupPolicy), extra)
+	}
+	tw.Flush()
+}
+
+func writeCoordinator(p *printer, c Cluster) {
 	if co := c.Coordinator; co != nil {
 		p.f("Coordinator  broker %d (%s), __consumer_offsets partition %d of %d, leader %d, replicas %v, ISR %v\n",
 			co.ID, co.Address, co.Partition, co.Partitions, co.Leader, co.Replicas, co.ISR)
 	}
-	if g := c.Group; g != nil {
-		proto := g.ProtocolType
-		if g.Protocol != "" {
-			proto += "/" + g.Protocol
-		}
-		leader := "unknown"
-		if g.LeaderID != "" {
-			leader = fmt.Sprintf("%s (%s)", g.LeaderID, orUnknown(g.LeaderURL))
-		}
-		asg := "unknown"
-		if g.AssignmentOffset != nil {
-			asg = fmt.Sprint(*g.AssignmentOffset)
-		}
-		p.f("Group        %s, protocol %s, %d member(s), leader %s, assignment offset %s\n",
-			orUnknown(g.State), orUnknown(proto), len(g.Members), leader, asg)
-		p.f("Config topic %s: end offset %s, last stable offset %s\n", g.ConfigTopic, offsetString(g.ConfigEndOffset), offsetString(g.ConfigStableOffset))
-		tw := tabwriter.NewWriter(p, 2, 4, 2, ' ', 0)
-		for _, m := range g.Members {
-			off := "unknown"
-			if m.ConfigOffset != nil {
-				off = fmt.Sprint(*m.ConfigOffset)
-			}
-			asg := "none"
-			if m.Assignment != nil {
-				asg = fmt.Sprintf("offset %d, %d connector(s), %d task(s)", m.Assignment.ConfigOffset, len(m.Assignment.Connectors), len(m.Assignment.Tasks))
-			}
-			mark := ""
-			if m.Leader {
-				mark = " [leader]"
-			}
-			fmt.Fprintf(tw, "  %s%s\t%s\thost %s\tconfig offset %s\tassignment %s\n", m.MemberID, mark, orUnknown(m.URL), orUnknown(m.ClientHost), off, asg)
-		}
-		tw.Flush()
+}
+
+func writeGroup(p *printer, c Cluster) {
+	g := c.Group
+	if g == nil {
+		return
 	}
-	if len(c.Peers) > 0 {
-		p.f("Peers (from this host)\n")
-		tw := tabwriter.NewWriter(p, 2, 4, 2, ' ', 0)
-		for _, pc := range c.Peers {
-			st := "reachable"
-			if !pc.Reachable {
-				st = pc.Error
-			}
-			mark := ""
-			if pc.Leader {
-				mark = " [leader]"
-			}
-			fmt.Fprintf(tw, "  %s%s\t%s\n", pc.URL, mark, st)
-		}
-		tw.Flush()
+	proto := g.ProtocolType
+	if g.Protocol != "" {
+		proto += "/" + g.Protocol
 	}
+	leader := "unknown"
+	if g.LeaderID != "" {
+		leader = fmt.Sprintf("%s (%s)", g.LeaderID, orUnknown(g.LeaderURL))
+	}
+	asg := "unknown"
+	if g.AssignmentOffset != nil {
+		asg = fmt.Sprint(*g.AssignmentOffset)
+	}
+	p.f("Group        %s, protocol %s, %d member(s), leader %s, assignment offset %s\n",
+		orUnknown(g.State), orUnknown(proto), len(g.Members), leader, asg)
+	p.f("Config topic %s: end offset %s, last stable offset %s\n", g.ConfigTopic, offsetString(g.ConfigEndOffset), offsetString(g.ConfigStableOffset))
+	tw := tabwriter.NewWriter(p, 2, 4, 2, ' ', 0)
+	for _, m := range g.Members {
+		off := "unknown"
+		if m.ConfigOffset != nil {
+			off = fmt.Sprint(*m.ConfigOffset)
+		}
+		asg := "none"
+		if m.Assignment != nil {
+			asg = fmt.Sprintf("offset %d, %d connector(s), %d task(s)", m.Assignment.ConfigOffset, len(m.Assignment.Connectors), len(m.Assignment.Tasks))
+		}
+		mark := ""
+		if m.Leader {
+			mark = " [leader]"
+		}
+		fmt.Fprintf(tw, "  %s%s\t%s\thost %s\tconfig offset %s\tassignment %s\n", m.MemberID, mark, orUnknown(m.URL), orUnknown(m.ClientHost), off, asg)
+	}
+	tw.Flush()
+}
+
+func writePeers(p *printer, c Cluster) {
+	if len(c.Peers) == 0 {
+		return
+	}
+	p.f("Peers (from this host)\n")
+	tw := tabwriter.NewWriter(p, 2, 4, 2, ' ', 0)
+	for _, pc := range c.Peers {
+		st := "reachable"
+		if !pc.Reachable {
+			st = pc.Error
+		}
+		mark := ""
+		if pc.Leader {
+			mark = " [leader]"
+		}
+		fmt.Fprintf(tw, "  %s%s\t%s\n", pc.URL, mark, st)
+	}
+	tw.Flush()
+}
+
+func writeSkipped(p *printer, c Cluster) {
 	for _, s := range c.Skipped {
 		p.f("Skipped      %s\n", s)
 	}
+}
 
+// writeFindings lists the findings by severity, each with its evidence
+// and fix.
+func (d *Document) writeFindings(p *printer) {
 	p.f("\nFindings: %d error(s), %d warning(s), %d info\n", d.Counts.Error, d.Counts.Warning, d.Counts.Info)
 	bySev := map[Severity][]Finding{}
 	for _, f := range d.Findings {
@@ -292,7 +325,6 @@ func (d *Document) WriteText(w io.Writer) error {
 	if len(d.Findings) == 0 {
 		p.f("  nothing to report\n")
 	}
-	return p.err
 }
 
 // printer remembers the first write error so WriteText can return it.

@@ -1,27 +1,16 @@
 package lock
 
-import "time"
+import "github.com/connect-init/connect-init/internal/clock"
 
 // Clock paces the lock: heartbeats, polls and log throttling. It never
-// decides a lease: lease ages come from broker timestamps only. It is an
-// interface so that tests can drive the lock with a fake clock instead of
-// sleeping.
+// decides a lease: lease ages come from broker timestamps only. It is
+// connect-init's one clock (internal/clock), so that tests drive the lock,
+// the gates and the REST checks with the same fake clock.
 //
 // Now is also used as the CreateTime of records the lock writes; a broker
 // discards it on a LogAppendTime topic, and a fake broker that keeps it (such
 // as kfake) thereby lets tests control broker time with the same fake clock.
-type Clock interface {
-	// Now returns the current time.
-	Now() time.Time
-	// After returns a channel that receives once d has passed.
-	After(d time.Duration) <-chan time.Time
-}
+type Clock = clock.Clock
 
 // SystemClock is the Clock backed by package time; it is the default.
-type SystemClock struct{}
-
-// Now returns time.Now().
-func (SystemClock) Now() time.Time { return time.Now() }
-
-// After returns time.After(d).
-func (SystemClock) After(d time.Duration) <-chan time.Time { return time.After(d) }
+type SystemClock = clock.System

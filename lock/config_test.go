@@ -2,6 +2,7 @@ package lock
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -76,8 +77,19 @@ func TestAcquireOnlyOnce(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	l.used.Store(true)
-	if err := l.Acquire(context.Background()); err != ErrAcquired {
-		t.Fatalf("second Acquire = %v", err)
+	opened := 0
+	boom := errors.New("no topic here")
+	l.open = func() (recordLog, logBounds, error) {
+		opened++
+		return nil, logBounds{}, boom
+	}
+	if err := l.Acquire(context.Background()); !errors.Is(err, boom) {
+		t.Fatalf("first Acquire = %v, want it to try the topic and fail with %v", err, boom)
+	}
+	if err := l.Acquire(context.Background()); !errors.Is(err, ErrAcquired) {
+		t.Fatalf("second Acquire = %v, want ErrAcquired", err)
+	}
+	if opened != 1 {
+		t.Fatalf("the topic was opened %d times, want once (by the first Acquire only)", opened)
 	}
 }

@@ -129,10 +129,24 @@
 // waited (broker time since its request). Lock.Queue returns the scope's
 // queue without writing anything, for health checks and diagnostics.
 //
+// # Code
+//
+// A session (one Acquire) speaks to the topic only through recordLog
+// (log.go): records in, appends out, failures back. saramaLog
+// (saramalog.go) is that log over Kafka. session.go is the loop and the
+// handling of records, writes.go the requests, heartbeats, claims and
+// releases, ready.go the readiness rounds, progress.go the logging, and
+// end.go the one path by which a session stops (withdraw when cancelled,
+// flush in every case). view.go folds records into a scope's queue and
+// derives each member's State; queue.go is Queue's snapshot; record.go the
+// wire format; topic.go EnsureTopic.
+//
 // # Testing
 //
-// The unit tests run against franz-go's kfake. kfake ignores a topic's
-// message.timestamp.type and keeps the producer's CreateTime, which is why
-// records carry Clock.Now as CreateTime: in tests the fake clock is then also
-// the broker's clock, and on a real broker the LogAppendTime replaces it.
+// Protocol tests run against an in-memory record log (memlog_test.go): no
+// broker, every append under the test's control. The other unit tests run
+// against franz-go's kfake. kfake ignores a topic's message.timestamp.type
+// and keeps the producer's CreateTime, which is why records carry Clock.Now
+// as CreateTime: in tests the fake clock is then also the broker's clock, and
+// on a real broker the LogAppendTime replaces it.
 package lock

@@ -2,15 +2,13 @@ package lock
 
 import (
 	"context"
-	"fmt"
 	"time"
-
-	"github.com/IBM/sarama"
 )
 
-// State is a member's state as derived from the log at one broker time.
-// Records only ever say waiting or holding (and released, under a release
-// key); dead and expired are what the lease rules make of them.
+// State is a member's state. It is the package's one vocabulary of states:
+// records say waiting or holding (and released, under a release key), and
+// readers derive dead and expired from them with the lease rules
+// (view.stateOf).
 type State string
 
 // Member states reported by Queue.
@@ -73,61 +71,29 @@ type Snapshot struct {
 // stands. It writes nothing and does not join the queue, so a health check
 // or a diagnostic tool may call it freely.
 func (l *Lock) Queue(ctx context.Context) (Snapshot, error) {
-	client, err := sarama.NewClient(l.cfg.Brokers, l.sarama)
-	if err != nil {
-		return Snapshot{}, fmt.Errorf("lock: connecting to %v: %w", l.cfg.Brokers, err)
-	}
-	defer func() { _ = client.Close() }()
-	if err := checkPartitions(client, l.cfg.Topic); err != nil {
-		return Snapshot{}, err
-	}
-	st := newState(l.cfg.Scope)
-	oldest, newest, err := bounds(client, l.cfg.Topic)
+	recs, err := readTopic(ctx, l.cfg.Brokers, l.sarama, l.cfg.Topic, func(err error) {
+		l.log.Debug("reading the startup lock topic failed; retrying", "error", err)
+	})
 	if err != nil {
 		return Snapshot{}, err
 	}
-	if newest > oldest {
-		consumer, err := sarama.NewConsumerFromClient(client)
-		if err != nil {
-			return Snapshot{}, fmt.Errorf("lock: creating consumer for %q: %w", l.cfg.Topic, err)
-		}
-		defer func() { _ = consumer.Close() }()
-		pc, err := consumer.ConsumePartition(l.cfg.Topic, 0, sarama.OffsetOldest)
-		if err != nil {
-			return Snapshot{}, fmt.Errorf("lock: consuming %q: %w", l.cfg.Topic, err)
-		}
-		defer pc.AsyncClose() // the client's Close ends its fetch
-	read:
-		for {
-			select {
-			case <-ctx.Done():
-				return Snapshot{}, fmt.Errorf("lock: reading %q up to offset %d: %w", l.cfg.Topic, newest, ctx.Err())
-			case err := <-pc.Errors():
-				l.log.Debug("reading the startup lock topic failed; retrying", "err", err)
-			case msg, ok := <-pc.Messages():
-				if !ok {
-					return Snapshot{}, fmt.Errorf("lock: consumer of %q stopped", l.cfg.Topic)
-				}
-				_ = st.apply(rawRecord{Offset: msg.Offset, Timestamp: msg.Timestamp, Key: msg.Key, Value: msg.Value})
-				if msg.Offset+1 >= newest {
-					break read
-				}
-			}
-		}
+	v := newView(l.cfg.Scope)
+	for _, r := range recs {
+		_ = v.apply(r)
 	}
-	return st.snapshot(l.cfg.Topic, l.cfg.Permits), nil
+	return v.snapshot(l.cfg.Topic, l.cfg.Permits), nil
 }
 
-func (s *state) snapshot(topic string, permits int) Snapshot {
+func (s *view) snapshot(topic string, permits int) Snapshot {
 	now := s.now
 	q := s.queue(now)
 	snap := Snapshot{Topic: topic, Scope: s.scope, Permits: permits, Now: now}
-	add := func(ms []*member, st status, positioned bool) {
+	add := func(ms []*member, st State, positioned bool) {
 		for _, m := range ms {
 			e := Entry{
 				Identity:  m.identity,
 				URL:       m.url,
-				State:     statusNames[st],
+				State:     st,
 				Ticket:    m.ticket,
 				Offset:    m.offset,
 				LastSeen:  m.ts,
@@ -138,10 +104,10 @@ func (s *state) snapshot(topic string, permits int) Snapshot {
 			if positioned {
 				e.Position = len(snap.Entries) + 1
 			}
-			if m.state == stateHolding {
+			if m.record == StateHolding {
 				e.HeldFor = now.Sub(m.ts)
 			}
-			if st == statusReleased {
+			if st == StateReleased {
 				r := s.releases[m.identity]
 				e.ReleaseReason, e.ReleasedBy = r.reason, r.by
 				e.HeldFor = r.ts.Sub(m.ts)
@@ -149,10 +115,10 @@ func (s *state) snapshot(topic string, permits int) Snapshot {
 			snap.Entries = append(snap.Entries, e)
 		}
 	}
-	add(q.holders, statusHolding, true)
-	add(q.waiters, statusWaiting, true)
-	add(q.expired, statusExpired, false)
-	add(q.dead, statusDead, false)
-	add(q.done, statusReleased, false)
+	add(q.holders, StateHolding, true)
+	add(q.waiters, StateWaiting, true)
+	add(q.expired, StateExpired, false)
+	add(q.dead, StateDead, false)
+	add(q.done, StateReleased, false)
 	return snap
 }

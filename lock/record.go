@@ -45,13 +45,6 @@ func decodeKey(b []byte) (recordKey, error) {
 	return k, nil
 }
 
-// Record states as written in values.
-const (
-	stateWaiting  = "waiting"
-	stateHolding  = "holding"
-	stateReleased = "released"
-)
-
 // formatVersion is the "v" field of every value this package writes.
 const formatVersion = 1
 
@@ -60,8 +53,9 @@ type memberValue struct {
 	V        int    `json:"v"`
 	Identity string `json:"identity"`
 	URL      string `json:"url,omitempty"`
-	// State is waiting or holding.
-	State string `json:"state"`
+	// State is StateWaiting or StateHolding: the only states a member
+	// writes; the others are derived by readers.
+	State State `json:"state"`
 	// Ticket is the offset of the member's first request; -1 in the first
 	// request itself, which cannot know its own offset ("this record").
 	Ticket int64 `json:"ticket"`
@@ -83,7 +77,7 @@ type memberValue struct {
 type releaseValue struct {
 	V        int    `json:"v"`
 	Identity string `json:"identity"`
-	State    string `json:"state"` // always "released"
+	State    State  `json:"state"` // always StateReleased
 	// HoldOffset is the offset of the holding record being released; a
 	// release applies only to that hold, never to a later one.
 	HoldOffset int64  `json:"hold_offset"`

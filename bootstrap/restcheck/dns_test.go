@@ -54,12 +54,10 @@ func TestRealResolverPeerLag(t *testing.T) {
 	d.Set("worker-a.connect-init.test", "127.0.0.1")
 	leader := serve(t, 200)
 	leaderURL := "http://worker-b.connect-init.test:" + leader.port() + "/"
-	// worker-b's record appears only after the check started.
-	go func() {
-		time.Sleep(600 * time.Millisecond)
-		d.Set("worker-b.connect-init.test", "127.0.0.1")
-	}()
-	rep, err := realGate(t, "", d).Check(ctxFor(t, 10*time.Second), "http://worker-a.connect-init.test:8083/", leaderURL, []string{leaderURL}, nil)
+	// worker-b's record appears only after the check has retried a while.
+	g := realGate(t, "", d)
+	g.Clock = newHookClock(3, func() { d.Set("worker-b.connect-init.test", "127.0.0.1") })
+	rep, err := g.Check(ctxFor(t, 10*time.Second), "http://worker-a.connect-init.test:8083/", leaderURL, []string{leaderURL}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -16,7 +16,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/connect-init/connect-init/bootstrap"
+	"github.com/connect-init/connect-init/internal/clock"
 )
 
 // fakeResolver answers from a table; failFirst[host] lookups of host fail
@@ -94,10 +94,12 @@ func (w tWriter) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-// gate returns a Gate with fast timings.
+// gate returns a Gate with fast timings on a stepping clock: retries and
+// deadlines pass in fake time, so failing cases do not wait out real ones.
 func gate(t *testing.T, policy string, r Resolver, a func() ([]net.Addr, error)) Gate {
 	return Gate{
-		Settings:      bootstrap.Settings{PeerCheck: policy},
+		Policy:        policy,
+		Clock:         clock.NewStepping(time.Unix(0, 0)),
 		Resolver:      r,
 		Addrs:         a,
 		Log:           testLog(t),
@@ -160,16 +162,41 @@ func find(t *testing.T, rep *Report, url string) PeerResult {
 	return PeerResult{}
 }
 
-func asGateError(t *testing.T, err error) *bootstrap.GateError {
+func asGateError(t *testing.T, err error) *GateError {
 	t.Helper()
-	var ge *bootstrap.GateError
+	var ge *GateError
 	if !errors.As(err, &ge) {
-		t.Fatalf("error = %v (%T), want *bootstrap.GateError", err, err)
+		t.Fatalf("error = %v (%T), want *GateError", err, err)
 	}
-	if ge.Gate != "peers" {
-		t.Fatalf("gate = %q, want peers", ge.Gate)
+	if !strings.HasPrefix(ge.Error(), "peers gate: ") {
+		t.Fatalf("error %q does not name the peers gate", ge.Error())
 	}
 	return ge
+}
+
+// hookClock is a stepping clock that runs fn once, on the n-th wait: an
+// event (a record appearing, a server starting) that happens after the
+// check has retried for a while, without real sleeps.
+type hookClock struct {
+	*clock.Stepping
+	mu    sync.Mutex
+	waits int
+	n     int
+	fn    func()
+}
+
+func newHookClock(n int, fn func()) *hookClock {
+	return &hookClock{Stepping: clock.NewStepping(time.Unix(0, 0)), n: n, fn: fn}
+}
+
+func (c *hookClock) After(d time.Duration) <-chan time.Time {
+	c.mu.Lock()
+	c.waits++
+	if c.waits == c.n {
+		c.fn()
+	}
+	c.mu.Unlock()
+	return c.Stepping.After(d)
 }
 
 func itoa(n int) string { return strconv.Itoa(n) }

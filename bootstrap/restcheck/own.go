@@ -9,8 +9,6 @@ import (
 	"slices"
 	"strings"
 	"time"
-
-	"github.com/connect-init/connect-init/bootstrap"
 )
 
 // target is a parsed REST URL.
@@ -73,7 +71,7 @@ func canonicalURL(raw string) string {
 // scheme ours.
 func parseConfiguredPeer(p, scheme, port string) (peerInput, error) {
 	bad := func(why string) error {
-		return &bootstrap.ConfigError{Setting: "CONNECT_INIT_PEERS", Problem: fmt.Sprintf("entry %q %s", p, why),
+		return &ConfigError{Setting: "CONNECT_INIT_PEERS", Problem: fmt.Sprintf("entry %q %s", p, why),
 			Fix: "list peers as host or host:port (e.g. tasks.connect or connect-1:8083), comma-separated"}
 	}
 	p = strings.TrimSpace(p)

@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/connect-init/connect-init/bootstrap"
+	"github.com/connect-init/connect-init/bootstrap/workerconfig"
 )
 
 // peerWorld: we are own.test (10.0.0.5, port 8083); peers are names that
@@ -125,7 +125,7 @@ func TestPolicyTable(t *testing.T) {
 			case SourceLockQueue:
 				lock = []string{bad}
 			case SourceConfigured:
-				g.Settings.Peers = []string{"missing.test"}
+				g.Peers = []string{"missing.test"}
 			}
 			// Plus one good peer of each kind, which must stay ok.
 			members = append(members, w.url("good"))
@@ -192,21 +192,27 @@ func TestPeerStartsAnswering(t *testing.T) {
 	}
 	port := l.Addr().(*net.TCPAddr).Port
 	l.Close()
-	go func() {
-		time.Sleep(700 * time.Millisecond)
+	start := func() {
 		l, err := net.Listen("tcp", "127.0.0.1:"+itoa(port))
 		if err != nil {
+			t.Errorf("listen again on %d: %v", port, err)
 			return
 		}
 		s := httptest.NewUnstartedServer(http.NotFoundHandler())
 		s.Listener = l
 		s.Start()
 		t.Cleanup(s.Close)
-	}()
+	}
 	u := "http://good.test:" + itoa(port) + "/"
-	rep, err := gate(t, "", w.r, peerAddrs).Check(ctxFor(t, 10*time.Second), ownURL, u, nil, nil)
+	g := gate(t, "", w.r, peerAddrs)
+	clk := newHookClock(3, start) // up after a few failed rounds
+	g.Clock = clk
+	rep, err := g.Check(ctxFor(t, 10*time.Second), ownURL, u, nil, nil)
 	if err != nil || find(t, rep, u).Status != StatusOK || find(t, rep, u).HTTPStatus != 404 {
 		t.Fatalf("err=%v rep=%+v", err, rep.Peers)
+	}
+	if clk.waits < 3 {
+		t.Fatalf("passed after %d waits: the leader answered before it was started", clk.waits)
 	}
 }
 
@@ -227,7 +233,7 @@ func TestConfiguredPeersExpand(t *testing.T) {
 	own := "http://own.test:" + port + "/"
 	r := newResolver(map[string][]string{"own.test": {"10.0.0.5"}, "tasks.connect": {"127.0.0.1", "127.0.0.2", "10.0.0.5"}})
 	g := gate(t, "fail", r, peerAddrs)
-	g.Settings.Peers = []string{"tasks.connect"}
+	g.Peers = []string{"tasks.connect"}
 	rep, err := g.Check(ctxFor(t, 5*time.Second), own, "", nil, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -243,7 +249,7 @@ func TestConfiguredPeersExpand(t *testing.T) {
 
 	// One task down: that address fails, the other still passes.
 	b.Close()
-	g.Settings.Peers = []string{"tasks.connect:" + port}
+	g.Peers = []string{"tasks.connect:" + port}
 	rep, err = g.Check(ctxFor(t, 600*time.Millisecond), own, "", nil, nil)
 	asGateError(t, err)
 	if got := find(t, rep, "http://127.0.0.2:"+port+"/"); got.Status != StatusUnreachable {
@@ -270,7 +276,7 @@ func TestConfiguredPeerSyntax(t *testing.T) {
 	}
 	for _, in := range []string{"", "a b", "host:1:2", "ftp://x/", "http://"} {
 		_, err := parseConfiguredPeer(in, "http", "8083")
-		var ce *bootstrap.ConfigError
+		var ce *ConfigError
 		if !errors.As(err, &ce) || ce.Setting != "CONNECT_INIT_PEERS" {
 			t.Errorf("%q: %v, want a ConfigError", in, err)
 		}
@@ -278,8 +284,8 @@ func TestConfiguredPeerSyntax(t *testing.T) {
 	// A bad entry stops Check before any lookup.
 	r := newResolver(nil)
 	g := gate(t, "", r, peerAddrs)
-	g.Settings.Peers = []string{"a b"}
-	if _, err := g.Check(ctxFor(t, time.Second), ownURL, "", nil, nil); !bootstrap.AsConfigError(err) || len(r.calls) != 0 {
+	g.Peers = []string{"a b"}
+	if _, err := g.Check(ctxFor(t, time.Second), ownURL, "", nil, nil); !errors.As(err, new(*ConfigError)) || len(r.calls) != 0 {
 		t.Fatalf("err=%v calls=%v", err, r.calls)
 	}
 }
@@ -310,8 +316,9 @@ func TestHTTPSPeer(t *testing.T) {
 	if got := find(t, rep, bad); got.Status != StatusUnreachable || !strings.Contains(got.Error, "certificate") {
 		t.Fatalf("bad = %+v", got)
 	}
-	// Without the CA, the chain is not trusted.
-	g.TLS = nil
+	// Without the CA, the chain is not trusted (an empty pool: loading the
+	// system roots can outlast the probe timeout under -race).
+	g.TLS = &tls.Config{RootCAs: x509.NewCertPool()}
 	rep, _ = g.Check(ctxFor(t, 2*time.Second), "https://own.test:8443/", good, nil, nil)
 	if got := find(t, rep, good); got.Status != StatusUnreachable || !strings.Contains(got.Error, "certificate") {
 		t.Fatalf("untrusted = %+v", got)
@@ -336,10 +343,10 @@ func TestTLSConfigPrefix(t *testing.T) {
 	if _, err := TLSConfig(map[string]string{"ssl.truststore.location": "/nonexistent/truststore.jks"}); err == nil {
 		t.Fatal("top-level truststore was not used")
 	}
-	if !bootstrap.AsConfigError(func() error {
+	if !errors.As(func() error {
 		_, err := TLSConfig(map[string]string{"ssl.truststore.location": "/nonexistent/truststore.jks"})
 		return err
-	}()) {
+	}(), new(*workerconfig.Error)) {
 		t.Error("a bad truststore is not a configuration error")
 	}
 }

@@ -4,19 +4,16 @@ import (
 	"context"
 	"crypto/tls"
 	"fmt"
-	"io"
 	"log/slog"
 	"net"
-	"net/http"
 	"slices"
 	"strings"
 	"sync"
 	"time"
 
-	"github.com/hashicorp/go-retryablehttp"
-
 	"github.com/connect-init/connect-init/bootstrap/security"
 	"github.com/connect-init/connect-init/bootstrap/workerconfig"
+	"github.com/connect-init/connect-init/restclient"
 )
 
 // httpsPrefix is the prefix of the REST server's own TLS settings.
@@ -40,7 +37,7 @@ func TLSConfig(props workerconfig.Properties) (*tls.Config, error) {
 
 // checkPeer resolves one input and probes each address, retrying rounds
 // until ctx ends. A configured name yields one result per address.
-func (g Gate) checkPeer(ctx context.Context, in peerInput, own *target, ours []*net.IPNet, sev Severity) []PeerResult {
+func (g Gate) checkPeer(ctx context.Context, in peerInput, own *target, ours []*net.IPNet, sev Severity, until time.Time) []PeerResult {
 	scheme, host, port := in.scheme, in.host, in.port
 	if !in.configured {
 		t, err := parseTarget(in.url)
@@ -50,7 +47,7 @@ func (g Gate) checkPeer(ctx context.Context, in peerInput, own *target, ours []*
 		}
 		scheme, host, port = t.scheme, t.host, t.port
 	}
-	p := progress{log: g.logger()}
+	p := progress{log: g.logger(), clk: g.clock()}
 	var results []PeerResult
 	for {
 		var round []PeerResult
@@ -70,8 +67,8 @@ func (g Gate) checkPeer(ctx context.Context, in peerInput, own *target, ours []*
 		if !bad {
 			break
 		}
-		p.waiting("waiting for REST peer", "url", in.url, "source", string(in.source), "status", string(results[0].Status), "last_error", firstError(results))
-		if !sleep(ctx, g.retryInterval()) {
+		p.waiting("waiting for REST peer", "gate", "peers", "url", in.url, "source", string(in.source), "status", string(results[0].Status), "error", firstError(results))
+		if !g.pause(ctx, until) {
 			break
 		}
 	}
@@ -166,87 +163,39 @@ func (g Gate) probeAll(ctx context.Context, in peerInput, scheme, host, port str
 
 // probe sends GET / to host:port, dialling ip (so that the resolved address
 // is the one tested and the injected resolver is honoured) with host as the
-// Host header and TLS server name. It uses go-retryablehttp with bounded
-// retries; the last response or error is reported.
+// Host header and TLS server name, through restclient with bounded retries
+// on the gate's clock; the last response or error is reported.
 func (g Gate) probe(ctx context.Context, scheme, host, port string, ip net.IP) (Status, int, string) {
 	timeout := g.ProbeTimeout
 	if timeout <= 0 {
 		timeout = defaultProbeTimeout
 	}
-	dialer := &net.Dialer{Timeout: timeout}
-	addr := net.JoinHostPort(ip.String(), port)
-	tr := &http.Transport{
-		Proxy: nil, // a proxy would test the proxy, not the peer
-		DialContext: func(ctx context.Context, network, _ string) (net.Conn, error) {
-			return dialer.DialContext(ctx, network, addr)
-		},
-		TLSHandshakeTimeout:   timeout,
-		ResponseHeaderTimeout: timeout,
-		DisableKeepAlives:     true,
-	}
-	if scheme == "https" {
-		cfg := &tls.Config{}
-		if g.TLS != nil {
-			cfg = g.TLS.Clone()
-		}
-		if !cfg.InsecureSkipVerify {
-			cfg.ServerName = host
-		}
-		tr.TLSClientConfig = cfg
-	}
-	defer tr.CloseIdleConnections()
-
 	retries := g.ProbeRetries
 	if retries <= 0 {
 		retries = defaultProbeRetries
 	}
-	var lastErr error
-	var lastCode int
-	c := retryablehttp.NewClient()
-	c.HTTPClient = &http.Client{Transport: tr, Timeout: timeout}
-	c.RetryMax = retries
-	c.RetryWaitMin = 200 * time.Millisecond
-	c.RetryWaitMax = time.Second
-	c.Logger = slog.New(debugOnly{g.logger().Handler()}).With("peer", scheme+"://"+net.JoinHostPort(host, port)+"/", "address", ip.String())
-	c.ErrorHandler = retryablehttp.PassthroughErrorHandler
-	c.CheckRetry = func(ctx context.Context, resp *http.Response, err error) (bool, error) {
-		lastErr, lastCode = err, 0
-		if resp != nil {
-			lastCode = resp.StatusCode
-		}
-		return retryablehttp.DefaultRetryPolicy(ctx, resp, err)
-	}
-	u := scheme + "://" + net.JoinHostPort(host, port) + "/"
-	req, err := retryablehttp.NewRequestWithContext(ctx, http.MethodGet, u, nil)
-	if err != nil {
-		return StatusUnreachable, 0, fmt.Sprintf("GET %s: %v", u, err)
-	}
-	resp, err := c.Do(req)
-	if resp != nil {
-		io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
-		resp.Body.Close()
-	}
+	t := restclient.Target{Scheme: scheme, Host: host, Port: port}
+	t.Raw = t.Base()
+	rc := &restclient.Client{TLS: g.TLS, Timeout: timeout, Retries: retries, Clock: g.clock(),
+		Log: slog.New(debugOnly{g.logger().Handler()}).With("peer", t.Raw, "address", ip.String())}
+	resp, err := rc.Get(ctx, t, "", ip)
 	via := ""
 	if net.ParseIP(host) == nil {
 		via = " (at " + ip.String() + ")"
 	}
 	switch {
-	case err == nil && resp != nil && resp.StatusCode < 500:
-		return StatusOK, resp.StatusCode, ""
-	case resp != nil:
-		return StatusBadResponse, resp.StatusCode, fmt.Sprintf("GET %s%s answered %s", u, via, resp.Status)
-	case lastErr != nil:
-		return StatusUnreachable, 0, fmt.Sprintf("GET %s%s: %v", u, via, lastErr)
-	case lastCode != 0:
-		return StatusBadResponse, lastCode, fmt.Sprintf("GET %s%s answered %d", u, via, lastCode)
+	case err == nil && resp.Status < 500:
+		return StatusOK, resp.Status, ""
+	case err == nil:
+		return StatusBadResponse, resp.Status, fmt.Sprintf("GET %s%s answered %s", t.Raw, via, resp.StatusText)
 	default:
-		return StatusUnreachable, 0, fmt.Sprintf("GET %s%s: %v", u, via, err)
+		return StatusUnreachable, 0, fmt.Sprintf("GET %s%s: %v", t.Raw, via, err)
 	}
 }
 
-// debugOnly demotes every record to debug: go-retryablehttp logs each failed
-// attempt at error level, which is noise while a peer is still starting;
-// the outcome is logged once by the gate.
+// debugOnly demotes every record to debug: a line per failed attempt is
+// noise while a peer is still starting; the outcome is logged once by the
+// gate.
 type debugOnly struct{ slog.Handler }
 
 func (h debugOnly) Enabled(ctx context.Context, _ slog.Level) bool {

@@ -1,6 +1,7 @@
-// Package restcheck checks the Kafka Connect REST URLs a worker depends on
-// before the worker starts (gate 6 of DESIGN.md), and the local worker's
-// readiness afterwards (connect-init healthcheck).
+// Package restcheck is the peers gate: it checks the Kafka Connect REST URLs
+// a worker depends on before the worker starts, and the local worker's
+// readiness afterwards (connect-init healthcheck). Requests go through
+// package restclient.
 //
 // Followers forward REST requests (connector creation, task configs) to the
 // leader at the URL the leader advertises, and every worker is reached by the
@@ -25,14 +26,14 @@
 //	off          -        -       -       (nothing is checked)
 //
 // A "fail" peer that is still bad when its deadline passes makes Check
-// return a *bootstrap.GateError (gate "peers", exit 1); a "warn" peer is
-// only logged and reported. Fail-severity checks retry until ctx's deadline
-// (overlay DNS lags behind container start); warn-severity checks retry for
-// at most Gate.WarnWait (default 30s), so that a warning never holds a
-// worker back for the whole timeout.
+// return a *GateError (gate "peers", exit 1); a "warn" peer is only logged
+// and reported. Fail-severity checks retry until ctx's deadline (overlay
+// DNS lags behind container start); warn-severity checks retry for at most
+// Gate.WarnWait (default 30s), so that a warning never holds a worker back
+// for the whole timeout. Retries wait on Gate.Clock.
 //
-// The package imports bootstrap (for Settings and GateError), so bootstrap
-// must not import it: wire it from cmd/connect-init.
+// The package depends on nothing above it (not on bootstrap): it is given
+// the policy and the peers as values.
 package restcheck
 
 import (
@@ -46,8 +47,43 @@ import (
 	"sync"
 	"time"
 
-	"github.com/connect-init/connect-init/bootstrap"
+	"github.com/connect-init/connect-init/internal/clock"
 )
+
+// GateError is the peers gate's failure: exit 1. Its text has the form of
+// every gate's error ("peers gate: ...; fix: ...").
+type GateError struct {
+	Err error
+	Fix string
+}
+
+// Error names the gate, what failed and the fix.
+func (e *GateError) Error() string {
+	msg := "peers gate: " + e.Err.Error()
+	if e.Fix != "" {
+		msg += "; fix: " + e.Fix
+	}
+	return msg
+}
+
+// Unwrap exposes the cause.
+func (e *GateError) Unwrap() error { return e.Err }
+
+// ConfigError is a bad CONNECT_INIT_PEERS entry: exit 2, nothing checked.
+type ConfigError struct {
+	Setting string
+	Problem string
+	Fix     string
+}
+
+// Error names the setting, the problem and the fix, on one line.
+func (e *ConfigError) Error() string {
+	msg := e.Setting + " " + e.Problem
+	if e.Fix != "" {
+		msg += ": " + e.Fix
+	}
+	return msg
+}
 
 // Resolver is the part of *net.Resolver the checks use. It is injectable so
 // that tests (and the real-host test's DNS server) decide what a name
@@ -178,12 +214,13 @@ type Report struct {
 	Warned int `json:"warned"`
 }
 
-// Gate is gate 6: our own advertised URL and the REST peers. The zero value
-// (plus Settings) uses the system resolver and interfaces.
+// Gate is the peers gate: our own advertised URL and the REST peers. The
+// zero value (plus Policy) uses the system resolver, interfaces and clock.
 type Gate struct {
-	// Settings supply PeerCheck (the policy) and Peers
-	// (CONNECT_INIT_PEERS: host, host:port or a URL).
-	Settings bootstrap.Settings
+	// Policy is CONNECT_INIT_PEER_CHECK: "" (default), fail, warn or off.
+	Policy string
+	// Peers is CONNECT_INIT_PEERS: host, host:port or a URL each.
+	Peers []string
 	// Resolver resolves host names; nil means net.DefaultResolver.
 	Resolver Resolver
 	// Addrs lists this container's addresses; nil means net.InterfaceAddrs.
@@ -204,6 +241,8 @@ type Gate struct {
 	ProbeRetries int
 	// RetryInterval is the pause between resolution/probe rounds (0: 1s).
 	RetryInterval time.Duration
+	// Clock paces the rounds and their deadlines; nil is the system clock.
+	Clock clock.Clock
 }
 
 const (
@@ -226,20 +265,20 @@ type peerInput struct {
 	port       string
 }
 
-// Check runs gate 6: ownURL (our advertised URL, as
+// Check runs the peers gate: ownURL (our advertised URL, as
 // workerconfig.AdvertisedURL returns it) must resolve to one of our
 // addresses, and leaderURL, memberURLs (LeaderFirstURLs may repeat the
 // leader; duplicates are merged), lockURLs and Settings.Peers must resolve
 // and answer GET /. Our own URL is never probed over HTTP (the worker is not
 // running yet); nor is any peer address that is ours on our advertised port.
 //
-// The error is a *bootstrap.GateError (gate "peers") when a fail-severity
-// check is bad, a *bootstrap.ConfigError for an unparsable CONNECT_INIT_PEERS
+// The error is a *GateError when a fail-severity check is bad, a
+// *ConfigError for an unparsable CONNECT_INIT_PEERS
 // entry, and nil otherwise (warnings are in the report and the log). The
 // report is returned in every case but the configuration error. An empty
 // ownURL skips the own-address check (and the self-skip of peers).
 func (g Gate) Check(ctx context.Context, ownURL, leaderURL string, memberURLs, lockURLs []string) (*Report, error) {
-	policy := g.Settings.PeerCheck
+	policy := g.Policy
 	rep := &Report{Policy: policy, OwnURL: ownURL, Peers: []PeerResult{}}
 	if policy == "" {
 		rep.Policy = "default"
@@ -274,13 +313,14 @@ func (g Gate) Check(ctx context.Context, ownURL, leaderURL string, memberURLs, l
 		go func() {
 			defer wg.Done()
 			sev := g.severity(in.source)
+			until := g.until(ctx, sev)
 			cctx, cancel := g.deadline(ctx, sev)
 			defer cancel()
 			if in.source == SourceOwn {
 				results[i] = []PeerResult{g.checkOwn(cctx, *own, ours, addrErr, sev)}
 				return
 			}
-			results[i] = g.checkPeer(cctx, in, own, ours, sev)
+			results[i] = g.checkPeer(cctx, in, own, ours, sev, until)
 		}()
 	}
 	wg.Wait()
@@ -323,7 +363,7 @@ func (g Gate) inputs(own *target, ownURL, leaderURL string, memberURLs, lockURLs
 	if own != nil {
 		scheme, port = own.scheme, own.port
 	}
-	for _, p := range g.Settings.Peers {
+	for _, p := range g.Peers {
 		in, err := parseConfiguredPeer(p, scheme, port)
 		if err != nil {
 			return nil, err
@@ -335,7 +375,7 @@ func (g Gate) inputs(own *target, ownURL, leaderURL string, memberURLs, lockURLs
 
 // severity is the policy table of the package doc.
 func (g Gate) severity(s Source) Severity {
-	switch g.Settings.PeerCheck {
+	switch g.Policy {
 	case "fail":
 		return SeverityFail
 	case "warn":
@@ -387,7 +427,7 @@ func (g Gate) judge(rep *Report) error {
 	if len(fails) == 0 {
 		return nil
 	}
-	return &bootstrap.GateError{Gate: "peers", Err: errors.New(strings.Join(fails, "; ")), Fix: fix}
+	return &GateError{Err: errors.New(strings.Join(fails, "; ")), Fix: fix}
 }
 
 func (g Gate) logger() *slog.Logger {
@@ -404,6 +444,41 @@ func (g Gate) resolver() Resolver {
 	return g.Resolver
 }
 
+func (g Gate) clock() clock.Clock { return clock.Or(g.Clock) }
+
+// until is when, on the gate's clock, a check of severity sev stops
+// retrying: ctx's deadline for fail checks, WarnWait (capped by it) for
+// warnings; zero when there is no bound but ctx.
+func (g Gate) until(ctx context.Context, sev Severity) time.Time {
+	now := g.clock().Now()
+	var limit time.Time
+	if dl, ok := ctx.Deadline(); ok {
+		limit = now.Add(time.Until(dl))
+	}
+	if sev != SeverityFail {
+		w := g.WarnWait
+		if w <= 0 {
+			w = defaultWarnWait
+		}
+		if l := now.Add(w); limit.IsZero() || l.Before(limit) {
+			limit = l
+		}
+	}
+	return limit
+}
+
+// pause waits one retry interval on the gate's clock; false when ctx ended
+// or until has passed.
+func (g Gate) pause(ctx context.Context, until time.Time) bool {
+	clk := g.clock()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-clk.After(g.retryInterval()):
+		return until.IsZero() || clk.Now().Before(until)
+	}
+}
+
 func (g Gate) retryInterval() time.Duration {
 	if g.RetryInterval <= 0 {
 		return defaultRetryInterval
@@ -411,14 +486,16 @@ func (g Gate) retryInterval() time.Duration {
 	return g.RetryInterval
 }
 
-// progress logs what a check waits for, at most every 5 s.
+// progress logs what a check waits for, at most every 5 s (on clk; nil is
+// the system clock).
 type progress struct {
 	log  *slog.Logger
+	clk  clock.Clock
 	next time.Time
 }
 
 func (p *progress) waiting(msg string, args ...any) {
-	if now := time.Now(); now.After(p.next) {
+	if now := clock.Or(p.clk).Now(); now.After(p.next) {
 		if !p.next.IsZero() {
 			p.log.Info(msg, args...)
 		}

@@ -2,6 +2,9 @@ package workerconfig
 
 import (
 	"errors"
+	"net"
+	"os"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -112,8 +115,42 @@ func TestLocalRESTURL(t *testing.T) {
 }
 
 func TestLocalHostAddressDefault(t *testing.T) {
-	// Only checks that the default resolver runs; the value depends on the machine.
-	if _, err := (RESTOptions{}).localHostAddress(); err != nil {
-		t.Logf("this machine's host name does not resolve: %v", err)
+	// The value depends on the machine, so it is checked against the
+	// machine: one of the host name's addresses, IPv4 first as Java
+	// prefers, and the address Connect advertises without a listener host.
+	name, err := os.Hostname()
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := (RESTOptions{}).localHostAddress()
+	ips, lerr := net.LookupIP(name)
+	if name == "localhost" {
+		ips, lerr = []net.IP{net.IPv4(127, 0, 0, 1)}, nil
+	}
+	if lerr != nil || len(ips) == 0 {
+		if err == nil || !strings.Contains(err.Error(), name) {
+			t.Fatalf("host name %q does not resolve (%v), yet localHostAddress = %q, %v; want an error naming it", name, lerr, got, err)
+		}
+		return
+	}
+	if err != nil {
+		t.Fatalf("localHostAddress: %v, although %q resolves to %v", err, name, ips)
+	}
+	var v4 []string
+	var all []string
+	for _, ip := range ips {
+		if ip4 := ip.To4(); ip4 != nil {
+			v4 = append(v4, ip4.String())
+		}
+		all = append(all, javaIPv6(ip), ip.String())
+	}
+	switch {
+	case len(v4) > 0 && !slices.Contains(v4, got):
+		t.Fatalf("localHostAddress = %q, want one of the IPv4 addresses %v of %q", got, v4, name)
+	case len(v4) == 0 && !slices.Contains(all, got):
+		t.Fatalf("localHostAddress = %q, want one of %v", got, all)
+	}
+	if u, err := AdvertisedURL(Properties{"listeners": "http://:8083"}); err != nil || len(v4) > 0 && u != "http://"+got+":8083/" {
+		t.Fatalf("AdvertisedURL without a listener host = %q, %v; want it to carry %q", u, err, got)
 	}
 }

@@ -15,7 +15,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/connect-init/connect-init/bootstrap"
 	"github.com/connect-init/connect-init/bootstrap/connectproto"
 	"github.com/connect-init/connect-init/bootstrap/restcheck"
 	"github.com/connect-init/connect-init/bootstrap/restcheck/restchecktest"
@@ -264,7 +263,7 @@ func TestPeerNamesRealWorkers(t *testing.T) {
 
 	gate := func(t *testing.T, policy string) restcheck.Gate {
 		return restcheck.Gate{
-			Settings:      bootstrap.Settings{PeerCheck: policy},
+			Policy:        policy,
 			Resolver:      dns.Resolver(),
 			Log:           hcTestLogger(t),
 			WarnWait:      time.Second,
@@ -304,7 +303,7 @@ func TestPeerNamesRealWorkers(t *testing.T) {
 			t.Errorf("warn policy: %v", err)
 		}
 		rep, err = check(t, "fail", urlA, 2*time.Second)
-		var ge *bootstrap.GateError
+		var ge *restcheck.GateError
 		if !asGate(err, &ge) || !strings.Contains(ge.Error(), nameB) {
 			t.Errorf("fail policy: %v", err)
 		}
@@ -321,7 +320,7 @@ func TestPeerNamesRealWorkers(t *testing.T) {
 		// As worker B sees it: its own name does not resolve (fail, with
 		// the fix), while the leader A resolves and answers GET / for real.
 		rep, err := check(t, "", urlB, 2*time.Second)
-		var ge *bootstrap.GateError
+		var ge *restcheck.GateError
 		if !asGate(err, &ge) {
 			t.Fatalf("err = %v", err)
 		}
@@ -340,7 +339,7 @@ func TestPeerNamesRealWorkers(t *testing.T) {
 		dns.Set(nameB, "192.0.2.10")
 		defer dns.Delete(nameB)
 		rep, err := check(t, "", urlB, 2*time.Second)
-		var ge *bootstrap.GateError
+		var ge *restcheck.GateError
 		if !asGate(err, &ge) {
 			t.Fatalf("err = %v", err)
 		}
@@ -368,8 +367,8 @@ func TestPeerNamesRealWorkers(t *testing.T) {
 	})
 }
 
-func asGate(err error, ge **bootstrap.GateError) bool {
-	return errors.As(err, ge) && (*ge).Gate == "peers"
+func asGate(err error, ge **restcheck.GateError) bool {
+	return errors.As(err, ge) && strings.HasPrefix((*ge).Error(), "peers gate: ")
 }
 
 // hcTestLogger sends a gate's log to t.Log.

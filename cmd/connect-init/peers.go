@@ -38,7 +38,7 @@ func checkPeers(ctx context.Context, cfg *bootstrap.Config, clients *bootstrap.C
 	start := time.Now()
 	// Warnings must not hold the worker back for long: a peer that does not
 	// answer within 10 s is reported and the worker starts.
-	gate := restcheck.Gate{Settings: cfg.Settings, TLS: tlsCfg, Log: log, WarnWait: 10 * time.Second}
+	gate := restcheck.Gate{Policy: cfg.Settings.PeerCheck, Peers: cfg.Settings.Peers, TLS: tlsCfg, Log: log, WarnWait: 10 * time.Second}
 	rep, err := gate.Check(ctx, own, leader, members, queued)
 	if err != nil {
 		return err

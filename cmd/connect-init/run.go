@@ -8,12 +8,12 @@ import (
 	"io"
 	"log/slog"
 	"strings"
-	"time"
 
 	"github.com/IBM/sarama"
 
 	"github.com/connect-init/connect-init/bootstrap"
 	"github.com/connect-init/connect-init/bootstrap/workerconfig"
+	"github.com/connect-init/connect-init/bootstrap/restcheck"
 	"github.com/connect-init/connect-init/entrypoint"
 	"github.com/connect-init/connect-init/settings"
 )
@@ -183,8 +183,12 @@ func earlyLogger(w io.Writer, env, args []string) *slog.Logger {
 
 // logConfigError logs a bad setting as one event naming the setting the
 // user set, the problem and the fix.
-func logConfigError(log *slog.Logger, err error) {
-	attrs := []any{"gate", "settings", "error", err.Error()}
+func logConfigError(log *slog.Logger, err error) { logConfigErrorAt(log, stepSettings, err) }
+
+// logConfigErrorAt is logConfigError for a bad setting found by gate (the
+// lock's topic, the command after --).
+func logConfigErrorAt(log *slog.Logger, gate string, err error) {
+	attrs := []any{"gate", gate, "error", err.Error()}
 	var ce *settings.ConfigError
 	var we *workerconfig.Error
 	switch {
@@ -232,62 +236,23 @@ func exitCode(ctx context.Context, err error) int {
 		return se.ExitCode()
 	}
 	var ee *entrypoint.Error
-	if bootstrap.AsConfigError(err) || errors.As(err, &ee) {
+	var pe *restcheck.ConfigError
+	if bootstrap.AsConfigError(err) || errors.As(err, &ee) || errors.As(err, &pe) || isConfigFailure(err) {
 		return exitConfig
 	}
 	return exitGate
 }
 
-// runGates is run (withExec) and prepare.
+// runGates is run (withExec) and prepare: the start-up's steps (pipeline.go)
+// with the real gates.
 func runGates(ctx context.Context, argv, env []string, s bootstrap.Settings, log *slog.Logger, withExec bool) int {
-	var command *entrypoint.Command
-	if withExec {
-		var err error
-		if command, err = entrypoint.Resolve(argv, env); err != nil {
-			log.Error(err.Error())
-			return exitConfig
+	st := &startup{argv: argv, env: env, settings: s, withExec: withExec}
+	defer func() {
+		if st.clients != nil {
+			st.clients.Close()
 		}
-	}
-	cfg, clients, err := loadConfig(env, s, log)
-	if err != nil {
-		logConfigError(log, err)
-		return exitConfig
-	}
-	defer clients.Close()
-
-	start := time.Now()
-	gctx, cancel := context.WithTimeout(ctx, s.Timeout)
-	defer cancel()
-	log.Info("connect-init starting", "version", version, "group", cfg.GroupID, "bootstrap", strings.Join(cfg.BootstrapServers, ","),
-		"expected_brokers", cfg.ExpectedBrokers, "timeout", s.Timeout.String())
-	rep, err := bootstrap.Prepare(gctx, cfg, clients, log, bootstrap.SystemClock{})
-	if err != nil {
-		return failed(ctx, log, err)
-	}
-	log.Info("cluster ready", "took", time.Since(start).Round(time.Millisecond).String())
-	if !withExec {
-		return exitOK
-	}
-	var queued []string
-	group := rep.Group // still current without a wait for the lock
-	if s.Lock {
-		if queued, err = takeStartupLock(ctx, cfg, clients, log); err != nil {
-			return failed(ctx, log, err)
-		}
-		group = nil // the group may have changed while we waited: look again
-	} else {
-		log.Info("startup lock disabled (CONNECT_INIT_LOCK=false)")
-	}
-	if err := checkPeers(ctx, cfg, clients, group, queued, log); err != nil {
-		return failed(ctx, log, err)
-	}
-	clients.Close()
-	log.Info("starting the worker", "command", strings.Join(command.Argv, " "))
-	if err := execFunc(command); err != nil {
-		log.Error(err.Error())
-		return exitConfig
-	}
-	return exitOK
+	}()
+	return runSteps(ctx, startupSteps(realGates{log: log, clock: bootstrap.SystemClock{}}), st, log)
 }
 
 // configOptions stands for the image's file system and this machine's
@@ -317,18 +282,4 @@ func logFlavour(log *slog.Logger, cfg *bootstrap.Config) {
 	for _, n := range cfg.Notes {
 		log.Warn("worker settings note", "gate", "settings", "note", n)
 	}
-}
-
-func failed(ctx context.Context, log *slog.Logger, err error) int {
-	code := exitCode(ctx, err)
-	if se, ok := entrypoint.Interrupted(ctx); ok {
-		log.Warn("stopped before the worker started", "signal", se.Signal.String())
-		return code
-	}
-	if code == exitConfig {
-		logConfigError(log, err)
-	} else {
-		log.Error(err.Error())
-	}
-	return code
 }

@@ -10,7 +10,8 @@ import (
 	"github.com/connect-init/connect-init/lock"
 )
 
-// takeStartupLock waits for this worker's turn to join the group (gate 6).
+// takeStartupLock is the lock gate: it waits for this worker's turn to join
+// the group.
 //
 // The scope is the worker group.id and the identity the worker's advertised
 // REST URL, computed as Connect computes it, so a restarted worker replaces
@@ -36,11 +37,11 @@ func takeStartupLock(ctx context.Context, cfg *bootstrap.Config, clients *bootst
 	if s.LockLease < waiterLease {
 		waiterLease = max(s.LockLease, lock.MinLease)
 	}
-	readiness := bootstrap.NewWorkerReadiness(clients.Admin, cfg.GroupID, log)
+	readiness := bootstrap.NewWorkerReadiness(clients.Admin, cfg.GroupID, cfg.RESTClientTLS)
 	l, err := lock.New(lock.Config{
 		Brokers:  cfg.BootstrapServers,
 		Sarama:   clients.MemberConfig,
-		Topic:    s.LockTopic,
+		Topic:    cfg.LockTopic,
 		Scope:    cfg.GroupID,
 		Identity: url,
 		URL:      url,

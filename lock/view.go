@@ -10,9 +10,12 @@ import (
 // member is what the log says about one member of the scope: the latest
 // record under its member key, plus the latest release under its release key.
 type member struct {
-	identity    string
-	url         string
-	state       string // stateWaiting or stateHolding
+	identity string
+	url      string
+	// record is what its latest record says: StateWaiting or StateHolding.
+	// What that means at a given broker time (dead, expired, released) is
+	// view.stateOf's to say.
+	record      State
 	ticket      int64
 	offset      int64     // offset of the latest member record
 	ts          time.Time // broker timestamp of the latest member record
@@ -30,12 +33,12 @@ type release struct {
 	ts         time.Time
 }
 
-// state is the lock's view of one scope, built by applying records in log
+// view is the lock's view of one scope, built by applying records in log
 // order. Every decision is a function of (latest record per key, newest
 // timestamp seen); compaction keeps exactly that, so a member that starts
 // after a compaction reaches the same decisions as one that read every
 // record.
-type state struct {
+type view struct {
 	scope    string
 	members  map[string]*member
 	releases map[string]release
@@ -46,12 +49,12 @@ type state struct {
 	next int64
 }
 
-func newState(scope string) *state {
-	return &state{scope: scope, members: map[string]*member{}, releases: map[string]release{}}
+func newView(scope string) *view {
+	return &view{scope: scope, members: map[string]*member{}, releases: map[string]release{}}
 }
 
 // observe advances the broker clock without applying the record.
-func (s *state) observe(r rawRecord) {
+func (s *view) observe(r rawRecord) {
 	if r.Timestamp.After(s.now) {
 		s.now = r.Timestamp
 	}
@@ -63,7 +66,7 @@ func (s *state) observe(r rawRecord) {
 // apply folds one record into the state. Records of other scopes only move
 // the clock. Malformed records are reported and otherwise ignored, so junk in
 // a shared topic cannot wedge the queue.
-func (s *state) apply(r rawRecord) error {
+func (s *view) apply(r rawRecord) error {
 	s.observe(r)
 	k, err := decodeKey(r.Key)
 	if err != nil {
@@ -92,13 +95,13 @@ func (s *state) apply(r rawRecord) error {
 	if err := json.Unmarshal(r.Value, &v); err != nil {
 		return fmt.Errorf("decoding member record at offset %d: %w", r.Offset, err)
 	}
-	if v.State != stateWaiting && v.State != stateHolding {
+	if v.State != StateWaiting && v.State != StateHolding {
 		return fmt.Errorf("member record at offset %d has unknown state %q", r.Offset, v.State)
 	}
 	m := &member{
 		identity:    k.Identity,
 		url:         v.URL,
-		state:       v.State,
+		record:      v.State,
 		ticket:      v.Ticket,
 		offset:      r.Offset,
 		ts:          r.Timestamp,
@@ -114,39 +117,22 @@ func (s *state) apply(r rawRecord) error {
 	return nil
 }
 
-// status is a member's derived state at some broker time.
-type status int
-
-const (
-	statusWaiting  status = iota // live waiter
-	statusDead                   // waiter silent for more than its lease
-	statusHolding                // holds a permit
-	statusExpired                // held past its hold lease, no release record yet
-	statusReleased               // a release record names this hold
-)
-
-var statusNames = [...]State{
-	statusWaiting:  StateWaiting,
-	statusDead:     StateDead,
-	statusHolding:  StateHolding,
-	statusExpired:  StateExpired,
-	statusReleased: StateReleased,
-}
-
-func (s *state) status(m *member, now time.Time) status {
-	if m.state == stateHolding {
+// stateOf is m's state at broker time now: what its latest record says,
+// with the lease rules and release records applied.
+func (s *view) stateOf(m *member, now time.Time) State {
+	if m.record == StateHolding {
 		if r, ok := s.releases[m.identity]; ok && r.holdOffset == m.offset {
-			return statusReleased
+			return StateReleased
 		}
 		if now.Sub(m.ts) > m.holdLease {
-			return statusExpired
+			return StateExpired
 		}
-		return statusHolding
+		return StateHolding
 	}
 	if now.Sub(m.ts) > m.lease {
-		return statusDead
+		return StateDead
 	}
-	return statusWaiting
+	return StateWaiting
 }
 
 // queue is the scope's queue at one broker time: holders (occupying a permit)
@@ -168,19 +154,19 @@ func byTicket(ms []*member) {
 	})
 }
 
-func (s *state) queue(now time.Time) queue {
+func (s *view) queue(now time.Time) queue {
 	var q queue
 	for _, m := range s.members {
-		switch s.status(m, now) {
-		case statusHolding:
+		switch s.stateOf(m, now) {
+		case StateHolding:
 			q.holders = append(q.holders, m)
-		case statusWaiting:
+		case StateWaiting:
 			q.waiters = append(q.waiters, m)
-		case statusDead:
+		case StateDead:
 			q.dead = append(q.dead, m)
-		case statusExpired:
+		case StateExpired:
 			q.expired = append(q.expired, m)
-		case statusReleased:
+		case StateReleased:
 			q.done = append(q.done, m)
 		}
 	}
@@ -198,9 +184,9 @@ func (s *state) queue(now time.Time) queue {
 // earlier ticket. Every holding record counts as a holder until it is
 // released or its hold lease runs out, whether or not its writer ever went on
 // to run: over-counting costs time, never safety.
-func (s *state) entitled(identity, incarnation string, permits int, now time.Time) bool {
+func (s *view) entitled(identity, incarnation string, permits int, now time.Time) bool {
 	me, ok := s.members[identity]
-	if !ok || me.incarnation != incarnation || s.status(me, now) != statusWaiting {
+	if !ok || me.incarnation != incarnation || s.stateOf(me, now) != StateWaiting {
 		return false
 	}
 	q := s.queue(now)

@@ -14,13 +14,13 @@ type logBuilder struct {
 	base time.Time
 }
 
-func (b *logBuilder) member(at time.Duration, id, state, inc string, ticket int64) int64 {
+func (b *logBuilder) member(at time.Duration, id string, state State, inc string, ticket int64) int64 {
 	v, _ := json.Marshal(memberValue{V: 1, Identity: id, State: state, Ticket: ticket, LeaseMS: 30000, HoldLeaseMS: 180000, Incarnation: inc})
 	return b.add(at, recordKey{Scope: "s", Identity: id}, v)
 }
 
 func (b *logBuilder) release(at time.Duration, id string, holdOffset int64) int64 {
-	v, _ := json.Marshal(releaseValue{V: 1, Identity: id, State: stateReleased, HoldOffset: holdOffset, Reason: "ready", By: "x"})
+	v, _ := json.Marshal(releaseValue{V: 1, Identity: id, State: StateReleased, HoldOffset: holdOffset, Reason: "ready", By: "x"})
 	return b.add(at, recordKey{Scope: "s", Identity: id, Release: true}, v)
 }
 
@@ -34,9 +34,9 @@ func (b *logBuilder) add(at time.Duration, k recordKey, v []byte) int64 {
 	return off
 }
 
-// state applies the first n records (all if n < 0).
-func (b *logBuilder) state(n int) *state {
-	st := newState("s")
+// view applies the first n records (all if n < 0).
+func (b *logBuilder) view(n int) *view {
+	st := newView("s")
 	if n < 0 {
 		n = len(b.recs)
 	}
@@ -49,12 +49,12 @@ func (b *logBuilder) state(n int) *state {
 }
 
 // compacted keeps the latest record per key, as Kafka's cleaner does.
-func (b *logBuilder) compacted() *state {
+func (b *logBuilder) compacted() *view {
 	last := map[string]int{}
 	for i, r := range b.recs {
 		last[string(r.Key)] = i
 	}
-	st := newState("s")
+	st := newView("s")
 	for i, r := range b.recs {
 		if last[string(r.Key)] == i {
 			_ = st.apply(r)
@@ -67,10 +67,10 @@ func newLog(t *testing.T) *logBuilder { return &logBuilder{t: t, base: time.Unix
 
 func TestEntitledFIFOAndPermits(t *testing.T) {
 	b := newLog(t)
-	b.member(0, "a", stateWaiting, "ia", -1)
-	b.member(time.Second, "b", stateWaiting, "ib", -1)
-	b.member(2*time.Second, "c", stateWaiting, "ic", -1)
-	st := b.state(-1)
+	b.member(0, "a", StateWaiting, "ia", -1)
+	b.member(time.Second, "b", StateWaiting, "ib", -1)
+	b.member(2*time.Second, "c", StateWaiting, "ic", -1)
+	st := b.view(-1)
 	now := st.now
 	for id, want := range map[string]bool{"a": true, "b": false, "c": false} {
 		if got := st.entitled(id, "i"+id, 1, now); got != want {
@@ -91,31 +91,31 @@ func TestEntitledFIFOAndPermits(t *testing.T) {
 // claim comes second in the log is invalid, whatever its writer believed.
 func TestClaimRaceOnlyOneValid(t *testing.T) {
 	b := newLog(t)
-	b.member(0, "a", stateWaiting, "ia", -1)
-	b.member(5*time.Second, "b", stateWaiting, "ib", -1)
-	b.member(36*time.Second, "b", stateWaiting, "ib", 1) // a silent for 36s > 30s
+	b.member(0, "a", StateWaiting, "ia", -1)
+	b.member(5*time.Second, "b", StateWaiting, "ib", -1)
+	b.member(36*time.Second, "b", StateWaiting, "ib", 1) // a silent for 36s > 30s
 	// b validates its claim against the state before it: a is dead.
-	claimB := b.member(37*time.Second, "b", stateHolding, "ib", 1)
-	st := b.state(int(claimB))
+	claimB := b.member(37*time.Second, "b", StateHolding, "ib", 1)
+	st := b.view(int(claimB))
 	if !st.entitled("b", "ib", 1, b.recs[claimB].Timestamp) {
 		t.Fatal("b should be entitled with a dead")
 	}
 	// a comes back (a pause) and claims from its stale view; validated
 	// against the log before its claim, b already holds.
-	b.member(38*time.Second, "a", stateWaiting, "ia", 0)
-	claimA := b.member(38*time.Second, "a", stateHolding, "ia", 0)
-	st = b.state(int(claimA))
+	b.member(38*time.Second, "a", StateWaiting, "ia", 0)
+	claimA := b.member(38*time.Second, "a", StateHolding, "ia", 0)
+	st = b.view(int(claimA))
 	if st.entitled("a", "ia", 1, b.recs[claimA].Timestamp) {
 		t.Fatal("a's claim must be invalid: b holds")
 	}
 	// The invalid claim still counts as a holder until a supersedes it
 	// (over-counting only delays).
-	st = b.state(-1)
+	st = b.view(-1)
 	if q := st.queue(st.now); len(q.holders) != 2 {
 		t.Fatalf("holders = %d, want 2 (b, and a's unconfirmed claim)", len(q.holders))
 	}
-	b.member(39*time.Second, "a", stateWaiting, "ia", 0)
-	st = b.state(-1)
+	b.member(39*time.Second, "a", StateWaiting, "ia", 0)
+	st = b.view(-1)
 	q := st.queue(st.now)
 	if len(q.holders) != 1 || q.holders[0].identity != "b" || len(q.waiters) != 1 || q.waiters[0].ticket != 0 {
 		t.Fatalf("after a's correction: holders %v waiters %v", ids(q.holders), ids(q.waiters))
@@ -124,38 +124,38 @@ func TestClaimRaceOnlyOneValid(t *testing.T) {
 
 func TestReleaseAppliesOnlyToItsHold(t *testing.T) {
 	b := newLog(t)
-	b.member(0, "a", stateWaiting, "i1", -1)
-	hold1 := b.member(0, "a", stateHolding, "i1", 0)
+	b.member(0, "a", StateWaiting, "i1", -1)
+	hold1 := b.member(0, "a", StateHolding, "i1", 0)
 	b.release(time.Second, "a", hold1)
-	b.member(2*time.Second, "a", stateWaiting, "i2", -1) // restart
-	hold2 := b.member(3*time.Second, "a", stateHolding, "i2", 3)
+	b.member(2*time.Second, "a", StateWaiting, "i2", -1) // restart
+	hold2 := b.member(3*time.Second, "a", StateHolding, "i2", 3)
 	b.release(4*time.Second, "a", hold1) // a late duplicate release of hold 1
-	for name, st := range map[string]*state{"full": b.state(-1), "compacted": b.compacted()} {
+	for name, st := range map[string]*view{"full": b.view(-1), "compacted": b.compacted()} {
 		m := st.members["a"]
-		if m.offset != hold2 || st.status(m, st.now) != statusHolding {
-			t.Errorf("%s: a = %+v status %v, want holding hold 2", name, m, st.status(m, st.now))
+		if m.offset != hold2 || st.stateOf(m, st.now) != StateHolding {
+			t.Errorf("%s: a = %+v status %v, want holding hold 2", name, m, st.stateOf(m, st.now))
 		}
 	}
 }
 
 func TestExpiryAndDeadness(t *testing.T) {
 	b := newLog(t)
-	b.member(0, "h", stateHolding, "ih", -1)
-	b.member(0, "w", stateWaiting, "iw", -1)
-	b.member(time.Minute, "x", stateWaiting, "ix", -1)
-	st := b.state(-1)
-	if s := st.status(st.members["w"], st.now); s != statusDead {
+	b.member(0, "h", StateHolding, "ih", -1)
+	b.member(0, "w", StateWaiting, "iw", -1)
+	b.member(time.Minute, "x", StateWaiting, "ix", -1)
+	st := b.view(-1)
+	if s := st.stateOf(st.members["w"], st.now); s != StateDead {
 		t.Errorf("w silent 1m with a 30s lease: %v", s)
 	}
-	if s := st.status(st.members["h"], st.now); s != statusHolding {
+	if s := st.stateOf(st.members["h"], st.now); s != StateHolding {
 		t.Errorf("h held 1m of 3m: %v", s)
 	}
 	if st.entitled("x", "ix", 1, st.now) {
 		t.Error("x entitled while h holds")
 	}
-	b.member(3*time.Minute+time.Second, "x", stateWaiting, "ix", 2)
-	st = b.state(-1)
-	if s := st.status(st.members["h"], st.now); s != statusExpired {
+	b.member(3*time.Minute+time.Second, "x", StateWaiting, "ix", 2)
+	st = b.view(-1)
+	if s := st.stateOf(st.members["h"], st.now); s != StateExpired {
 		t.Errorf("h held 3m1s of 3m: %v", s)
 	}
 	if !st.entitled("x", "ix", 1, st.now) {
@@ -167,16 +167,16 @@ func TestExpiryAndDeadness(t *testing.T) {
 // starts after compaction decides as one that read everything.
 func TestCompactionPreservesDecisions(t *testing.T) {
 	b := newLog(t)
-	b.member(0, "a", stateWaiting, "ia", -1)
-	b.member(time.Second, "b", stateWaiting, "ib", -1)
-	b.member(2*time.Second, "c", stateWaiting, "ic", -1)
-	ha := b.member(3*time.Second, "a", stateHolding, "ia", 0)
-	b.member(10*time.Second, "b", stateWaiting, "ib", 1)
-	b.member(11*time.Second, "c", stateWaiting, "ic", 2)
+	b.member(0, "a", StateWaiting, "ia", -1)
+	b.member(time.Second, "b", StateWaiting, "ib", -1)
+	b.member(2*time.Second, "c", StateWaiting, "ic", -1)
+	ha := b.member(3*time.Second, "a", StateHolding, "ia", 0)
+	b.member(10*time.Second, "b", StateWaiting, "ib", 1)
+	b.member(11*time.Second, "c", StateWaiting, "ic", 2)
 	b.release(12*time.Second, "a", ha)
 	b.tombstone(13*time.Second, "c")
-	b.member(14*time.Second, "d", stateWaiting, "id", -1)
-	full, comp := b.state(-1), b.compacted()
+	b.member(14*time.Second, "d", StateWaiting, "id", -1)
+	full, comp := b.view(-1), b.compacted()
 	if !full.now.Equal(comp.now) {
 		t.Fatalf("now differs: %v vs %v", full.now, comp.now)
 	}
@@ -194,7 +194,7 @@ func TestCompactionPreservesDecisions(t *testing.T) {
 }
 
 func TestForeignAndJunkRecordsIgnored(t *testing.T) {
-	st := newState("s")
+	st := newView("s")
 	ts := time.Unix(5, 0)
 	if err := st.apply(rawRecord{Offset: 0, Timestamp: ts, Key: []byte("not json"), Value: []byte("x")}); err == nil {
 		t.Error("junk key accepted")

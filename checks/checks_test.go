@@ -1,0 +1,132 @@
+package checks
+
+import (
+	"slices"
+	"strings"
+	"testing"
+)
+
+func goodTopic() Topic {
+	return Topic{Role: "config", Name: "c", TopicEnv: "CONNECT_CONFIG_STORAGE_TOPIC", ReplicationEnv: "CONNECT_CONFIG_STORAGE_REPLICATION_FACTOR",
+		Exists: true, Partitions: 1, ReplicationFactor: 3, ConfiguredReplicationFactor: 3, CleanupPolicy: "compact", MinInsyncReplicas: "2"}
+}
+
+func ids(rs []Result) []string {
+	var out []string
+	for _, r := range rs {
+		out = append(out, r.ID+"/"+string(r.Severity))
+	}
+	return out
+}
+
+func TestTopicChecks(t *testing.T) {
+	cases := []struct {
+		name     string
+		mutate   func(*Topic)
+		want     []string
+		evidence string
+	}{
+		{"healthy", func(*Topic) {}, nil, ""},
+		{"missing, fresh cluster", func(t *Topic) { *t = Topic{Role: "status", Name: "s", TopicEnv: "CONNECT_STATUS_STORAGE_TOPIC"} },
+			[]string{"internal-topic-missing/warning"}, "CONNECT_STATUS_STORAGE_TOPIC=s"},
+		{"missing under running workers", func(t *Topic) { *t = Topic{Name: "s", WorkersRunning: true} },
+			[]string{"internal-topic-missing/error"}, "yet the worker group has members"},
+		{"configs unreadable: only that, no policy verdict", func(t *Topic) { t.ConfigError, t.CleanupPolicy = "TOPIC_AUTHORIZATION_FAILED", "" },
+			[]string{"topic-configs-unreadable/error"}, "TOPIC_AUTHORIZATION_FAILED"},
+		{"config topic partitions", func(t *Topic) { t.Partitions = 3 }, []string{"config-topic-partitions/error"}, "c has 3 partitions"},
+		{"offset topic may have many partitions", func(t *Topic) { t.Role, t.Partitions = "offset", 25 }, nil, ""},
+		{"delete policy", func(t *Topic) { t.CleanupPolicy = "delete" }, []string{"topic-not-compacted/error"}, "cleanup.policy=delete"},
+		{"compact,delete policy", func(t *Topic) { t.CleanupPolicy = "compact,delete" }, []string{"topic-not-compacted/error"}, "cleanup.policy=compact,delete"},
+		{"empty policy", func(t *Topic) { t.CleanupPolicy = "" }, []string{"topic-not-compacted/error"}, "cleanup.policy is empty"},
+		{"offline", func(t *Topic) { t.Offline = []int32{0} }, []string{"topic-under-replicated/error"}, "offline partitions [0]"},
+		{"under-replicated", func(t *Topic) { t.UnderReplicated = []int32{4} }, []string{"topic-under-replicated/warning"}, "under-replicated partitions [4]"},
+		{"replication below configured", func(t *Topic) { t.ReplicationFactor, t.MinInsyncReplicas = 1, "1" },
+			[]string{"topic-replication-below-configured/warning"}, "CONNECT_CONFIG_STORAGE_REPLICATION_FACTOR=3"},
+		{"broker default replication is not compared", func(t *Topic) { t.ConfiguredReplicationFactor, t.ReplicationFactor, t.MinInsyncReplicas = -1, 1, "1" }, nil, ""},
+		{"min ISR = RF", func(t *Topic) { t.MinInsyncReplicas = "3" }, []string{"topic-min-insync-too-high/warning"}, "single broker down"},
+		{"min ISR on RF 1 is fine", func(t *Topic) { t.ReplicationFactor, t.ConfiguredReplicationFactor, t.MinInsyncReplicas = 1, 1, "1" }, nil, ""},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			tp := goodTopic()
+			c.mutate(&tp)
+			rs := Run(TopicChecks, tp)
+			if got := ids(rs); !slices.Equal(got, c.want) {
+				t.Fatalf("results %v, want %v", got, c.want)
+			}
+			if c.evidence != "" && !strings.Contains(rs[0].Evidence, c.evidence) {
+				t.Errorf("evidence %q lacks %q", rs[0].Evidence, c.evidence)
+			}
+			for _, r := range rs {
+				if r.Subject == "" || r.Summary == "" || r.Fix == "" {
+					t.Errorf("incomplete result %+v", r)
+				}
+			}
+		})
+	}
+}
+
+func TestOfflineIsTransient(t *testing.T) {
+	tp := goodTopic()
+	tp.Offline = []int32{0}
+	rs := Run(TopicChecks, tp)
+	if !OnlyTransient(rs) {
+		t.Fatalf("offline alone should be transient: %+v", rs)
+	}
+	tp.Partitions = 2
+	if OnlyTransient(Run(TopicChecks, tp)) {
+		t.Fatal("a wrong partition count is not transient")
+	}
+	if OnlyTransient(nil) {
+		t.Fatal("no errors is not 'only transient errors'")
+	}
+}
+
+func TestCoordinatorChecks(t *testing.T) {
+	good := Coordinator{GroupID: "g", Found: true, Partition: 13, Partitions: 50, Leader: 2, Replicas: []int32{2, 3, 1}, ISR: []int32{2, 3, 1}, Brokers: 3, OffsetsTopicReplicationFactor: "3"}
+	cases := []struct {
+		name   string
+		mutate func(*Coordinator)
+		want   []string
+		text   string
+	}{
+		{"healthy", func(*Coordinator) {}, nil, ""},
+		{"single replica", func(c *Coordinator) { c.Replicas, c.ISR, c.OffsetsTopicReplicationFactor = []int32{1}, []int32{1}, "1" },
+			[]string{"consumer-offsets-single-replica/warning"}, "lives in __consumer_offsets partition 13, which has replicas [1] and in-sync replicas [1]"},
+		{"single replica, strict", func(c *Coordinator) { c.ISR, c.Strict = []int32{1}, true }, []string{"consumer-offsets-single-replica/error"}, ""},
+		{"shrunk ISR counts, not replicas", func(c *Coordinator) { c.ISR = []int32{2} }, []string{"consumer-offsets-single-replica/warning"}, "broker 2 stops"},
+		{"one-broker cluster is not warned", func(c *Coordinator) { c.Brokers, c.Replicas, c.ISR = 1, []int32{1}, []int32{1} }, nil, ""},
+		{"not found", func(c *Coordinator) {
+			*c = Coordinator{GroupID: "g", Partition: 13, FindError: "coordinator not available"}
+		},
+			[]string{"coordinator-not-available/error"}, "partition 13 (with the default 50"},
+		{"offsets topic missing", func(c *Coordinator) { *c = Coordinator{GroupID: "g", ConsumerOffsetsMissing: true} },
+			[]string{"consumer-offsets-missing/info"}, ""},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			co := good
+			c.mutate(&co)
+			rs := Run(CoordinatorChecks, co)
+			if got := ids(rs); !slices.Equal(got, c.want) {
+				t.Fatalf("results %v, want %v", got, c.want)
+			}
+			if c.text != "" && !strings.Contains(rs[0].String(), c.text) {
+				t.Errorf("%q lacks %q", rs[0].String(), c.text)
+			}
+		})
+	}
+}
+
+func TestResultString(t *testing.T) {
+	r := Result{Summary: "s", Evidence: "e", Fix: "f"}
+	if got := r.String(); got != "s (e); fix: f" {
+		t.Fatalf("String = %q", got)
+	}
+	if got := Join([]Result{r, {Summary: "t"}}); got != "s (e); fix: f; t" {
+		t.Fatalf("Join = %q", got)
+	}
+	if Error.Rank() >= Warning.Rank() || Warning.Rank() >= Info.Rank() {
+		t.Fatal("ranks out of order")
+	}
+}

@@ -1,0 +1,122 @@
+package checks
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+// Ids of the coordinator checks.
+const (
+	IDConsumerOffsetsMissing  = "consumer-offsets-missing"
+	IDCoordinatorNotAvailable = "coordinator-not-available"
+	IDConsumerOffsetsSingle   = "consumer-offsets-single-replica"
+)
+
+// Coordinator is what the coordinator gate read about the worker group's
+// coordinator and its __consumer_offsets partition.
+type Coordinator struct {
+	GroupID string
+	// ConsumerOffsetsMissing is true when __consumer_offsets does not
+	// exist yet (doctor only: the gate's FindCoordinator creates it).
+	ConsumerOffsetsMissing bool
+	// Found is true once FindCoordinator answered; FindError says why it
+	// did not.
+	Found     bool
+	FindError string
+	// Partition is the group's partition of Partitions, with its leader,
+	// replicas and in-sync replicas. When __consumer_offsets was not read
+	// (Partitions 0), Partition is where the group would live with the
+	// default 50 partitions, or -1.
+	Partition  int32
+	Partitions int
+	Leader     int32
+	Replicas   []int32
+	ISR        []int32
+	// OffsetsTopicReplicationFactor is the broker setting, "" if unread.
+	OffsetsTopicReplicationFactor string
+	// Brokers is the number of brokers in the cluster.
+	Brokers int
+	// Strict is CONNECT_INIT_STRICT: a single-replica partition is then an
+	// error.
+	Strict bool
+}
+
+func orUnknown(s string) string {
+	if s == "" {
+		return "unknown"
+	}
+	return s
+}
+
+func joinIDs(ids []int32) string {
+	parts := make([]string, len(ids))
+	for i, id := range ids {
+		parts[i] = strconv.Itoa(int(id))
+	}
+	if len(parts) == 0 {
+		return "(none)"
+	}
+	return strings.Join(parts, ", ")
+}
+
+// CoordinatorChecks are the rules for the worker group's coordinator.
+var CoordinatorChecks = []Check[Coordinator]{
+	{
+		ID: IDConsumerOffsetsMissing, Severity: Info,
+		Test:    func(c Coordinator) bool { return c.ConsumerOffsetsMissing },
+		Subject: func(Coordinator) string { return "__consumer_offsets" },
+		Summary: func(Coordinator) string {
+			return "__consumer_offsets does not exist yet: no consumer group has ever run on this cluster"
+		},
+		Evidence: func(Coordinator) string {
+			return "the brokers create it on the first FindCoordinator request, with offsets.topic.replication.factor replicas if that many brokers are up"
+		},
+		Fix: func(Coordinator) string {
+			return "nothing to do: connect-init run and prepare trigger its creation only once every expected broker is up (doctor never does)"
+		},
+	},
+	{
+		ID: IDCoordinatorNotAvailable, Severity: Error, Transient: true,
+		Test:    func(c Coordinator) bool { return !c.ConsumerOffsetsMissing && !c.Found && c.FindError != "" },
+		Subject: func(c Coordinator) string { return c.GroupID },
+		Summary: func(c Coordinator) string {
+			return fmt.Sprintf("no coordinator can be found for the worker group %q", c.GroupID)
+		},
+		Evidence: func(c Coordinator) string {
+			return c.FindError + "; the group lives in __consumer_offsets partition " + c.partitionText()
+		},
+		Fix: func(Coordinator) string {
+			return "the leader of that __consumer_offsets partition is down: bring its replicas' brokers back; then raise its replication (offsets.topic.replication.factor=3 and kafka-reassign-partitions) so one broker loss cannot do this again"
+		},
+	},
+	{
+		ID: IDConsumerOffsetsSingle, Severity: Warning,
+		Escalate: func(c Coordinator) bool { return c.Strict },
+		Test:     func(c Coordinator) bool { return c.Found && c.Partitions > 0 && c.Brokers >= 2 && len(c.ISR) < 2 },
+		Subject:  func(c Coordinator) string { return fmt.Sprintf("__consumer_offsets-%d", c.Partition) },
+		Summary: func(c Coordinator) string {
+			return fmt.Sprintf("the worker group %q lives in __consumer_offsets partition %d, which has replicas %v and in-sync replicas %v",
+				c.GroupID, c.Partition, c.Replicas, c.ISR)
+		},
+		Evidence: func(c Coordinator) string {
+			return fmt.Sprintf("group %q -> __consumer_offsets partition %d (abs(hashCode) %% %d): replicas %v, ISR %v, leader %d, %d in-sync replica(s) on a %d-broker cluster; broker setting offsets.topic.replication.factor=%s; if broker %s stops, no worker can find its coordinator (FindCoordinator answers COORDINATOR_NOT_AVAILABLE, incident 2)",
+				c.GroupID, c.Partition, c.Partitions, c.Replicas, c.ISR, c.Leader, len(c.ISR), c.Brokers, orUnknown(c.OffsetsTopicReplicationFactor), joinIDs(c.ISR))
+		},
+		Fix: func(Coordinator) string {
+			return "set offsets.topic.replication.factor=3 on the brokers (it only applies when the topic is created) and reassign the partitions of __consumer_offsets to add replicas (kafka-reassign-partitions)"
+		},
+	},
+}
+
+// partitionText is the group's partition, or the hint the gate computed
+// (PartitionHint) when __consumer_offsets was not read.
+func (c Coordinator) partitionText() string {
+	if c.Partitions > 0 {
+		return strconv.Itoa(int(c.Partition))
+	}
+	if c.Partition >= 0 {
+		return fmt.Sprintf("%d (with the default 50 partitions)", c.Partition)
+	}
+	return "unknown"
+}

@@ -1,0 +1,172 @@
+package main
+
+import (
+	"context"
+	"log/slog"
+	"time"
+
+	"github.com/connect-init/connect-init/bootstrap"
+	"github.com/connect-init/connect-init/entrypoint"
+)
+
+// The start-up's steps, in order. These names are the gates' names in code,
+// logs (the "gate" attribute) and the README; gates are never numbered.
+const (
+	stepSettings    = "settings"
+	stepBrokers     = "brokers"
+	stepTopics      = "topics"
+	stepCoordinator = "coordinator"
+	stepGroup       = "group"
+	stepLock        = "lock"
+	stepPeers       = "peers"
+	stepExec        = "exec"
+)
+
+// deadline says which timeout bounds a step.
+type deadline int
+
+const (
+	// deadlineNone: the step runs under the caller's context only:
+	// settings does no I/O, the lock's wait is bounded by its hold lease,
+	// exec is final.
+	deadlineNone deadline = iota
+	// deadlineCluster: the cluster steps (brokers to group) share one
+	// CONNECT_INIT_TIMEOUT.
+	deadlineCluster
+	// deadlineFresh: the step gets a CONNECT_INIT_TIMEOUT of its own:
+	// peers, after a wait for the lock that may have been long.
+	deadlineFresh
+)
+
+// step is one named gate of the start-up.
+type step struct {
+	name     string
+	deadline deadline
+	// skip, when set, returns why the step does not run ("" when it runs).
+	skip func(st *startup) string
+	run  func(ctx context.Context, st *startup) error
+}
+
+// startup is what the steps share: the invocation, then what each step
+// produced for the ones after it.
+type startup struct {
+	argv, env []string
+	settings  bootstrap.Settings
+	// withExec is true for run, false for prepare (no lock, no peers, no
+	// exec).
+	withExec bool
+	started  time.Time
+
+	command *entrypoint.Command
+	cfg     *bootstrap.Config
+	clients *bootstrap.Clients
+	cluster *bootstrap.Cluster
+	// queued are the lock queue's members released as ready, for peers.
+	queued []string
+	// waited is true once the lock step waited in the queue: the group
+	// report is stale then, and peers looks at the group again.
+	waited bool
+}
+
+// gates are the steps' dependencies, one method per step: realGates runs
+// the real ones, the pipeline's unit tests give fakes.
+type gates interface {
+	settings(ctx context.Context, st *startup) error
+	brokers(ctx context.Context, st *startup) error
+	topics(ctx context.Context, st *startup) error
+	coordinator(ctx context.Context, st *startup) error
+	group(ctx context.Context, st *startup) error
+	lock(ctx context.Context, st *startup) error
+	peers(ctx context.Context, st *startup) error
+	exec(ctx context.Context, st *startup) error
+}
+
+// reasonPrepare is why prepare skips the lock, peers and exec steps; it is
+// logged at debug level only, since it is what prepare means.
+const reasonPrepare = "prepare stops after the group gate"
+
+// startupSteps is the start-up: every step for run, settings to group for
+// prepare.
+func startupSteps(g gates) []step {
+	onlyRun := func(st *startup) string {
+		if !st.withExec {
+			return reasonPrepare
+		}
+		return ""
+	}
+	return []step{
+		{name: stepSettings, deadline: deadlineNone, run: g.settings},
+		{name: stepBrokers, deadline: deadlineCluster, run: g.brokers},
+		{name: stepTopics, deadline: deadlineCluster, run: g.topics},
+		{name: stepCoordinator, deadline: deadlineCluster, run: g.coordinator},
+		{name: stepGroup, deadline: deadlineCluster, run: g.group},
+		{name: stepLock, deadline: deadlineNone, run: g.lock, skip: func(st *startup) string {
+			if why := onlyRun(st); why != "" {
+				return why
+			}
+			if !st.settings.Lock {
+				return "CONNECT_INIT_LOCK=false"
+			}
+			return ""
+		}},
+		{name: stepPeers, deadline: deadlineFresh, run: g.peers, skip: onlyRun},
+		{name: stepExec, run: g.exec, skip: onlyRun},
+	}
+}
+
+// runSteps runs steps in order and returns the exit code: 0 when all ran
+// or were skipped; the failing step's code otherwise (exitCode). A signal
+// that arrives while a step runs fails that step; one that arrives as a
+// step succeeds stops the pipeline before the next: 128+signal either way.
+func runSteps(ctx context.Context, steps []step, st *startup, log *slog.Logger) int {
+	var clusterCtx context.Context
+	for _, s := range steps {
+		if se, ok := entrypoint.Interrupted(ctx); ok {
+			log.Warn("stopped before the worker started", "gate", s.name, "signal", se.Signal.String())
+			return se.ExitCode()
+		}
+		if s.skip != nil {
+			if why := s.skip(st); why != "" {
+				level := slog.LevelInfo
+				if why == reasonPrepare {
+					level = slog.LevelDebug
+				}
+				log.Log(ctx, level, "gate skipped", "gate", s.name, "reason", why)
+				continue
+			}
+		}
+		sctx := ctx
+		switch s.deadline {
+		case deadlineCluster:
+			if clusterCtx == nil {
+				var cancel context.CancelFunc
+				clusterCtx, cancel = context.WithTimeout(ctx, st.settings.Timeout)
+				defer cancel()
+			}
+			sctx = clusterCtx
+		case deadlineFresh:
+			var cancel context.CancelFunc
+			sctx, cancel = context.WithTimeout(ctx, st.settings.Timeout)
+			defer cancel()
+		}
+		if err := s.run(sctx, st); err != nil {
+			return failed(ctx, log, s.name, err)
+		}
+	}
+	return exitOK
+}
+
+// failed logs why step name stopped the start-up and returns the exit code.
+func failed(ctx context.Context, log *slog.Logger, name string, err error) int {
+	code := exitCode(ctx, err)
+	if se, ok := entrypoint.Interrupted(ctx); ok {
+		log.Warn("stopped before the worker started", "gate", name, "signal", se.Signal.String())
+		return code
+	}
+	if code == exitConfig {
+		logConfigErrorAt(log, name, err)
+	} else {
+		log.Error("gate failed", "gate", name, "error", err.Error())
+	}
+	return code
+}

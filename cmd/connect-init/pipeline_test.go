@@ -1,0 +1,204 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"log/slog"
+	"slices"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/connect-init/connect-init/bootstrap"
+	"github.com/connect-init/connect-init/bootstrap/restcheck"
+	"github.com/connect-init/connect-init/entrypoint"
+)
+
+var allSteps = []string{stepSettings, stepBrokers, stepTopics, stepCoordinator, stepGroup, stepLock, stepPeers, stepExec}
+
+// fakeGates records the steps run and the deadline each got; fail makes a
+// step return an error, and signal makes a signal arrive while a step runs
+// (returning ctx's error, as a real gate does) or as it succeeds.
+type fakeGates struct {
+	ran       []string
+	deadlines map[string]time.Time
+	fail      map[string]error
+	// signalDuring and signalAfter name a step; cancel delivers SIGTERM.
+	signalDuring, signalAfter string
+	cancel                    context.CancelCauseFunc
+	sawWaited                 bool // what peers found in st.waited
+}
+
+func (f *fakeGates) step(ctx context.Context, name string) error {
+	f.ran = append(f.ran, name)
+	if dl, ok := ctx.Deadline(); ok {
+		f.deadlines[name] = dl
+	}
+	switch name {
+	case f.signalDuring:
+		f.cancel(&entrypoint.SignalError{Signal: syscall.SIGTERM})
+		return &bootstrap.GateError{Gate: name, Err: ctx.Err()}
+	case f.signalAfter:
+		f.cancel(&entrypoint.SignalError{Signal: syscall.SIGTERM})
+	}
+	return f.fail[name]
+}
+
+func (f *fakeGates) settings(ctx context.Context, _ *startup) error { return f.step(ctx, stepSettings) }
+func (f *fakeGates) brokers(ctx context.Context, _ *startup) error  { return f.step(ctx, stepBrokers) }
+func (f *fakeGates) topics(ctx context.Context, _ *startup) error   { return f.step(ctx, stepTopics) }
+func (f *fakeGates) coordinator(ctx context.Context, _ *startup) error {
+	return f.step(ctx, stepCoordinator)
+}
+func (f *fakeGates) group(ctx context.Context, _ *startup) error { return f.step(ctx, stepGroup) }
+func (f *fakeGates) lock(ctx context.Context, st *startup) error {
+	st.waited = true
+	return f.step(ctx, stepLock)
+}
+func (f *fakeGates) peers(ctx context.Context, st *startup) error {
+	f.sawWaited = st.waited
+	return f.step(ctx, stepPeers)
+}
+func (f *fakeGates) exec(ctx context.Context, _ *startup) error { return f.step(ctx, stepExec) }
+
+type pipelineRun struct {
+	gates *fakeGates
+	code  int
+	log   string
+}
+
+func runFake(t *testing.T, withExec, lock bool, setup func(*fakeGates)) pipelineRun {
+	t.Helper()
+	ctx, cancel := context.WithCancelCause(context.Background())
+	t.Cleanup(func() { cancel(nil) })
+	f := &fakeGates{deadlines: map[string]time.Time{}, fail: map[string]error{}, cancel: cancel}
+	if setup != nil {
+		setup(f)
+	}
+	var buf bytes.Buffer
+	log := slog.New(slog.NewTextHandler(&buf, nil))
+	st := &startup{settings: bootstrap.Settings{Timeout: time.Hour, Lock: lock}, withExec: withExec}
+	code := runSteps(ctx, startupSteps(f), st, log)
+	return pipelineRun{gates: f, code: code, log: buf.String()}
+}
+
+func TestPipelineRunsEveryStepInOrder(t *testing.T) {
+	r := runFake(t, true, true, nil)
+	if r.code != exitOK || !slices.Equal(r.gates.ran, allSteps) {
+		t.Fatalf("exit %d, ran %v; want 0 and %v", r.code, r.gates.ran, allSteps)
+	}
+	if !r.gates.sawWaited {
+		t.Error("peers did not learn that the lock step waited (it must look at the group again)")
+	}
+}
+
+func TestPipelinePrepareStopsAfterGroup(t *testing.T) {
+	r := runFake(t, false, true, nil)
+	if want := allSteps[:5]; r.code != exitOK || !slices.Equal(r.gates.ran, want) {
+		t.Fatalf("exit %d, ran %v; want 0 and %v", r.code, r.gates.ran, want)
+	}
+	if strings.Contains(r.log, "gate skipped") {
+		t.Errorf("prepare logged its own skips at info level:\n%s", r.log)
+	}
+}
+
+func TestPipelineLockDisabled(t *testing.T) {
+	r := runFake(t, true, false, nil)
+	want := []string{stepSettings, stepBrokers, stepTopics, stepCoordinator, stepGroup, stepPeers, stepExec}
+	if r.code != exitOK || !slices.Equal(r.gates.ran, want) {
+		t.Fatalf("exit %d, ran %v; want 0 and %v", r.code, r.gates.ran, want)
+	}
+	if r.gates.sawWaited {
+		t.Error("peers was told the lock step waited, though it was skipped: the group report would be thrown away")
+	}
+	if !strings.Contains(r.log, `msg="gate skipped" gate=lock reason="CONNECT_INIT_LOCK=false"`) {
+		t.Errorf("no skip line for the lock:\n%s", r.log)
+	}
+}
+
+// A failing step ends the start-up with its exit code; no later step runs.
+func TestPipelineExitCodes(t *testing.T) {
+	errs := []struct {
+		kind string
+		err  error
+		code int
+	}{
+		{"gate error", &bootstrap.GateError{Gate: "x", Err: errors.New("boom")}, exitGate},
+		{"plain error", errors.New("boom"), exitGate},
+		{"bad setting", &bootstrap.ConfigError{Setting: "CONNECT_X", Problem: "is bad"}, exitConfig},
+		{"bad peers entry", &restcheck.ConfigError{Setting: "CONNECT_INIT_PEERS", Problem: "is bad"}, exitConfig},
+		{"marked bad configuration", &configFailure{errors.New("exec format error")}, exitConfig},
+	}
+	for i, name := range allSteps {
+		for _, e := range errs {
+			t.Run(name+"/"+e.kind, func(t *testing.T) {
+				r := runFake(t, true, true, func(f *fakeGates) { f.fail[name] = e.err })
+				if r.code != e.code || !slices.Equal(r.gates.ran, allSteps[:i+1]) {
+					t.Fatalf("exit %d after %v; want %d after %v", r.code, r.gates.ran, e.code, allSteps[:i+1])
+				}
+				msg := `msg="gate failed" gate=` + name
+				if e.code == exitConfig {
+					msg = `msg="bad configuration" gate=` + name
+				}
+				if !strings.Contains(r.log, msg) || !strings.Contains(r.log, "boom") && !strings.Contains(r.log, "bad") {
+					t.Errorf("log lacks %q and the error:\n%s", msg, r.log)
+				}
+			})
+		}
+	}
+}
+
+// A signal ends the start-up with 128+signal: while any step runs (the
+// step fails on its cancelled context), or as it succeeds (the next step
+// never starts).
+func TestPipelineInterruptedAtEachStep(t *testing.T) {
+	for i, name := range allSteps {
+		t.Run("during "+name, func(t *testing.T) {
+			r := runFake(t, true, true, func(f *fakeGates) { f.signalDuring = name })
+			if r.code != 128+int(syscall.SIGTERM) || !slices.Equal(r.gates.ran, allSteps[:i+1]) {
+				t.Fatalf("exit %d after %v; want 143 after %v", r.code, r.gates.ran, allSteps[:i+1])
+			}
+			if !strings.Contains(r.log, `msg="stopped before the worker started" gate=`+name+" signal=terminated") {
+				t.Errorf("no interruption line for %s:\n%s", name, r.log)
+			}
+			if strings.Contains(r.log, "gate failed") {
+				t.Errorf("an interruption was logged as a failure:\n%s", r.log)
+			}
+		})
+		if name == stepExec {
+			continue // nothing runs after exec
+		}
+		t.Run("after "+name, func(t *testing.T) {
+			r := runFake(t, true, true, func(f *fakeGates) { f.signalAfter = name })
+			if r.code != 128+int(syscall.SIGTERM) || !slices.Equal(r.gates.ran, allSteps[:i+1]) {
+				t.Fatalf("exit %d after %v; want 143 after %v", r.code, r.gates.ran, allSteps[:i+1])
+			}
+		})
+	}
+}
+
+// brokers to group share one CONNECT_INIT_TIMEOUT; the lock's wait has
+// none; peers gets a fresh one after it.
+func TestPipelineDeadlines(t *testing.T) {
+	r := runFake(t, true, true, nil)
+	d := r.gates.deadlines
+	first := d[stepBrokers]
+	if first.IsZero() {
+		t.Fatal("the brokers step had no deadline")
+	}
+	for _, name := range []string{stepTopics, stepCoordinator, stepGroup} {
+		if !d[name].Equal(first) {
+			t.Errorf("%s deadline %v, want the brokers step's %v (one timeout for the cluster gates)", name, d[name], first)
+		}
+	}
+	for _, name := range []string{stepSettings, stepLock, stepExec} {
+		if _, ok := d[name]; ok {
+			t.Errorf("%s has a deadline; it must not", name)
+		}
+	}
+	if p, ok := d[stepPeers]; !ok || !p.After(first) {
+		t.Errorf("peers deadline %v, want a fresh one (not the cluster gates' %v)", p, first)
+	}
+}

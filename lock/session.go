@@ -1,0 +1,190 @@
+package lock
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"time"
+)
+
+// session is one run of Acquire: it replays the log, writes its request,
+// heartbeats, and claims a permit when entitled. It talks to the topic only
+// through a recordLog.
+type session struct {
+	l    *Lock
+	view *view
+	log  recordLog
+	inc  string
+	host string
+
+	caughtUp bool  // the log has been read up to target
+	target   int64 // end offset when Acquire started
+	// predecessor is the incarnation that owned our key before us (a
+	// previous start of this member); its late records are tolerated.
+	predecessor string
+
+	seq        uint64 // last sequence number written
+	lastMember uint64 // sequence of the last write under our member key
+	requestSeq uint64 // sequence of the request in flight, until seen
+	claimSeq   uint64 // sequence of the claim in flight, 0 if none
+	firstSeen  bool   // our request has been read back
+	ticket     int64
+	firstTS    time.Time // broker time of our request
+
+	releasesSent map[int64]bool   // hold offsets we released
+	releaseSeqs  map[uint64]int64 // seq of a release write in flight -> its hold offset
+	deadLogged   map[int64]bool   // dead waiters' record offsets logged
+	checking     bool             // a readiness round is running
+	readyCh      chan []readyResult
+
+	lastLog    time.Time
+	lastLogKey string
+}
+
+func newSession(l *Lock, log recordLog, inc string, b logBounds) *session {
+	s := &session{
+		l:            l,
+		view:         newView(l.cfg.Scope),
+		log:          log,
+		inc:          inc,
+		ticket:       -1,
+		caughtUp:     b.end <= b.start,
+		target:       b.end,
+		releasesSent: map[int64]bool{},
+		releaseSeqs:  map[uint64]int64{},
+		deadLogged:   map[int64]bool{},
+		readyCh:      make(chan []readyResult, 1),
+	}
+	s.host, _ = os.Hostname()
+	return s
+}
+
+// loop runs the session until this member holds a permit (nil), ctx ends
+// (ctx.Err()) or the session cannot go on. It never cleans up: end does.
+func (s *session) loop(ctx context.Context) error {
+	cfg := s.l.cfg
+	clk := cfg.Clock
+	rctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+
+	if s.caughtUp {
+		s.request()
+	}
+	heartbeat := clk.After(cfg.Lease / 3)
+	poll := clk.After(cfg.PollInterval)
+	for {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case rec, ok := <-s.log.Records():
+			if !ok {
+				return fmt.Errorf("lock: consumer of %q stopped", cfg.Topic)
+			}
+			done, err := s.handle(rec)
+			if err != nil || done {
+				return err
+			}
+		case err := <-s.log.ReadErrors():
+			s.l.log.Warn("reading the startup lock topic failed; retrying", "error", err)
+		case f := <-s.log.Failures():
+			s.writeFailed(f)
+		case <-heartbeat:
+			heartbeat = clk.After(cfg.Lease / 3)
+			s.heartbeat()
+		case <-poll:
+			poll = clk.After(cfg.PollInterval)
+			if s.firstSeen {
+				s.evaluate()
+				s.checkReady(rctx)
+				s.progress()
+			}
+		case res := <-s.readyCh:
+			s.checking = false
+			s.readyResults(res)
+		}
+	}
+}
+
+// handle applies one record; done means this member now holds a permit.
+func (s *session) handle(rec rawRecord) (done bool, err error) {
+	if !s.caughtUp {
+		s.applyLogged(rec)
+		if rec.Offset+1 >= s.target {
+			s.caughtUp = true
+			s.request()
+		}
+		return false, nil
+	}
+	k, kerr := decodeKey(rec.Key)
+	own := kerr == nil && k.Scope == s.l.cfg.Scope && k.Identity == s.l.cfg.Identity && !k.Release
+	if !own {
+		s.applyLogged(rec)
+		s.evaluate()
+		return false, nil
+	}
+	if rec.Value == nil {
+		// Someone deleted our entry (an operator, or a process with our
+		// identity withdrawing): put it back, keeping the ticket.
+		s.applyLogged(rec)
+		if s.firstSeen && s.claimSeq == 0 {
+			s.l.log.Warn("startup lock entry was deleted by someone else; re-requesting", "identity", s.l.cfg.Identity)
+			s.heartbeat()
+		}
+		return false, nil
+	}
+	var v memberValue
+	if err := json.Unmarshal(rec.Value, &v); err != nil {
+		s.applyLogged(rec)
+		return false, nil
+	}
+	if v.Incarnation != s.inc {
+		s.applyLogged(rec)
+		if !s.firstSeen || v.Incarnation == s.predecessor {
+			// A late write of the start before ours: ours wins.
+			s.predecessor = v.Incarnation
+			if s.firstSeen && s.claimSeq == 0 {
+				s.heartbeat()
+			}
+			return false, nil
+		}
+		return false, fmt.Errorf("%w (identity %q, scope %q, other incarnation %s)", ErrSuperseded, s.l.cfg.Identity, s.l.cfg.Scope, v.Incarnation)
+	}
+	if !s.firstSeen {
+		s.firstSeen = true
+		s.requestSeq = 0
+		s.ticket = v.Ticket
+		if s.ticket < 0 {
+			s.ticket = rec.Offset
+		}
+		s.firstTS = rec.Timestamp
+	}
+	if v.State == StateHolding && v.Seq == s.claimSeq {
+		// The claim is good only if, just before it and at its own
+		// timestamp, we were entitled and our entry was ours; every
+		// member that reads the log reaches the same verdict.
+		now := s.view.now
+		if rec.Timestamp.After(now) {
+			now = rec.Timestamp
+		}
+		valid := v.Seq == s.lastMember && s.view.entitled(s.l.cfg.Identity, s.inc, s.l.cfg.Permits, now)
+		s.applyLogged(rec)
+		s.claimSeq = 0
+		if valid {
+			s.acquired(rec.Timestamp)
+			return true, nil
+		}
+		s.l.log.Info("startup lock claim lost a race; still waiting", "ticket", s.ticket)
+		s.heartbeat()
+		return false, nil
+	}
+	s.applyLogged(rec)
+	s.evaluate()
+	return false, nil
+}
+
+func (s *session) applyLogged(rec rawRecord) {
+	if err := s.view.apply(rec); err != nil {
+		s.l.log.Debug("ignoring a record on the startup lock topic", "offset", rec.Offset, "error", err)
+	}
+}

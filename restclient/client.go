@@ -1,0 +1,182 @@
+package restclient
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/connect-init/connect-init/internal/clock"
+)
+
+// Client sends GET requests to Connect workers. The zero value works:
+// system roots for https, 5 s per attempt, no retries, the system clock.
+type Client struct {
+	// TLS is the client configuration for https (Connect's REST client
+	// settings: listeners.https.ssl.* or ssl.*); nil means the system
+	// roots. An empty ServerName is set per request to the target's host
+	// (unless verification is off); a set one is kept, for a local address
+	// whose certificate names the advertised host.
+	TLS *tls.Config
+	// Timeout bounds one attempt: connect, TLS handshake and the response
+	// headers (0: 5s).
+	Timeout time.Duration
+	// Retries is how many times a failed attempt is repeated: connection
+	// errors, 429 and 5xx answers other than 501, never certificate
+	// errors, which do not heal.
+	Retries int
+	// Clock paces the pause between attempts (200 ms, doubling up to 1 s);
+	// nil means the system clock.
+	Clock clock.Clock
+	// Log receives one debug line per failed attempt; nil discards.
+	Log *slog.Logger
+}
+
+// Response is a worker's answer.
+type Response struct {
+	// Status is the HTTP status code.
+	Status int
+	// StatusText is the status line's text ("503 Service Unavailable").
+	StatusText string
+	// Body is the first 64 KiB of the body.
+	Body []byte
+}
+
+const (
+	defaultTimeout = 5 * time.Second
+	maxBody        = 64 << 10
+)
+
+func (c *Client) timeout() time.Duration {
+	if c.Timeout <= 0 {
+		return defaultTimeout
+	}
+	return c.Timeout
+}
+
+// Get requests path (relative, e.g. "health"; "" for /) from t. When dial
+// is non-nil that address is connected to instead of resolving t.Host, so
+// that the resolved address is the one tested; the Host header and the TLS
+// server name stay t.Host. No proxy is used: a proxy would test the proxy.
+// The last attempt's answer is returned; an answer of any status is not an
+// error.
+func (c *Client) Get(ctx context.Context, t Target, path string, dial net.IP) (Response, error) {
+	timeout := c.timeout()
+	dialer := &net.Dialer{Timeout: timeout}
+	tr := &http.Transport{
+		Proxy:                 nil,
+		TLSHandshakeTimeout:   timeout,
+		ResponseHeaderTimeout: timeout,
+		DisableKeepAlives:     true,
+	}
+	if dial != nil {
+		addr := net.JoinHostPort(dial.String(), t.Port)
+		tr.DialContext = func(ctx context.Context, network, _ string) (net.Conn, error) {
+			return dialer.DialContext(ctx, network, addr)
+		}
+	} else {
+		tr.DialContext = dialer.DialContext
+	}
+	if t.Scheme == "https" {
+		cfg := &tls.Config{}
+		if c.TLS != nil {
+			cfg = c.TLS.Clone()
+		}
+		if !cfg.InsecureSkipVerify && cfg.ServerName == "" {
+			cfg.ServerName = t.Host
+		}
+		tr.TLSClientConfig = cfg
+	}
+	defer tr.CloseIdleConnections()
+	hc := &http.Client{Transport: tr, Timeout: timeout}
+	u := t.Base() + strings.TrimPrefix(path, "/")
+	clk := clock.Or(c.Clock)
+	pause := 200 * time.Millisecond
+	for attempt := 0; ; attempt++ {
+		resp, err := c.once(ctx, hc, u)
+		if attempt >= c.Retries || !retryable(resp, err) || ctx.Err() != nil {
+			return resp, err
+		}
+		c.logger().Debug("REST request failed; retrying", "url", u, "status", resp.Status, "error", err, "attempt", attempt+1)
+		select {
+		case <-ctx.Done():
+			return resp, err
+		case <-clk.After(pause):
+		}
+		pause = min(2*pause, time.Second)
+	}
+}
+
+func (c *Client) once(ctx context.Context, hc *http.Client, u string) (Response, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+	if err != nil {
+		return Response{}, fmt.Errorf("build request: %w", err)
+	}
+	req.Header.Set("Accept", "application/json")
+	resp, err := hc.Do(req)
+	if err != nil {
+		return Response{}, err
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(io.LimitReader(resp.Body, maxBody))
+	return Response{Status: resp.StatusCode, StatusText: resp.Status, Body: body}, nil
+}
+
+// retryable is the retry policy: connection errors and 5xx but 501;
+// certificate problems are final.
+func retryable(resp Response, err error) bool {
+	if err != nil {
+		var ue x509.UnknownAuthorityError
+		var he x509.HostnameError
+		var ce *tls.CertificateVerificationError
+		return !errors.As(err, &ue) && !errors.As(err, &he) && !errors.As(err, &ce)
+	}
+	return resp.Status == http.StatusTooManyRequests || resp.Status >= 500 && resp.Status != http.StatusNotImplemented
+}
+
+func (c *Client) logger() *slog.Logger {
+	if c.Log == nil {
+		return slog.New(slog.DiscardHandler)
+	}
+	return c.Log
+}
+
+// Connect opens a TCP connection to t's host:port and closes it, bounded
+// by the client's Timeout. It speaks no HTTP: for doctor, a worker that
+// accepts connections but does not answer is busy, not misaddressed. The
+// error is the dialler's, for the caller to explain.
+func (c *Client) Connect(ctx context.Context, t Target) error {
+	d := net.Dialer{Timeout: c.timeout()}
+	conn, err := d.DialContext(ctx, "tcp", t.HostPort())
+	if err != nil {
+		return err
+	}
+	return conn.Close()
+}
+
+// Resolver is the part of *net.Resolver that name lookups need.
+type Resolver interface {
+	LookupHost(ctx context.Context, host string) ([]string, error)
+}
+
+// Resolve looks host up once with r (nil: the system resolver), bounded by
+// timeout; an IP literal resolves to itself. The error is the resolver's,
+// for the caller to explain.
+func Resolve(ctx context.Context, r Resolver, host string, timeout time.Duration) ([]string, error) {
+	if ip := net.ParseIP(host); ip != nil {
+		return []string{ip.String()}, nil
+	}
+	if r == nil {
+		r = net.DefaultResolver
+	}
+	rctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	return r.LookupHost(rctx, host)
+}

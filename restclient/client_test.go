@@ -1,0 +1,159 @@
+package restclient
+
+import (
+	"context"
+	"crypto/x509"
+	"io"
+	"log"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/connect-init/connect-init/internal/clock"
+)
+
+func TestParse(t *testing.T) {
+	for raw, want := range map[string]Target{
+		"http://worker-1:8083/":  {Scheme: "http", Host: "worker-1", Port: "8083"},
+		"HTTPS://w/":             {Scheme: "https", Host: "w", Port: "443"},
+		"http://w":               {Scheme: "http", Host: "w", Port: "80"},
+		"http://[::1]:8083/":     {Scheme: "http", Host: "::1", Port: "8083"},
+		"http://%3A%3A1:8083/":   {Scheme: "http", Host: "::1", Port: "8083"},
+		"http://fd00%3A%3A9:1/x": {Scheme: "http", Host: "fd00::9", Port: "1"},
+	} {
+		got, err := Parse(raw)
+		want.Raw = raw
+		if err != nil || got != want {
+			t.Errorf("Parse(%q) = %+v, %v; want %+v", raw, got, err, want)
+		}
+	}
+	for _, raw := range []string{"ftp://w/", "http://", "::nonsense", "http://%3A%3A1/"} {
+		if _, err := Parse(raw); err == nil {
+			t.Errorf("Parse(%q): no error", raw)
+		}
+	}
+	if got := (Target{Scheme: "http", Host: "::1", Port: "8083"}).Base(); got != "http://[::1]:8083/" {
+		t.Errorf("Base = %q", got)
+	}
+}
+
+func target(t *testing.T, srv *httptest.Server) Target {
+	t.Helper()
+	tg, err := Parse(srv.URL + "/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tg
+}
+
+// Retries wait on the injected clock: 200 ms, then 400 ms, no real sleep.
+func TestGetRetriesOnTheClock(t *testing.T) {
+	var hits atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		if hits.Add(1) < 3 {
+			w.WriteHeader(503)
+			return
+		}
+		w.Write([]byte("ok"))
+	}))
+	t.Cleanup(srv.Close)
+	clk := clock.NewStepping(time.Unix(0, 0))
+	c := &Client{Retries: 2, Clock: clk}
+	resp, err := c.Get(context.Background(), target(t, srv), "", nil)
+	if err != nil || resp.Status != 200 || string(resp.Body) != "ok" || hits.Load() != 3 {
+		t.Fatalf("Get = %+v, %v after %d hits", resp, err, hits.Load())
+	}
+	if clk.Waited() != 600*time.Millisecond {
+		t.Fatalf("waited %v on the clock, want 200ms + 400ms", clk.Waited())
+	}
+	// Out of retries: the last answer, no error.
+	hits.Store(-10)
+	resp, err = c.Get(context.Background(), target(t, srv), "", nil)
+	if err != nil || resp.Status != 503 || hits.Load() != -7 {
+		t.Fatalf("exhausted: %+v, %v, hits %d", resp, err, hits.Load())
+	}
+}
+
+func TestGetDoesNotRetryFinalAnswers(t *testing.T) {
+	var hits atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		hits.Add(1)
+		w.WriteHeader(501)
+	}))
+	t.Cleanup(srv.Close)
+	c := &Client{Retries: 3, Clock: clock.NewStepping(time.Unix(0, 0))}
+	if resp, _ := c.Get(context.Background(), target(t, srv), "", nil); resp.Status != 501 || hits.Load() != 1 {
+		t.Fatalf("501 retried: %d hits", hits.Load())
+	}
+	tlsSrv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { hits.Add(1) }))
+	tlsSrv.Config.ErrorLog = log.New(io.Discard, "", 0)
+	tlsSrv.StartTLS()
+	t.Cleanup(tlsSrv.Close)
+	clk := clock.NewStepping(time.Unix(0, 0))
+	c = &Client{Retries: 3, Clock: clk} // system roots: the test CA is not trusted
+	_, err := c.Get(context.Background(), target(t, tlsSrv), "", nil)
+	if err == nil || !strings.Contains(err.Error(), "certificate") || clk.Waited() != 0 {
+		t.Fatalf("untrusted certificate: %v, waited %v (want no retry)", err, clk.Waited())
+	}
+}
+
+// dial decides the address; the host name stays the TLS server name.
+func TestGetDialsTheGivenAddress(t *testing.T) {
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.Write([]byte(r.Host)) }))
+	srv.Config.ErrorLog = log.New(io.Discard, "", 0)
+	srv.StartTLS()
+	t.Cleanup(srv.Close)
+	_, port, _ := net.SplitHostPort(srv.Listener.Addr().String())
+	pool := x509.NewCertPool()
+	pool.AddCert(srv.Certificate())
+	c := &Client{TLS: srv.Client().Transport.(*http.Transport).TLSClientConfig.Clone()}
+	c.TLS.RootCAs = pool
+	// httptest's certificate names example.com, which does not resolve here.
+	resp, err := c.Get(context.Background(), Target{Scheme: "https", Host: "example.com", Port: port}, "health", net.ParseIP("127.0.0.1"))
+	if err != nil || string(resp.Body) != "example.com:"+port {
+		t.Fatalf("Get = %+v, %v", resp, err)
+	}
+}
+
+func TestConnectAndResolve(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, port, _ := net.SplitHostPort(l.Addr().String())
+	c := &Client{Timeout: time.Second}
+	if err := c.Connect(context.Background(), Target{Host: "127.0.0.1", Port: port}); err != nil {
+		t.Fatalf("Connect to a listener: %v", err)
+	}
+	l.Close()
+	if err := c.Connect(context.Background(), Target{Host: "127.0.0.1", Port: port}); err == nil {
+		t.Fatal("Connect to a closed port: no error")
+	}
+	if addrs, err := Resolve(context.Background(), nil, "::1", time.Second); err != nil || len(addrs) != 1 || addrs[0] != "::1" {
+		t.Fatalf("an IP literal resolves to itself: %v, %v", addrs, err)
+	}
+}
+
+func TestHealthOldWorkerRule(t *testing.T) {
+	var name atomic.Value
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch {
+		case r.URL.Path == "/health":
+			w.WriteHeader(404) // before Kafka 3.9
+		case strings.HasPrefix(r.URL.Path, "/connectors/"):
+			n := strings.TrimPrefix(r.URL.Path, "/connectors/")
+			name.Store(n)
+			w.WriteHeader(404)
+			w.Write([]byte(`{"error_code":404,"message":"Connector ` + n + ` not found"}`))
+		}
+	}))
+	t.Cleanup(srv.Close)
+	r := (&Client{}).Health(context.Background(), target(t, srv), nil)
+	if !r.Ready || !strings.Contains(r.Reason, "the herder answered") || !strings.HasPrefix(name.Load().(string), ProbeConnectorPrefix) {
+		t.Fatalf("old worker: %+v", r)
+	}
+}

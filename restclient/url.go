@@ -1,0 +1,71 @@
+// Package restclient is connect-init's one client for Kafka Connect's REST
+// API: the peer check's GET /, the startup lock's readiness check and
+// `connect-init healthcheck` (GET /health with the old-worker fallback), and
+// doctor's reachability look. It parses URLs as Connect advertises them
+// (percent-encoded IPv6 hosts included), honours the REST TLS settings it
+// is given, and waits on an injected clock, so that its callers' tests never
+// wait out real deadlines. It depends on nothing of connect-init but
+// internal/clock.
+package restclient
+
+import (
+	"fmt"
+	"net"
+	"net/url"
+	"strings"
+)
+
+// Target is a parsed REST URL.
+type Target struct {
+	// Raw is the URL as given.
+	Raw string
+	// Scheme is http or https, lower-cased.
+	Scheme string
+	// Host has no brackets; Port is explicit or the scheme's default.
+	Host, Port string
+}
+
+// Parse parses a REST URL as Connect advertises it. Connect percent-encodes
+// a bare IPv6 listener host ("http://%3A%3A1:8083/"), which net/url
+// rejects; such a host is decoded and bracketed.
+func Parse(raw string) (Target, error) {
+	u, err := url.Parse(raw)
+	if err != nil && strings.Contains(strings.ToUpper(raw), "%3A") {
+		if scheme, rest, ok := strings.Cut(raw, "://"); ok {
+			hostport, path, _ := strings.Cut(rest, "/")
+			if i := strings.LastIndex(hostport, ":"); i > 0 && !strings.Contains(strings.ToUpper(hostport[i:]), "%3A") {
+				if h, uerr := url.PathUnescape(hostport[:i]); uerr == nil {
+					u, err = url.Parse(scheme + "://[" + h + "]" + hostport[i:] + "/" + path)
+				}
+			}
+		}
+	}
+	if err != nil {
+		return Target{}, fmt.Errorf("cannot parse REST URL %q: %w", raw, err)
+	}
+	t := Target{Raw: raw, Scheme: strings.ToLower(u.Scheme), Host: u.Hostname(), Port: u.Port()}
+	if t.Scheme != "http" && t.Scheme != "https" {
+		return Target{}, fmt.Errorf("REST URL %q: scheme must be http or https", raw)
+	}
+	if t.Host == "" {
+		return Target{}, fmt.Errorf("REST URL %q has no host", raw)
+	}
+	if t.Port == "" {
+		t.Port = DefaultPort(t.Scheme)
+	}
+	return t, nil
+}
+
+// DefaultPort is the scheme's port: 443 for https, else 80.
+func DefaultPort(scheme string) string {
+	if scheme == "https" {
+		return "443"
+	}
+	return "80"
+}
+
+// HostPort is host:port, bracketed for IPv6.
+func (t Target) HostPort() string { return net.JoinHostPort(t.Host, t.Port) }
+
+// Base is scheme://host:port/, the URL requests are built on.
+func (t Target) Base() string { return t.Scheme + "://" + t.HostPort() + "/" }
