@@ -111,7 +111,11 @@ func Prepare(ctx context.Context, cfg *Config, clients *Clients, log *slog.Logge
 	if rep.Coordinator, err = cg.Check(ctx); err != nil {
 		return rep, err
 	}
-	if rep.Group, err = NewGroupGate(cfg, clients, log, clock).Check(ctx); err != nil {
+	// The group step judges every member before anything is written, then
+	// registers this worker in the cluster registry (Identity.Register).
+	gg := NewGroupGate(cfg, clients, log, clock)
+	gg.Identity.Register = true
+	if rep.Group, err = gg.Check(ctx); err != nil {
 		return rep, err
 	}
 	return rep, nil

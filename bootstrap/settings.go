@@ -50,8 +50,16 @@ type Settings struct {
 	Peers []string `split_words:"true"`
 	// PeerCheck is fail, warn or off; empty means the default policy.
 	PeerCheck string `split_words:"true"`
-	// Strict turns warnings about the coordinator partition into errors.
+	// Strict turns warnings about the coordinator partition, and group
+	// members the group gate could not verify, into errors.
 	Strict bool `split_words:"true"`
+	// RegistryTopic is the compacted topic of the cluster registry (which
+	// Connect cluster owns which group.id; see bootstrap/registry).
+	RegistryTopic string `split_words:"true" default:"_connect-init-registry"`
+	// GroupHandover names the config topic of the Connect cluster that
+	// owns the group in the registry, to hand the group over to this
+	// cluster on purpose.
+	GroupHandover string `split_words:"true"`
 	// LogFormat is text or json.
 	LogFormat string `split_words:"true" default:"text"`
 	// LogLevel is debug, info, warn or error.

@@ -231,14 +231,16 @@ type Registration struct {
 }
 
 // Register records that the worker at url (on host) starts for cluster me,
-// and claims the group for me if nobody has. It creates the topic when
+// and, when claim is true, claims the group for me if nobody has (the
+// caller passes false while the group has members it could not verify:
+// claiming a group that may be someone else's would be a guess). It creates the topic when
 // missing. When the group is claimed by another cluster it writes nothing
 // and returns a *ClaimedError, unless handover names that cluster's config
 // topic: then it removes the old claim and the old cluster's worker records
 // of this group and claims the group. Judging the live members first is
 // the caller's job (no member of the old cluster may still be in the
 // group).
-func (s *Store) Register(ctx context.Context, me Cluster, url, host, handover string) (*Registration, error) {
+func (s *Store) Register(ctx context.Context, me Cluster, url, host, handover string, claim bool) (*Registration, error) {
 	if err := s.ensureTopic(ctx); err != nil {
 		return nil, err
 	}
@@ -266,7 +268,7 @@ func (s *Store) Register(ctx context.Context, me Cluster, url, host, handover st
 			mine = true
 		}
 	}
-	if !mine || reg.HandedOver != "" {
+	if (claim && !mine) || reg.HandedOver != "" {
 		val := value{V: 1, Cluster: me, URL: url, Host: host, HandedOverFrom: reg.HandedOver}
 		msgs = append(msgs, s.message(claimKey(me), val))
 		reg.Claimed = true
@@ -281,6 +283,10 @@ func (s *Store) Register(ctx context.Context, me Cluster, url, host, handover st
 	}
 	if v, err = s.Read(ctx, me.KafkaClusterID, me.GroupID); err != nil {
 		return nil, err
+	}
+	if o := v.Owner(); o == nil && !reg.Claimed {
+		reg.View = v // unclaimed, and we did not claim: fine
+		return reg, nil
 	}
 	if o := v.Owner(); o == nil || !o.Same(me) {
 		// Lost a race (or our claim vanished): take our records back.
