@@ -334,8 +334,10 @@ func compared(m connectproto.Member, r *GroupReport, in *identityInputs, wid, wh
 		parts = append(parts, fmt.Sprintf("its config offset %d does not pass our config topic's end %d", m.Metadata.ConfigOffset, r.ConfigEndOffset))
 	}
 	switch {
-	case in.view == nil:
+	case in.view == nil && in.viewErr != nil:
 		parts = append(parts, "the cluster registry could not be read")
+	case in.view == nil:
+		parts = append(parts, "the cluster registry is off")
 	default:
 		parts = append(parts, "its URL is not in the cluster registry")
 	}
@@ -606,8 +608,12 @@ func (g *GroupGate) identify(ctx context.Context, rep *GroupReport, describe fun
 	if reg.View != nil {
 		ir.Registry = reg.View
 	}
+	topic := ""
+	if id.Registry != nil {
+		topic = id.Registry.Topic
+	}
 	log.Info("registered in the cluster registry", "group", g.GroupID, "url", id.OwnURL, "host", id.Host, "config_topic", me.ConfigTopic,
-		"kafka_cluster_id", me.KafkaClusterID, "topic", id.Registry.Topic, "what", ir.Registered)
+		"kafka_cluster_id", me.KafkaClusterID, "topic", topic, "what", ir.Registered)
 	return nil
 }
 

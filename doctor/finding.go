@@ -40,6 +40,8 @@ const (
 	IDConsumerOffsetsSingle     = "consumer-offsets-single-replica"
 	IDCoordinatorNotAvailable   = "coordinator-not-available"
 	IDForeignGroupMember        = "foreign-group-member"
+	IDGroupRegisteredElsewhere  = "group-registered-to-another-cluster"
+	IDUnverifiedGroupMember     = "unverified-group-member"
 	IDMemberConfigOffsetBehind  = "member-config-offset-behind"
 	IDAssignmentConfigMismatch  = "assignment-config-mismatch"
 	IDDuplicateAdvertisedURL    = "duplicate-advertised-url"

@@ -302,6 +302,15 @@ func (s *Store) Register(ctx context.Context, me Cluster, url, host, handover st
 	return reg, nil
 }
 
+// claimMessages are a claim and a worker record for me, as Register
+// writes them on an unclaimed group.
+func (s *Store) claimMessages(me Cluster, url, host string) []*sarama.ProducerMessage {
+	return []*sarama.ProducerMessage{
+		s.message(claimKey(me), value{V: 1, Cluster: me, URL: url, Host: host}),
+		s.message(workerKey(me, url), value{V: 1, Cluster: me, URL: url, Host: host}),
+	}
+}
+
 func (s *Store) message(key []byte, v value) *sarama.ProducerMessage {
 	b, _ := json.Marshal(v)
 	return &sarama.ProducerMessage{Topic: s.Topic, Partition: 0, Key: sarama.ByteEncoder(key), Value: sarama.ByteEncoder(b)}
