@@ -180,12 +180,16 @@ type ForeignMember struct {
 	Message string `json:"message"`
 }
 
-// GroupGate is gate 4's identity check (DESIGN.md): before our worker
-// joins, no current member of the worker group may report a config offset
-// that our config topic cannot reach. Such a member reads another config
-// topic (another Connect cluster with the same group.id) or is a stale
-// worker, and as long as it is in the group the leader assigns at its
-// offset and our workers force rebalances forever (incident 1).
+// GroupGate is the group gate's identity check (DESIGN.md): before our
+// worker joins, every current member of the worker group gets a verdict
+// (ours, foreign, unverified; bootstrap/identity.go lists the rules and the
+// Connect source behind each), and the gate refuses when any member is
+// foreign or the cluster registry gives the group to another Connect
+// cluster. A member reading another config topic (another Connect cluster
+// with the same group.id, or a stale worker) makes one of the two clusters
+// force rebalances forever (incident 1): ours when its topic is longer, its
+// own when ours is (issue 13). The gate only reads until the verdict; with
+// Identity.Register it then registers this worker.
 type GroupGate struct {
 	// Admin describes the group when Client is nil.
 	Admin sarama.ClusterAdmin
@@ -322,7 +326,7 @@ func (g *GroupGate) Check(ctx context.Context) (*GroupReport, error) {
 			return rep, err
 		}
 	} else if len(rep.Foreign) > 0 {
-		return rep, groupRefusal(g.GroupID, g.ConfigTopic, rep)
+		return rep, groupRefusal(g.GroupID, g.ConfigTopic, "", rep)
 	}
 	log.Info("worker group checked", "group", g.GroupID, "state", rep.State, "protocol", rep.Protocol,
 		"members", len(rep.Members), "leader", rep.LeaderURL, "assignment_offset", offsetOrNull(rep.AssignmentOffset),

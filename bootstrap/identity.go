@@ -477,7 +477,7 @@ func unassignedConnectors(members []connectproto.Member, cfg *connectstore.Confi
 
 // groupRefusal builds the group gate's refusal for foreign members or a
 // foreign claim.
-func groupRefusal(groupID, configTopic string, rep *GroupReport) error {
+func groupRefusal(groupID, configTopic, handover string, rep *GroupReport) error {
 	var msgs []string
 	for _, f := range rep.Foreign {
 		msgs = append(msgs, f.Message+" [rule "+strings.Join(f.Reasons, ", ")+"]")
@@ -487,6 +487,9 @@ func groupRefusal(groupID, configTopic string, rep *GroupReport) error {
 		c := ir.ClaimedBy
 		msgs = append([]string{(&registry.ClaimedError{Owner: *c}).Error()}, msgs...)
 		fix = fmt.Sprintf("this group.id belongs to the Connect cluster reading config topic %q: give this cluster its own CONNECT_GROUP_ID; to hand the group over to this cluster on purpose, stop that cluster's workers and set CONNECT_INIT_GROUP_HANDOVER=%s on this cluster's workers", c.ConfigTopic, c.ConfigTopic)
+		if handover == c.ConfigTopic {
+			fix = fmt.Sprintf("CONNECT_INIT_GROUP_HANDOVER=%s hands the group over only once no worker of that cluster is in the group: stop the members named above, then start this worker again", c.ConfigTopic)
+		}
 	}
 	end := "unknown"
 	if rep.ConfigEndOffset >= 0 {
@@ -535,7 +538,7 @@ func (g *GroupGate) identify(ctx context.Context, rep *GroupReport, describe fun
 	me.KafkaClusterID = in.clusterID
 	claimRefused := ir.ClaimedBy != nil && (id.Handover == "" || id.Handover != ir.ClaimedBy.ConfigTopic)
 	if len(rep.Foreign) > 0 || claimRefused {
-		return groupRefusal(g.GroupID, g.ConfigTopic, rep)
+		return groupRefusal(g.GroupID, g.ConfigTopic, id.Handover, rep)
 	}
 	if ir.ClaimedBy != nil {
 		log.Info("handing the worker group over to this cluster", "group", g.GroupID, "from_config_topic", ir.ClaimedBy.ConfigTopic,
