@@ -495,8 +495,11 @@ func groupRefusal(groupID, configTopic, handover string, rep *GroupReport) error
 	if rep.ConfigEndOffset >= 0 {
 		end = fmt.Sprint(rep.ConfigEndOffset)
 	}
-	msg := fmt.Sprintf("worker group %q is not this Connect cluster's (config topic %q, end offset %s): %d foreign member(s); a worker joining it would force rebalances forever in one of the two clusters (\"Current config state offset ... does not match group assignment ... Forcing rebalance\"): %s",
-		groupID, configTopic, end, len(rep.Foreign), strings.Join(msgs, "; "))
+	msg := fmt.Sprintf("worker group %q is not this Connect cluster's (config topic %q, end offset %s): ", groupID, configTopic, end)
+	if len(rep.Foreign) > 0 {
+		msg += fmt.Sprintf("%d foreign member(s); a worker joining beside them would force rebalances forever in one of the two clusters (\"Current config state offset ... does not match group assignment ... Forcing rebalance\"): ", len(rep.Foreign))
+	}
+	msg += strings.Join(msgs, "; ")
 	if rep.Note != "" {
 		msg += " [" + rep.Note + "]"
 	}
@@ -532,6 +535,10 @@ func (g *GroupGate) identify(ctx context.Context, rep *GroupReport, describe fun
 			rep.judge()
 			rep.judgeIdentity(id, in, true)
 		}
+	}
+	for _, v := range rep.Verdicts {
+		log.Info("group member judged", "group", g.GroupID, "member", v.MemberID, "url", v.URL, "client_host", v.ClientHost,
+			"verdict", v.Verdict, "rule", v.Rule)
 	}
 	ir := rep.Identity
 	me := id.Cluster

@@ -230,7 +230,7 @@ func startForeign(ctx context.Context, t *testing.T, name string, props map[stri
 	}
 	createConnectors(ctx, t, spec.Dir, spec.RESTURL, name, props["group.id"]+"-"+name+"-lines", n)
 	m := waitStableMember(ctx, t, props["group.id"], props["config.storage.topic"], spec.RESTURL)
-	t.Logf("foreign worker %s (%s): member %s, config offset %d, config topic %s", name, spec.RESTURL, m.MemberID, *m.ConfigOffset, props["config.storage.topic"])
+	t.Logf("worker %s (%s): member %s, config offset %d, config topic %s", name, spec.RESTURL, m.MemberID, *m.ConfigOffset, props["config.storage.topic"])
 	if wantOffset != anyOffset && *m.ConfigOffset != wantOffset {
 		t.Fatalf("worker %s's config offset is %d, want %d", name, *m.ConfigOffset, wantOffset)
 	}
@@ -353,14 +353,14 @@ func TestIdentityForeignWithoutConnectors(t *testing.T) {
 	f.check(t)
 }
 
-// TestIdentityBothThroughConnectInit: F started through connect-init, so
+// TestIdentityOnlyForeignThroughConnectInit: F started through connect-init, so
 // the registry holds F's claim on G and F's URL. Our config topic is a copy
 // of F's in all that Connect's records show (same connector names, same
 // length), so only the registry can tell: the group is claimed by F's
 // config topic (registry-claim) and F's URL is registered for F
 // (registry-worker). With CONNECT_INIT_GROUP_HANDOVER naming F's config
 // topic while F still runs, connect-init still refuses: F's member is F's.
-func TestIdentityBothThroughConnectInit(t *testing.T) {
+func TestIdentityOnlyForeignThroughConnectInit(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 6*time.Minute)
 	defer cancel()
 	g := uniqueGroup(t, "id13r")["group.id"]
@@ -467,7 +467,7 @@ func TestIdentityRestartedWorkerNewURL(t *testing.T) {
 	waitStableMember(ctx, t, g, ours["config.storage.topic"], a3.Spec.RESTURL)
 	b := startForeign(ctx, t, "b", ours, 0, true, nil, 7)
 	verdict := firstLine(b.Log(), "worker group checked")
-	t.Logf("B beside the bare restarted A (%s): %s", a3.Spec.RESTURL, verdict)
+	t.Logf("B beside the bare restarted A (%s): %s; %s", a3.Spec.RESTURL, verdict, firstLine(b.Log(), "group member judged"))
 	if strings.Contains(b.Log(), "group gate") || !strings.Contains(verdict, "foreign=0") {
 		t.Errorf("B called a member foreign:\n%s", logTail(b.Log(), 4000))
 	}
@@ -495,5 +495,61 @@ func TestIdentityLegacyForeignWorker(t *testing.T) {
 	code, log, _ := runOurs(ctx, t, "ours", ours, "run")
 	msg := assertRefused(t, code, log, fw.Spec.RESTURL, "rule unknown-connector", "f-1")
 	t.Logf("connect-init run beside a %s worker: %s", testbed.LegacyVersion, msg)
+	f.check(t)
+}
+
+// TestIdentityBothThroughConnectInit: two Connect clusters, both started
+// through connect-init at the same instant into the same empty group,
+// each with its own config topic. Neither can see the other's member yet;
+// the registry decides: the first claim owns the group (registry-claim),
+// the other refuses, before or after writing its own claim (a claim that
+// landed second is taken back). The winner stays healthy, and the loser,
+// started again, is refused by the claim and the winner's registered URL.
+func TestIdentityBothThroughConnectInit(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 6*time.Minute)
+	defer cancel()
+	g := uniqueGroup(t, "id13b")["group.id"]
+	var ws []*testbed.Worker
+	for _, name := range []string{"x", "y"} {
+		wp, err := cluster.WorkerProps(clusterTopics(g, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		spec, err := cluster.NewWorkerSpec(g+"-"+name, wp, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		w, err := cluster.StartWorkerCommand(spec, append([]string{binary, "run", "--"}, spec.Argv...), connectInitEnv(wp))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { w.Stop(20 * time.Second) })
+		ws = append(ws, w)
+	}
+	var winner, loser *testbed.Worker
+	select {
+	case <-ws[0].Done():
+		loser, winner = ws[0], ws[1]
+	case <-ws[1].Done():
+		loser, winner = ws[1], ws[0]
+	case <-ctx.Done():
+		t.Fatalf("neither connect-init refused:\n%s\n%s", logTail(ws[0].Log(), 3000), logTail(ws[1].Log(), 3000))
+	}
+	code, _ := loser.ExitCode(ctx)
+	winURL := winner.Spec.RESTURL
+	msg := assertRefused(t, code, loser.Log(), "registered to another Connect cluster", winner.Spec.Props["config.storage.topic"])
+	t.Logf("%s refused: %s", loser.Spec.Name, msg)
+	if err := winner.WaitHealthy(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(winner.Log(), "claimed the group") {
+		t.Errorf("the winner did not claim the group: %s", firstLine(winner.Log(), "registered in the cluster registry"))
+	}
+	waitStableMember(ctx, t, g, winner.Spec.Props["config.storage.topic"], winURL)
+	f := &foreignCluster{workers: []*testbed.Worker{winner}}
+	f.watch()
+	code, log, _ := runOurs(ctx, t, "again", loser.Spec.Props, "run")
+	msg = assertRefused(t, code, log, "registered to another Connect cluster", winURL, "rule registry-worker")
+	t.Logf("%s started again: %s", loser.Spec.Name, msg)
 	f.check(t)
 }
