@@ -49,7 +49,8 @@ type ConfigRecord struct {
 // ConfigLog is a config topic as read, end to end.
 type ConfigLog struct {
 	Topic string
-	// End is the high watermark the read stopped at: what a caught-up worker
+	// End is the offset the read stopped at (the last stable offset, the
+	// high watermark without open transactions): what a caught-up worker
 	// reports as its config offset.
 	End int64
 	// Records are in offset order.
@@ -91,10 +92,15 @@ func ParseKey(key string) (kind Kind, connector string, task int32) {
 	return KindOther, "", task
 }
 
-// ReadConfig reads the whole config topic (partition 0).
+// ReadConfig reads the whole config topic (partition 0), committed
+// records only: only a worker with exactly.once.source.support=enabled
+// writes the config topic transactionally, and such a worker reads it
+// read_committed (KafkaConfigBackingStore's consumer: ISOLATION_LEVEL_CONFIG
+// = READ_COMMITTED), so an aborted record is never part of any worker's
+// config snapshot.
 func ReadConfig(ctx context.Context, client sarama.Client, topic string) (*ConfigLog, error) {
 	l := &ConfigLog{Topic: topic}
-	end, err := kafkalog.ReadAll(ctx, client, topic, 0, func(r kafkalog.Record) error {
+	end, err := kafkalog.ReadWith(ctx, client, topic, 0, kafkalog.Committed, func(r kafkalog.Record) error {
 		kind, conn, task := ParseKey(string(r.Key))
 		rec := ConfigRecord{Offset: r.Offset, Kind: kind, Connector: conn, Task: task, Null: r.Value == nil}
 		if kind == KindTargetState && r.Value != nil {
