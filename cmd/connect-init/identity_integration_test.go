@@ -433,43 +433,56 @@ func waitGroupEmpty(ctx context.Context, t *testing.T, group string) {
 	}
 }
 
-// TestIdentityRestartedWorkerNewURL: our own cluster's worker, started
-// through connect-init, restarts with a new REST port (a new URL), once
-// through connect-init and once bare. Neither our restarted worker nor the
-// next worker of ours that starts beside it may call it foreign.
+// TestIdentityRestartedWorkerNewURL: our cluster runs two workers
+// started through connect-init, A (with two connectors) and B. A is killed
+// (kill -9: its member lingers until its session times out) and comes back
+// on a new REST port, a new URL, through connect-init: it must start. Then
+// A is killed again and comes back bare on yet another URL (unregistered),
+// and a third worker C starts through connect-init beside it. Nobody may be
+// called foreign: B and A's old URLs are registered ours, and the bare A is
+// tied to our cluster by our status topic or left unverified.
 func TestIdentityRestartedWorkerNewURL(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
 	defer cancel()
 	g := uniqueGroup(t, "id13n")["group.id"]
 	ours := clusterTopics(g, "ours")
-	a := startForeign(ctx, t, "a", ours, 2, true, nil, 7) // ours, through connect-init
-	a.Stop(20 * time.Second)
+	a := startForeign(ctx, t, "a", ours, 2, true, nil, 7)
+	b := startForeign(ctx, t, "b", ours, 0, true, nil, 7)
+	a.Kill()
 
-	// A again, through connect-init, on a new port: must start.
-	a2 := startForeign(ctx, t, "a2", ours, 0, true, nil, 7)
-	if line := firstLine(a2.Log(), "worker group checked"); !strings.Contains(line, "foreign=0") || strings.Contains(a2.Log(), "group gate") {
-		t.Errorf("A's restart saw a foreign member: %s\n%s", line, logTail(a2.Log(), 4000))
+	noForeign := func(w *testbed.Worker, what string) {
+		t.Helper()
+		line := firstLine(w.Log(), "worker group checked")
+		if !strings.Contains(line, "foreign=0") || strings.Contains(w.Log(), "group gate") {
+			t.Errorf("%s saw a foreign member: %s\n%s", what, line, logTail(w.Log(), 4000))
+		}
+		var judged []string
+		for _, l := range strings.Split(w.Log(), "\n") {
+			if strings.Contains(l, "group member judged") {
+				judged = append(judged, l[strings.Index(l, "member="):])
+			}
+		}
+		t.Logf("%s: %s; verdicts: %v", what, line[strings.Index(line, "members="):], judged)
 	}
-	t.Logf("A restarted through connect-init at %s: %s", a2.Spec.RESTURL, firstLine(a2.Log(), "registered in the cluster registry"))
-	a2.Stop(20 * time.Second)
+	a2 := startForeign(ctx, t, "a2", ours, 0, true, nil, 7)
+	noForeign(a2, "A restarted through connect-init at "+a2.Spec.RESTURL)
+	a2.Kill()
 
-	// A again, bare, on a new port: not registered; B through connect-init
-	// must still start beside it.
 	wp, err := cluster.WorkerProps(ours)
 	if err != nil {
 		t.Fatal(err)
 	}
-	a3 := startTestWorker(t, "a3", wp)
+	a3 := startTestWorker(t, g+"-a3", wp)
 	if err := a3.WaitHealthy(ctx); err != nil {
 		t.Fatal(err)
 	}
-	waitConnectorRunning(ctx, t, a3.Spec.RESTURL, "a-1")
 	waitStableMember(ctx, t, g, ours["config.storage.topic"], a3.Spec.RESTURL)
-	b := startForeign(ctx, t, "b", ours, 0, true, nil, 7)
-	verdict := firstLine(b.Log(), "worker group checked")
-	t.Logf("B beside the bare restarted A (%s): %s; %s", a3.Spec.RESTURL, verdict, firstLine(b.Log(), "group member judged"))
-	if strings.Contains(b.Log(), "group gate") || !strings.Contains(verdict, "foreign=0") {
-		t.Errorf("B called a member foreign:\n%s", logTail(b.Log(), 4000))
+	c := startForeign(ctx, t, "c", ours, 0, true, nil, 7)
+	noForeign(c, "C beside B and the bare restarted A at "+a3.Spec.RESTURL)
+	for _, w := range []*testbed.Worker{b, c, a3} {
+		if err := w.WaitHealthy(ctx); err != nil {
+			t.Error(err)
+		}
 	}
 }
 
