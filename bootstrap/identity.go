@@ -578,8 +578,9 @@ func (g *GroupGate) identify(ctx context.Context, rep *GroupReport, describe fun
 	if !id.Register || id.Registry == nil && g.registerFn == nil {
 		return nil
 	}
-	if in.clusterID == "" {
-		log.Warn("not registered in the cluster registry", "group", g.GroupID, "error", "the Kafka cluster id is unknown")
+	if in.clusterID == "" || id.OwnURL == "" {
+		log.Warn("not registered in the cluster registry", "group", g.GroupID, "error", "the Kafka cluster id or this worker's advertised URL is unknown",
+			"fix", "check the worker's listeners and rest.advertised.* settings and that a broker answers Metadata")
 		return nil
 	}
 	register := g.registerFn
