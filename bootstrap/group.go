@@ -6,12 +6,12 @@ import (
 	"fmt"
 	"log/slog"
 	"sort"
-	"strings"
 	"time"
 
 	"github.com/IBM/sarama"
 
 	"github.com/connect-init/connect-init/bootstrap/connectproto"
+	"github.com/connect-init/connect-init/bootstrap/registry"
 )
 
 // Group states as DescribeGroups reports them for a classic group.
@@ -34,6 +34,13 @@ const (
 	// rebalance (Connect's rebalance.timeout.ms is 60s, but most finish in
 	// seconds), short enough not to eat the whole startup timeout.
 	DefaultStableWait = 30 * time.Second
+	// DefaultSettleWait is how long the gate watches a Stable group that
+	// runs none of the connectors our config topic created since its
+	// assignment: a cluster reading our config topic rebalances within
+	// moments of a connector's creation (DistributedHerder wakes its
+	// member on the config update), so a group still Stable at the same
+	// offset after this long is not reading it.
+	DefaultSettleWait = 5 * time.Second
 	// defaultGroupPoll is the pause between two DescribeGroups while the
 	// group rebalances. A group caught in incident 1's loop is Stable only
 	// for the moments between a SyncGroup and the next forced rejoin, so the
@@ -93,6 +100,12 @@ type GroupReport struct {
 	Foreign []ForeignMember `json:"foreign"`
 	// Note explains a decision taken without a Stable snapshot.
 	Note string `json:"note,omitempty"`
+	// Identity is what the cluster-identity rules read (registry, our
+	// config and status topics); null when they are off.
+	Identity *IdentityReport `json:"identity,omitempty"`
+	// Verdicts has one verdict per member (ours, foreign, unverified) with
+	// the rule and evidence; empty when the identity rules are off.
+	Verdicts []MemberVerdict `json:"verdicts"`
 
 	// Decoded are the members as connectproto sees them, for callers that
 	// need more than the JSON view (peer checks).
@@ -167,12 +180,16 @@ type ForeignMember struct {
 	Message string `json:"message"`
 }
 
-// GroupGate is gate 4's identity check (DESIGN.md): before our worker
-// joins, no current member of the worker group may report a config offset
-// that our config topic cannot reach. Such a member reads another config
-// topic (another Connect cluster with the same group.id) or is a stale
-// worker, and as long as it is in the group the leader assigns at its
-// offset and our workers force rebalances forever (incident 1).
+// GroupGate is the group gate's identity check (DESIGN.md): before our
+// worker joins, every current member of the worker group gets a verdict
+// (ours, foreign, unverified; bootstrap/identity.go lists the rules and the
+// Connect source behind each), and the gate refuses when any member is
+// foreign or the cluster registry gives the group to another Connect
+// cluster. A member reading another config topic (another Connect cluster
+// with the same group.id, or a stale worker) makes one of the two clusters
+// force rebalances forever (incident 1): ours when its topic is longer, its
+// own when ours is (issue 13). The gate only reads until the verdict; with
+// Identity.Register it then registers this worker.
 type GroupGate struct {
 	// Admin describes the group when Client is nil.
 	Admin sarama.ClusterAdmin
@@ -189,10 +206,20 @@ type GroupGate struct {
 	// PollEvery is the pause between looks while the group rebalances
 	// (default 100ms).
 	PollEvery time.Duration
+	// Identity turns on the cluster-identity rules (registry and Connect's
+	// own records); nil leaves only the offset rules.
+	Identity *Identity
+	// SettleWait is how long a Stable group must stay at the same
+	// assignment offset before connectors we created after that offset
+	// count as evidence (default DefaultSettleWait).
+	SettleWait time.Duration
 
-	// describeFn and offsetsFn replace the Kafka calls in unit tests.
+	// describeFn, offsetsFn, identityFn and registerFn replace the Kafka
+	// calls in unit tests.
 	describeFn func(ctx context.Context) (*sarama.GroupDescription, error)
 	offsetsFn  func(ctx context.Context) (hw, lso int64, err error)
+	identityFn func(ctx context.Context, rep *GroupReport) *identityInputs
+	registerFn func(ctx context.Context, me registry.Cluster, claim bool) (*registry.Registration, error)
 }
 
 // Check looks at the group until it sees a Stable (or Empty, Dead,
@@ -294,28 +321,28 @@ func (g *GroupGate) Check(ctx context.Context) (*GroupReport, error) {
 		log.Warn(rep.Note, "group", g.GroupID)
 	}
 	rep.judge()
-
-	if len(rep.Foreign) > 0 {
-		msgs := make([]string, len(rep.Foreign))
-		for i, f := range rep.Foreign {
-			msgs[i] = f.Message
+	if g.Identity != nil {
+		if err := g.identify(ctx, rep, describe, clock, log); err != nil {
+			return rep, err
 		}
-		end := "unknown"
-		if rep.ConfigEndOffset >= 0 {
-			end = fmt.Sprint(rep.ConfigEndOffset)
-		}
-		msg := fmt.Sprintf("worker group %q has %d member(s) that cannot belong to this Connect cluster (config topic %q, end offset %s); a worker joining it would force rebalances forever (\"Current config state offset ... does not match group assignment ... Forcing rebalance\"): %s",
-			g.GroupID, len(rep.Foreign), g.ConfigTopic, end, strings.Join(msgs, "; "))
-		if rep.Note != "" {
-			msg += " [" + rep.Note + "]"
-		}
-		return rep, &GateError{Gate: "group", Err: errors.New(msg),
-			Fix: "give every Connect cluster its own CONNECT_GROUP_ID (the workers of one cluster share group.id and the config, offset and status topics; two clusters share none of them); or, if that member is a stale worker of this cluster, find it by its client host and advertised URL above and stop it"}
+	} else if len(rep.Foreign) > 0 {
+		return rep, groupRefusal(g.GroupID, g.ConfigTopic, "", rep)
 	}
 	log.Info("worker group checked", "group", g.GroupID, "state", rep.State, "protocol", rep.Protocol,
 		"members", len(rep.Members), "leader", rep.LeaderURL, "assignment_offset", offsetOrNull(rep.AssignmentOffset),
-		"config_end_offset", rep.ConfigEndOffset, "stable_seen", rep.StableSeen)
+		"config_end_offset", rep.ConfigEndOffset, "stable_seen", rep.StableSeen,
+		"ours", rep.countVerdict(VerdictOurs), "foreign", rep.countVerdict(VerdictForeign), "unverified", rep.countVerdict(VerdictUnverified))
 	return rep, nil
+}
+
+func (r *GroupReport) countVerdict(v string) int {
+	n := 0
+	for _, x := range r.Verdicts {
+		if x.Verdict == v {
+			n++
+		}
+	}
+	return n
 }
 
 // settled reports whether a state needs no waiting: Stable shows the
@@ -522,9 +549,11 @@ func (g *GroupGate) ConfigEndOffsets(ctx context.Context) (hw, lso int64, err er
 
 // NewGroupGate returns the group identity gate for cfg's worker group and
 // config topic, using the shared clients (Member finds the coordinator and
-// reads offsets, as the worker itself would).
+// reads offsets, as the worker itself would), with the cluster-identity
+// rules on and read-only: set Identity.Register to write the registry.
 func NewGroupGate(cfg *Config, clients *Clients, log *slog.Logger, clock Clock) *GroupGate {
-	g := &GroupGate{Admin: clients.Admin, Client: clients.Member, GroupID: cfg.GroupID, Log: log, Clock: clock}
+	g := &GroupGate{Admin: clients.Admin, Client: clients.Member, GroupID: cfg.GroupID, Log: log, Clock: clock,
+		Identity: NewIdentity(cfg, clients, false)}
 	for _, t := range cfg.Topics {
 		if t.Role == RoleConfig {
 			g.ConfigTopic = t.Name

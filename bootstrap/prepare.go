@@ -133,7 +133,11 @@ func (c *Cluster) Coordinator(ctx context.Context) (err error) {
 // Group is the group gate: no member of the worker group is foreign.
 func (c *Cluster) Group(ctx context.Context) (err error) {
 	cfg, clients, log, clock, rep := c.Config, c.Clients, c.Log, c.Clock, &c.Report
-	if rep.Group, err = NewGroupGate(cfg, clients, log, clock).Check(ctx); err != nil {
+	// The group gate judges every member before anything is written, then
+	// registers this worker in the cluster registry (Identity.Register).
+	gg := NewGroupGate(cfg, clients, log, clock)
+	gg.Identity.Register = true
+	if rep.Group, err = gg.Check(ctx); err != nil {
 		return err
 	}
 	return nil

@@ -11,6 +11,7 @@ import (
 
 	"github.com/connect-init/connect-init/bootstrap"
 	"github.com/connect-init/connect-init/bootstrap/connectproto"
+	"github.com/connect-init/connect-init/bootstrap/registry"
 )
 
 func i64(v int64) *int64 { return &v }
@@ -291,5 +292,39 @@ func TestCheckPeer(t *testing.T) {
 	}
 	if pc := CheckPeer(ctx, "::not a url", time.Second); pc.Resolved || pc.Error == "" {
 		t.Errorf("bad URL: %+v", pc)
+	}
+}
+
+func TestIdentityFindingsAndRegistrySection(t *testing.T) {
+	s := healthy()
+	seen := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	f := registry.Cluster{KafkaClusterID: "kc", GroupID: s.GroupID, ConfigTopic: "f-configs", OffsetTopic: "f-offsets", StatusTopic: "f-status"}
+	claim := registry.Claim{Cluster: f, Offset: 3, FirstSeen: seen, URL: "http://f:8083/", Host: "fhost"}
+	s.Group.Identity = &bootstrap.IdentityReport{KafkaClusterID: "kc", ClaimedBy: &claim,
+		Registry: &registry.View{Topic: "_connect-init-registry", Exists: true, Claims: []registry.Claim{claim},
+			Workers: []registry.Worker{{Cluster: f, URL: "http://f:8083/", Host: "fhost", FirstSeen: seen, LastSeen: seen}}}}
+	s.Group.Verdicts = []bootstrap.MemberVerdict{{MemberID: s.Group.Members[0].MemberID, URL: "http://w1:8083/", Verdict: bootstrap.VerdictUnverified,
+		Evidence: "not proven ours or foreign: its URL is not in the cluster registry"}}
+	fs := Diagnose(s)
+	got := map[string]Finding{}
+	for _, x := range fs {
+		got[x.ID] = x
+	}
+	if c := got[IDGroupRegisteredElsewhere]; c.Severity != SeverityError || !strings.Contains(c.Evidence, "http://f:8083/") ||
+		!strings.Contains(c.Fix, "CONNECT_INIT_GROUP_HANDOVER=f-configs") {
+		t.Errorf("claim finding: %+v", c)
+	}
+	if u := got[IDUnverifiedGroupMember]; u.Severity != SeverityWarning || !strings.Contains(u.Evidence, "not in the cluster registry") {
+		t.Errorf("unverified finding: %+v", u)
+	}
+	var txt bytes.Buffer
+	if err := NewDocument(s, fs, "v9", seen).WriteText(&txt); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"Registry     topic _connect-init-registry, Kafka cluster kc: group owned by config topic f-configs",
+		"http://f:8083/  host fhost  config topic f-configs", "unverified"} {
+		if !strings.Contains(txt.String(), want) {
+			t.Errorf("text lacks %q:\n%s", want, txt.String())
+		}
 	}
 }

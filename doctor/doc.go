@@ -50,7 +50,9 @@
 //	consumer-offsets-missing           info            __consumer_offsets does not exist yet
 //	consumer-offsets-single-replica    warning         the group's __consumer_offsets partition has < 2 in-sync replicas on a multi-broker cluster (error with CONNECT_INIT_STRICT)
 //	coordinator-not-available          error           FindCoordinator fails for the worker group
-//	foreign-group-member               error           a member reports (or holds an assignment at) a config offset beyond our config topic's end, or is not a Connect worker, or sends bytes that are not Connect's protocol
+//	foreign-group-member               error           a member is foreign by any group-identity rule (bootstrap/identity.go): a config offset beyond our config topic's end, an assigned connector our config topic never names, a Stable group that runs none of our connectors, a URL the cluster registry holds for another cluster, not a Connect worker, or bytes that are not Connect's protocol
+//	group-registered-to-another-cluster error          the cluster registry says another Connect cluster (another config topic) owns the group.id
+//	unverified-group-member            warning         a member neither the registry nor Connect's own records prove ours or foreign (an error for run and prepare with CONNECT_INIT_STRICT)
 //	member-config-offset-behind        warning         a member joined with a config offset below the assignment's (incident 1's loop, seen from the cluster whose topic is longer)
 //	assignment-config-mismatch         error           an assignment carries error CONFIG_MISMATCH (the leader cannot read up to a member's offset)
 //	duplicate-advertised-url           error           two members advertise the same REST URL
@@ -110,9 +112,20 @@
 //	      "foreign": [{"member_id": "...", "client_id": "...", "client_host": "/10.0.50.95",
 //	                   "url": "http://10.0.50.95:8083/", "config_offset": 819, "assignment_offset": 819,
 //	                   "our_config_end_offset": 0,
-//	                   "reasons": ["config-offset-ahead", "assignment-offset-ahead"],
+//	                   "reasons": ["config-offset-ahead", "assignment-offset-ahead"],  // or the rule id of bootstrap.Rule*
 //	                   "message": "group member ... "}],
-//	      "note": ""                                       // set when no Stable snapshot was seen
+//	      "note": "",                                      // set when no Stable snapshot was seen
+//	      "identity": {"kafka_cluster_id": "...",          // what the identity rules read; absent when off
+//	                   "registry": {"topic": "_connect-init-registry", "exists": true,
+//	                                "claims": [{"kafka_cluster_id": "...", "group_id": "...", "config_topic": "...",
+//	                                            "offset_topic": "...", "status_topic": "...", "offset": 3,
+//	                                            "first_seen": "...", "url": "...", "host": "...", "handed_over_from": ""}],
+//	                                "workers": [{...cluster fields, "url": "...", "host": "...", "first_seen": "...",
+//	                                             "last_seen": "...", "offset": 7}]},   // null if unreadable
+//	                   "registry_error": "", "claimed_by": {...claim},   // claimed_by only when another cluster owns the group
+//	                   "config_records": 16, "config_connectors_defined": 5, "config_error": "", "status_error": ""},
+//	      "verdicts": [{"member_id": "...", "url": "...", "client_host": "/10.0.0.7",
+//	                    "verdict": "ours|foreign|unverified", "rule": "registry-worker", "evidence": "..."}]
 //	    },
 //	    "config_offsets_recheck": {"after_ns": 5000000000, "config_end_offset": 14,
 //	                               "config_last_stable_offset": 12, "error": ""},  // only after an open transaction

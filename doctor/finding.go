@@ -34,6 +34,8 @@ const (
 	IDConsumerOffsetsSingle     = checks.IDConsumerOffsetsSingle
 	IDCoordinatorNotAvailable   = checks.IDCoordinatorNotAvailable
 	IDForeignGroupMember        = "foreign-group-member"
+	IDGroupRegisteredElsewhere  = "group-registered-to-another-cluster"
+	IDUnverifiedGroupMember     = "unverified-group-member"
 	IDMemberConfigOffsetBehind  = "member-config-offset-behind"
 	IDAssignmentConfigMismatch  = "assignment-config-mismatch"
 	IDDuplicateAdvertisedURL    = "duplicate-advertised-url"

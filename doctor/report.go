@@ -257,6 +257,10 @@ func writeGroup(p *printer, c Cluster) {
 	p.f("Group        %s, protocol %s, %d member(s), leader %s, assignment offset %s\n",
 		orUnknown(g.State), orUnknown(proto), len(g.Members), leader, asg)
 	p.f("Config topic %s: end offset %s, last stable offset %s\n", g.ConfigTopic, offsetString(g.ConfigEndOffset), offsetString(g.ConfigStableOffset))
+	verdicts := map[string]bootstrap.MemberVerdict{}
+	for _, v := range g.Verdicts {
+		verdicts[v.MemberID] = v
+	}
 	tw := tabwriter.NewWriter(p, 2, 4, 2, ' ', 0)
 	for _, m := range g.Members {
 		off := "unknown"
@@ -271,9 +275,17 @@ func writeGroup(p *printer, c Cluster) {
 		if m.Leader {
 			mark = " [leader]"
 		}
-		fmt.Fprintf(tw, "  %s%s\t%s\thost %s\tconfig offset %s\tassignment %s\n", m.MemberID, mark, orUnknown(m.URL), orUnknown(m.ClientHost), off, asg)
+		verdict := ""
+		if v, ok := verdicts[m.MemberID]; ok {
+			verdict = "\t" + v.Verdict
+			if v.Rule != "" {
+				verdict += " (" + v.Rule + ")"
+			}
+		}
+		fmt.Fprintf(tw, "  %s%s\t%s\thost %s\tconfig offset %s\tassignment %s%s\n", m.MemberID, mark, orUnknown(m.URL), orUnknown(m.ClientHost), off, asg, verdict)
 	}
 	tw.Flush()
+	printRegistry(p, g.Identity)
 }
 
 func writePeers(p *printer, c Cluster) {
@@ -343,3 +355,33 @@ func (p *printer) Write(b []byte) (int, error) {
 }
 
 func (p *printer) f(format string, args ...any) { fmt.Fprintf(p, format, args...) }
+
+// printRegistry prints the cluster registry's view of the group.
+func printRegistry(p *printer, ir *bootstrap.IdentityReport) {
+	if ir == nil {
+		return
+	}
+	switch {
+	case ir.Registry == nil:
+		p.f("Registry     unreadable: %s\n", orUnknown(ir.RegistryError))
+		return
+	case !ir.Registry.Exists:
+		p.f("Registry     topic %s does not exist yet (no connect-init has registered on this Kafka cluster %s)\n", ir.Registry.Topic, orUnknown(ir.KafkaClusterID))
+		return
+	}
+	owner := "nobody (unclaimed)"
+	if o := ir.Registry.Owner(); o != nil {
+		owner = fmt.Sprintf("config topic %s (offset topic %s, status topic %s), claimed %s by %s", o.ConfigTopic, o.OffsetTopic, o.StatusTopic,
+			o.FirstSeen.UTC().Format("2006-01-02T15:04:05Z"), orUnknown(o.URL))
+		if o.HandedOverFrom != "" {
+			owner += ", handed over from config topic " + o.HandedOverFrom
+		}
+	}
+	p.f("Registry     topic %s, Kafka cluster %s: group owned by %s\n", ir.Registry.Topic, orUnknown(ir.KafkaClusterID), owner)
+	tw := tabwriter.NewWriter(p, 2, 4, 2, ' ', 0)
+	for _, w := range ir.Registry.Workers {
+		fmt.Fprintf(tw, "  %s\thost %s\tconfig topic %s\tfirst seen %s\tlast seen %s\n", w.URL, orUnknown(w.Host), w.ConfigTopic,
+			w.FirstSeen.UTC().Format("2006-01-02T15:04:05Z"), w.LastSeen.UTC().Format("2006-01-02T15:04:05Z"))
+	}
+	tw.Flush()
+}

@@ -265,17 +265,24 @@ func (c *Config) topics() error {
 		collide[collisionKey(t.Name)] = t.Role
 	}
 	c.LockTopic = c.Settings.LockTopic
-	lockName := c.Settings.Name("CONNECT_INIT_LOCK_TOPIC")
-	for _, t := range c.Topics {
-		switch {
-		case c.LockTopic == t.Name:
-			return &ConfigError{Setting: lockName,
-				Problem: fmt.Sprintf("is %q, Connect's %s topic (%s): the lock's records would land among Connect's own", t.Name, t.Role, c.setting(t.Role+".storage.topic")),
-				Fix:     "leave CONNECT_INIT_LOCK_TOPIC unset (default _connect-init-lock) or name a topic of its own"}
-		case collisionKey(c.LockTopic) == collisionKey(t.Name):
-			return &ConfigError{Setting: lockName,
-				Problem: fmt.Sprintf("is %q, which differs from Connect's %s topic %q only by '.' versus '_': Kafka refuses to create both", c.LockTopic, t.Role, t.Name),
-				Fix:     "leave CONNECT_INIT_LOCK_TOPIC unset (default _connect-init-lock) or name a topic of its own"}
+	own := []struct{ name, variable, what, def string }{
+		{c.LockTopic, "CONNECT_INIT_LOCK_TOPIC", "lock's", "_connect-init-lock"},
+		{c.Settings.RegistryTopic, "CONNECT_INIT_REGISTRY_TOPIC", "registry's", "_connect-init-registry"},
+	}
+	for _, o := range own {
+		setting := c.Settings.Name(o.variable)
+		fix := "leave " + o.variable + " unset (default " + o.def + ") or name a topic of its own"
+		for _, t := range c.Topics {
+			switch {
+			case o.name == t.Name:
+				return &ConfigError{Setting: setting,
+					Problem: fmt.Sprintf("is %q, Connect's %s topic (%s): the %s records would land among Connect's own", t.Name, t.Role, c.setting(t.Role+".storage.topic"), o.what),
+					Fix:     fix}
+			case collisionKey(o.name) == collisionKey(t.Name):
+				return &ConfigError{Setting: setting,
+					Problem: fmt.Sprintf("is %q, which differs from Connect's %s topic %q only by '.' versus '_': Kafka refuses to create both", o.name, t.Role, t.Name),
+					Fix:     fix}
+			}
 		}
 	}
 	c.LockReplicationFactor = c.ConfigTopic().ReplicationFactor

@@ -56,8 +56,16 @@ type Settings struct {
 	Peers []string `split_words:"true"`
 	// PeerCheck is fail, warn or off; empty means the default policy.
 	PeerCheck string `split_words:"true"`
-	// Strict turns warnings about the coordinator partition into errors.
+	// Strict turns warnings about the coordinator partition, and group
+	// members the group gate could not verify, into errors.
 	Strict bool `split_words:"true"`
+	// RegistryTopic is the compacted topic of the cluster registry (which
+	// Connect cluster owns which group.id; see bootstrap/registry).
+	RegistryTopic string `split_words:"true" default:"_connect-init-registry"`
+	// GroupHandover names the config topic of the Connect cluster that
+	// owns the group in the registry, to hand the group over to this
+	// cluster on purpose.
+	GroupHandover string `split_words:"true"`
 	// LogFormat is text or json.
 	LogFormat string `split_words:"true" default:"text"`
 	// LogLevel is debug, info, warn or error.
@@ -200,6 +208,19 @@ func (s Settings) Validate() error {
 	}
 	if err := checkTopicName(s.LockTopic, s.Name("CONNECT_INIT_LOCK_TOPIC")); err != nil {
 		return err
+	}
+	if err := checkTopicName(s.RegistryTopic, s.Name("CONNECT_INIT_REGISTRY_TOPIC")); err != nil {
+		return err
+	}
+	if collisionKey(s.RegistryTopic) == collisionKey(s.LockTopic) {
+		return &ConfigError{Setting: s.Name("CONNECT_INIT_REGISTRY_TOPIC"),
+			Problem: fmt.Sprintf("is %q, the startup lock's topic (CONNECT_INIT_LOCK_TOPIC %q) or one Kafka cannot tell from it", s.RegistryTopic, s.LockTopic),
+			Fix:     "leave CONNECT_INIT_REGISTRY_TOPIC unset (default _connect-init-registry) or name a topic of its own"}
+	}
+	if s.GroupHandover != "" {
+		if err := checkTopicName(s.GroupHandover, s.Name("CONNECT_INIT_GROUP_HANDOVER")); err != nil {
+			return err
+		}
 	}
 	for _, p := range s.Peers {
 		if err := checkPeer(p); err != nil {

@@ -134,9 +134,10 @@ func (f Foreign) String() string { return f.Message }
 // package documentation), so only a reported offset strictly greater is
 // unreachable. A negative ourConfigEndOffset means "unknown" and disables
 // both offset checks. Members reporting -1 (nothing read) are never
-// foreign by offset. Note the check cannot catch a foreign member whose
-// config topic is shorter than ours; only DescribeGroups evidence of a
-// higher offset is conclusive.
+// foreign by offset. Offsets alone cannot catch a foreign member whose
+// config topic is shorter than ours: the group gate's identity rules
+// (bootstrap/identity.go: the cluster registry, and the assigned connectors
+// compared with our config topic's records) do.
 func FindForeign(members []Member, ourConfigEndOffset int64) []Foreign {
 	var out []Foreign
 	for _, m := range members {

@@ -1,0 +1,138 @@
+package registry
+
+import (
+	"context"
+	"errors"
+	"testing"
+
+	"github.com/IBM/sarama"
+	"github.com/twmb/franz-go/pkg/kfake"
+)
+
+// store returns a Store on a fresh in-process Kafka (kfake): fast tests of
+// the claim rules; the real-Kafka tests are in cmd/connect-init.
+func store(t *testing.T) *Store {
+	t.Helper()
+	c, err := kfake.NewCluster(kfake.NumBrokers(1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Close)
+	cfg := sarama.NewConfig()
+	cfg.Version = sarama.MaxVersion
+	cfg.Metadata.AllowAutoTopicCreation = false
+	client, err := sarama.NewClient(c.ListenAddrs(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { client.Close() })
+	admin, err := sarama.NewClusterAdminFromClient(client)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &Store{Client: client, Admin: admin, Brokers: c.ListenAddrs(), Sarama: cfg, Topic: DefaultTopic, ReplicationFactor: 1}
+}
+
+func cluster(config string) Cluster {
+	return Cluster{KafkaClusterID: "kc", GroupID: "g", ConfigTopic: config, OffsetTopic: config + "-o", StatusTopic: config + "-s"}
+}
+
+func TestFirstClaimOwnsTheGroup(t *testing.T) {
+	s := store(t)
+	ctx := context.Background()
+	v, err := s.Read(ctx, "kc", "g")
+	if err != nil || v.Exists || v.Owner() != nil {
+		t.Fatalf("before any write: %+v, %v", v, err)
+	}
+	a, b := cluster("a-configs"), cluster("b-configs")
+	reg, err := s.Register(ctx, a, "http://a1:8083/", "a1", "", true)
+	if err != nil || !reg.Claimed || reg.View.Owner() == nil || reg.View.Owner().ConfigTopic != "a-configs" {
+		t.Fatalf("first register: %+v, %v", reg, err)
+	}
+	// A second worker of A registers its URL; the claim stays the first.
+	reg, err = s.Register(ctx, a, "http://a2:8083/", "a2", "", true)
+	if err != nil || reg.Claimed || len(reg.View.Workers) != 2 {
+		t.Fatalf("second worker: %+v, %v", reg, err)
+	}
+	// B is refused and writes nothing.
+	_, err = s.Register(ctx, b, "http://b1:8083/", "b1", "", true)
+	var ce *ClaimedError
+	if !errors.As(err, &ce) || ce.Owner.ConfigTopic != "a-configs" || ce.Owner.URL != "http://a1:8083/" {
+		t.Fatalf("B: %v", err)
+	}
+	v, _ = s.Read(ctx, "kc", "g")
+	if len(v.Claims) != 1 || v.WorkerByURL("http://b1:8083/") != nil {
+		t.Fatalf("B wrote something: %+v", v)
+	}
+	// Another Kafka cluster id or group sees nothing.
+	if v, _ := s.Read(ctx, "other", "g"); v.Owner() != nil || v.OtherKafkaClusters == 0 {
+		t.Errorf("other Kafka cluster: %+v", v)
+	}
+	if v, _ := s.Read(ctx, "kc", "h"); v.Owner() != nil || len(v.Workers) != 0 {
+		t.Errorf("other group: %+v", v)
+	}
+}
+
+func TestLostRaceTakesItsClaimBack(t *testing.T) {
+	s := store(t)
+	ctx := context.Background()
+	a, b := cluster("a-configs"), cluster("b-configs")
+	// Both read an unclaimed group and write at once: simulate by writing
+	// A's claim between B's read and B's write.
+	if err := s.ensureTopic(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.send(s.claimMessages(a, "http://a1:8083/", "a1")); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.send(s.claimMessages(b, "http://b1:8083/", "b1")); err != nil {
+		t.Fatal(err)
+	}
+	v, _ := s.Read(ctx, "kc", "g")
+	if v.Owner().ConfigTopic != "a-configs" || len(v.Claims) != 2 {
+		t.Fatalf("after the race: %+v", v)
+	}
+	// B's next registration sees A own the group.
+	_, err := s.Register(ctx, b, "http://b1:8083/", "b1", "", true)
+	var ce *ClaimedError
+	if !errors.As(err, &ce) || ce.Owner.ConfigTopic != "a-configs" {
+		t.Fatalf("B after the race: %v", err)
+	}
+}
+
+func TestHandover(t *testing.T) {
+	s := store(t)
+	ctx := context.Background()
+	a, b := cluster("a-configs"), cluster("b-configs")
+	if _, err := s.Register(ctx, a, "http://a1:8083/", "a1", "", true); err != nil {
+		t.Fatal(err)
+	}
+	// A handover naming someone else is refused.
+	if _, err := s.Register(ctx, b, "http://b1:8083/", "b1", "c-configs", true); err == nil {
+		t.Fatal("a handover naming another owner was accepted")
+	}
+	reg, err := s.Register(ctx, b, "http://b1:8083/", "b1", "a-configs", true)
+	if err != nil || reg.HandedOver != "a-configs" {
+		t.Fatalf("handover: %+v, %v", reg, err)
+	}
+	o := reg.View.Owner()
+	if o.ConfigTopic != "b-configs" || o.HandedOverFrom != "a-configs" || reg.View.WorkerByURL("http://a1:8083/") != nil {
+		t.Fatalf("after the handover: %+v", reg.View)
+	}
+	// A is now the foreign one.
+	if _, err := s.Register(ctx, a, "http://a1:8083/", "a1", "", true); err == nil {
+		t.Fatal("the old owner registered after the handover")
+	}
+	// Setting left in place: a no-op for the owner.
+	if reg, err = s.Register(ctx, b, "http://b2:8083/", "b2", "a-configs", true); err != nil || reg.HandedOver != "" {
+		t.Fatalf("handover left set: %+v, %v", reg, err)
+	}
+}
+
+func TestNoClaimWhenAsked(t *testing.T) {
+	s := store(t)
+	reg, err := s.Register(context.Background(), cluster("a-configs"), "http://a1:8083/", "a1", "", false)
+	if err != nil || reg.Claimed || reg.View.Owner() != nil || reg.View.WorkerByURL("http://a1:8083/") == nil {
+		t.Fatalf("%+v, %v", reg, err)
+	}
+}
