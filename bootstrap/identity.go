@@ -14,7 +14,6 @@ import (
 	"github.com/connect-init/connect-init/bootstrap/connectproto"
 	"github.com/connect-init/connect-init/bootstrap/connectstore"
 	"github.com/connect-init/connect-init/bootstrap/registry"
-	"github.com/connect-init/connect-init/bootstrap/workerconfig"
 )
 
 // Verdicts on a group member.
@@ -164,7 +163,7 @@ func NewIdentity(cfg *Config, clients *Clients, register bool) *Identity {
 			id.Cluster.StatusTopic = t.Name
 		}
 	}
-	id.OwnURL, _ = workerconfig.AdvertisedURL(cfg.Worker)
+	id.OwnURL = cfg.AdvertisedURL // derived and checked by the settings gate
 	id.Host, _ = os.Hostname()
 	topic := cfg.Settings.RegistryTopic
 	if topic == "" {
