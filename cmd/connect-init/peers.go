@@ -33,6 +33,10 @@ func checkPeers(ctx context.Context, cfg *bootstrap.Config, clients *bootstrap.C
 	if err != nil {
 		return err
 	}
+	self, err := selfProbe(cfg)
+	if err != nil {
+		return err
+	}
 	urls := connectproto.LeaderFirstURLs(group.Decoded)
 	var leader string
 	var members []string
@@ -46,11 +50,31 @@ func checkPeers(ctx context.Context, cfg *bootstrap.Config, clients *bootstrap.C
 	start := time.Now()
 	// Warnings must not hold the worker back for long: a peer that does not
 	// answer within 10 s is reported and the worker starts.
-	gate := restcheck.Gate{Settings: cfg.Settings, TLS: tlsCfg, Log: log, WarnWait: 10 * time.Second}
+	gate := restcheck.Gate{Settings: cfg.Settings, TLS: tlsCfg, Self: self, Log: log, WarnWait: 10 * time.Second}
 	rep, err := gate.Check(ctx, own, leader, members, queued)
 	if err != nil {
 		return err
 	}
 	log.Info("peers checked", "own_url", own, "peers", len(rep.Peers), "warnings", rep.Warned, "took", time.Since(start).Round(time.Millisecond).String())
 	return nil
+}
+
+// selfProbe binds the listener the worker advertises, as the worker will
+// bind it, served over https with the worker's own key store when the
+// listener is https. Nothing is read when the peer check is off.
+func selfProbe(cfg *bootstrap.Config) (restcheck.SelfProbe, error) {
+	if cfg.Settings.PeerCheck == "off" {
+		return restcheck.SelfProbe{}, nil
+	}
+	l, err := workerconfig.AdvertisedListener(cfg.Worker)
+	if err != nil {
+		return restcheck.SelfProbe{}, err
+	}
+	sp := restcheck.SelfProbe{Listen: l.Address(), Listeners: cfg.Worker.Get("listeners", "http://:8083 (the default)"), HTTPS: l.Scheme == "https"}
+	if sp.HTTPS {
+		if sp.ServerTLS, err = restcheck.ServerTLSConfig(cfg.Worker); err != nil {
+			return restcheck.SelfProbe{}, err
+		}
+	}
+	return sp, nil
 }
