@@ -187,10 +187,11 @@ func netStrings(ns []*net.IPNet) []string {
 // ownFix is the advice for an own advertised URL that does not lead to us.
 // It is long because the right answer depends on the orchestrator.
 const ownFix = "set CONNECT_REST_ADVERTISED_HOST_NAME (rest.advertised.host.name) to a name that leads every worker to THIS container: " +
-	"in Docker Swarm the service name of a one-replica service (one service per worker), or a per-task name for a service with replicas > 1 " +
-	"(CONNECT_REST_ADVERTISED_HOST_NAME=\"{{.Task.Name}}\", which the overlay's DNS resolves to the task's own address), " +
+	"in Docker Swarm the service name of a one-replica service (one service per worker); for a service with replicas > 1 a per-task name: " +
+	"a hostname unique to the task (hostname: \"connect-{{.Task.Slot}}\" with CONNECT_REST_ADVERTISED_HOST_NAME=\"connect-{{.Task.Slot}}\"; Docker's DNS resolves a task's hostname on its networks), " +
+	"the task's overlay address, or {{.Task.Name}} outside a stack (a stack's task names contain \"_\", which Java's URI parser rejects); " +
 	"not the name of a service with several replicas (its virtual IP balances over all tasks; with endpoint_mode: dnsrr the name lists every task) " +
-	"and not tasks.<service> (every task's address) nor a hostname: that other containers cannot resolve; " +
+	"and not tasks.<service> (every task's address); " +
 	"in Kubernetes the pod IP (status.podIP via the downward API) or the pod's name under a headless service (<pod>.<service>.<namespace>.svc); " +
 	"or leave it unset so that Connect advertises this container's IP address"
 
