@@ -180,7 +180,9 @@ func firstLine(s string) string {
 }
 
 var (
-	startedRe = regexp.MustCompile(`msg="starting the worker"`)
+	startedRe = regexp.MustCompile(`msg="starting the worker"|"msg":"starting the worker"`)
+	// The self-probe's pass, in text or JSON logs.
+	ownOKRe = regexp.MustCompile(`REST peer ok.{1,300}source.{1,3}own.{1,300}status.{1,3}self`)
 	refusedRe = regexp.MustCompile(`level=ERROR msg="REST peer check failed" url=(\S+) source=own[^\n]*status=(\S+) error="([^"]*)"[^\n]*fix="([^"]*)"`)
 )
 
@@ -197,8 +199,12 @@ func mustStart(t *testing.T, group string, want int, services ...svc) {
 	}
 	ids, gen, leader := stableGroup(t, ctx, want, names...)
 	for _, c := range ids {
-		if logs := ContainerLogs(ctx, c); !startedRe.MatchString(logs) {
+		logs := ContainerLogs(ctx, c)
+		if !startedRe.MatchString(logs) {
 			t.Fatalf("%s joined without connect-init's exec:\n%s", c, tail(logs, 3000))
+		}
+		if !ownOKRe.MatchString(logs) {
+			t.Fatalf("%s: no passed self-probe in connect-init's log:\n%s", c, tail(logs, 3000))
 		}
 	}
 	ok, fails := postConnectors(t, ctx, group, ids)
@@ -416,8 +422,8 @@ func TestSwarmExampleStack(t *testing.T) {
 	// generation, and forward for each other.
 	ids, gen, leader := stableGroup(t, ctx, 4, stack+"_connect")
 	for _, c := range ids {
-		if logs := ContainerLogs(ctx, c); !strings.Contains(logs, `"msg":"starting the worker"`) {
-			t.Fatalf("%s joined without connect-init's exec:\n%s", c, tail(logs, 3000))
+		if logs := ContainerLogs(ctx, c); !startedRe.MatchString(logs) || !ownOKRe.MatchString(logs) {
+			t.Fatalf("%s joined without connect-init's self-probe and exec:\n%s", c, tail(logs, 3000))
 		}
 	}
 	ok, fails := postConnectors(t, ctx, "orders", ids)
