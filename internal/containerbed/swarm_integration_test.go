@@ -182,7 +182,7 @@ func firstLine(s string) string {
 var (
 	startedRe = regexp.MustCompile(`msg="starting the worker"|"msg":"starting the worker"`)
 	// The self-probe's pass, in text or JSON logs.
-	ownOKRe = regexp.MustCompile(`REST peer ok.{1,300}source.{1,3}own.{1,300}status.{1,3}self`)
+	ownOKRe   = regexp.MustCompile(`REST peer ok.{1,300}source.{1,3}own.{1,300}status.{1,3}self`)
 	refusedRe = regexp.MustCompile(`level=ERROR msg="REST peer check failed" url=(\S+) source=own[^\n]*status=(\S+) error="([^"]*)"[^\n]*fix="([^"]*)"`)
 )
 
