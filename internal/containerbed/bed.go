@@ -89,6 +89,12 @@ func SweepAll(ctx context.Context) error {
 		}
 		time.Sleep(500 * time.Millisecond)
 	}
+	out, _ = Docker(ctx, "volume", "ls", "-q")
+	for _, v := range strings.Fields(out) {
+		if strings.HasPrefix(v, StackPrefix) {
+			Docker(ctx, "volume", "rm", "-f", v) //nolint:errcheck
+		}
+	}
 	out, _ = Docker(ctx, "network", "ls", "--format", "{{.Name}}")
 	for _, n := range strings.Fields(out) {
 		if strings.HasPrefix(n, StackPrefix) {

@@ -84,6 +84,26 @@ $J kafka.tools.StorageTool format -t "$CLUSTER_ID" -c /tmp/server.properties --i
 exec $J kafka.Kafka /tmp/server.properties
 `
 
+// apacheRunScript is the stand-in for the apache/kafka image's
+// /etc/kafka/docker/run, for the Compose example's brokers: every KAFKA_*
+// variable but the JVM options becomes a broker property with that image's
+// rule (strip KAFKA_, lower-case, "___" is "-", "__" is "_", "_" is "."),
+// the storage is formatted with $CLUSTER_ID, and the broker runs.
+const apacheRunScript = `#!/bin/sh
+set -ef
+awk 'BEGIN {
+  for (k in ENVIRON) {
+    if (k !~ /^KAFKA_/ || k ~ /^KAFKA_(HEAP_OPTS|OPTS|LOG4J_OPTS|JMX_OPTS|JVM_PERFORMANCE_OPTS|GC_LOG_OPTS|VERSION)$/) continue
+    p = tolower(substr(k, 7))
+    gsub(/___/, "\001", p); gsub(/__/, "\002", p); gsub(/_/, ".", p); gsub(/\001/, "-", p); gsub(/\002/, "_", p)
+    print p "=" ENVIRON[k]
+  }
+}' > /tmp/server.properties
+J="java -Xms128m -Xmx256m -XX:+UseSerialGC -XX:TieredStopAtLevel=1 -Xss512k -Djava.awt.headless=true -Dlog4j2.configurationFile=/etc/kafka/log4j2.properties -cp /opt/kafka/libs/*"
+$J kafka.tools.StorageTool format -t "$CLUSTER_ID" -c /tmp/server.properties --ignore-formatted
+exec $J kafka.Kafka /tmp/server.properties
+`
+
 const log4j2 = `status = warn
 appender.console.type = Console
 appender.console.name = STDOUT
@@ -100,7 +120,7 @@ logger.jetty.level = warn
 const dockerfile = `FROM scratch
 COPY rootfs/ /
 RUN ["/bin/busybox", "--install", "-s", "/bin"]
-RUN mkdir -p /tmp /etc/kafka-connect /home/appuser && chmod 1777 /tmp && chown 1000:1000 /etc/kafka-connect /home/appuser
+RUN mkdir -p /tmp /etc/kafka-connect /home/appuser /var/lib/kafka/data && chmod 1777 /tmp && chown 1000:1000 /etc/kafka-connect /home/appuser /var/lib/kafka/data
 ENV PATH=/usr/bin:/bin:/usr/lib/jvm/jre/bin JAVA_HOME=/usr/lib/jvm/jre
 USER 1000
 ENTRYPOINT ["connect-init", "run", "--"]
@@ -154,6 +174,7 @@ func BuildImage(ctx context.Context, dir, tag string, dist *testbed.Dist) error 
 	files := map[string]string{
 		"etc/confluent/docker/run":    runScript,
 		"usr/bin/kafka-node":          kafkaScript,
+		"etc/kafka/docker/run":        apacheRunScript,
 		"etc/kafka/log4j2.properties": log4j2,
 		"etc/passwd":                  "root:x:0:0:root:/root:/bin/sh\nappuser:x:1000:1000:appuser:/home/appuser:/bin/sh\n",
 		"etc/group":                   "root:x:0:\nappuser:x:1000:\n",
@@ -161,7 +182,7 @@ func BuildImage(ctx context.Context, dir, tag string, dist *testbed.Dist) error 
 	}
 	for name, content := range files {
 		mode := os.FileMode(0o644)
-		if strings.HasPrefix(name, "usr/bin/") || strings.HasSuffix(name, "/run") {
+		if strings.HasPrefix(name, "usr/bin/") || strings.HasSuffix(name, "/run") { // executables
 			mode = 0o755
 		}
 		p := filepath.Join(root, name)
@@ -176,6 +197,21 @@ func BuildImage(ctx context.Context, dir, tag string, dist *testbed.Dist) error 
 		return err
 	}
 	_, err = Docker(ctx, "build", "-q", "--label", Label, "-t", tag, dir)
+	return err
+}
+
+// BuildKafkaImage tags a variant of image whose default command is the
+// apache/kafka stand-in (/etc/kafka/docker/run), for files that run
+// brokers from apache/kafka without their own entrypoint.
+func BuildKafkaImage(ctx context.Context, dir, image, tag string) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	df := "FROM " + image + "\nENTRYPOINT []\nCMD [\"/etc/kafka/docker/run\"]\n"
+	if err := os.WriteFile(filepath.Join(dir, "Dockerfile"), []byte(df), 0o644); err != nil {
+		return err
+	}
+	_, err := Docker(ctx, "build", "-q", "--label", Label, "-t", tag, dir)
 	return err
 }
 
