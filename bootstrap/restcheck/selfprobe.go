@@ -301,8 +301,12 @@ func verdict(own target, t tally, ips []net.IP) (Status, string) {
 		return StatusRefused, fmt.Sprintf("requests to our advertised URL %s were refused: %d of %d requests, each on a new connection (to %s), reached this container, %d were refused%s",
 			url, t.ours, t.n, at, t.refused, layout(ips, t))
 	case t.failed > 0:
-		return StatusUnreachable, fmt.Sprintf("requests to our advertised URL %s failed: %d of %d requests (to %s) reached this container, %d failed: %s",
-			url, t.ours, t.n, at, t.failed, t.firstErr["failed"])
+		hint := ""
+		if strings.Contains(t.firstErr["failed"], "no route to host") {
+			hint = " (nothing routes to that address from here: a Swarm service's virtual IP does so only where the kernel has IPVS)"
+		}
+		return StatusUnreachable, fmt.Sprintf("requests to our advertised URL %s failed: %d of %d requests (to %s) reached this container, %d failed: %s%s",
+			url, t.ours, t.n, at, t.failed, t.firstErr["failed"], hint)
 	}
 	return StatusUnresolved, fmt.Sprintf("%d of %d lookups of %s failed: %s", t.unresolved, t.n, own.host, t.firstErr["unresolved"])
 }
