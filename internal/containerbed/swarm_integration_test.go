@@ -256,8 +256,13 @@ func mustRefuseLayout(t *testing.T, group string, s svc, bareLayout []svc, wantS
 	Docker(ctx, "service", "rm", s.name) //nolint:errcheck
 
 	if bareLayout == nil {
+		// The same layout under a new name, advertising that name.
 		bare := s
 		bare.name = s.name + "-bare"
+		bare.env = nil
+		for _, e := range s.env {
+			bare.env = append(bare.env, strings.ReplaceAll(e, "="+s.name, "="+bare.name))
+		}
 		bareLayout = []svc{bare}
 	}
 	want := 0
