@@ -13,6 +13,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -196,20 +197,30 @@ func (g Gate) selfRound(ctx context.Context, own target, token string, n int) ([
 }
 
 func (g Gate) selfRequest(ctx context.Context, own target, ips []net.IP, token string, timeout time.Duration) answer {
+	// The dial runs in the transport's goroutine, which may outlive a
+	// cancelled request: what it saw is shared under mu.
+	var mu sync.Mutex
 	var at string
 	var refused bool
+	seen := func() (string, bool) {
+		mu.Lock()
+		defer mu.Unlock()
+		return at, refused
+	}
 	dialer := &net.Dialer{Timeout: timeout}
 	tr := &http.Transport{
 		Proxy: nil,
 		DialContext: func(ctx context.Context, network, _ string) (net.Conn, error) {
 			var errs []error
 			for _, ip := range ips {
-				at = net.JoinHostPort(ip.String(), own.port)
-				c, err := dialer.DialContext(ctx, network, at)
+				addr := net.JoinHostPort(ip.String(), own.port)
+				c, err := dialer.DialContext(ctx, network, addr)
+				mu.Lock()
+				at, refused = addr, err != nil && errors.Is(err, syscall.ECONNREFUSED)
+				mu.Unlock()
 				if err == nil {
 					return c, nil
 				}
-				refused = errors.Is(err, syscall.ECONNREFUSED)
 				errs = append(errs, err)
 			}
 			return nil, errors.Join(errs...)
@@ -236,18 +247,19 @@ func (g Gate) selfRequest(ctx context.Context, own target, ips []net.IP, token s
 		return answer{kind: "failed", err: err.Error()}
 	}
 	resp, err := c.Do(req)
+	dialled, wasRefused := seen()
 	if err != nil {
-		if refused {
-			return answer{kind: "refused", at: at, err: "connection refused"}
+		if wasRefused {
+			return answer{kind: "refused", at: dialled, err: "connection refused"}
 		}
-		return answer{kind: "failed", at: at, err: err.Error()}
+		return answer{kind: "failed", at: dialled, err: err.Error()}
 	}
 	io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
 	resp.Body.Close()
 	if resp.Header.Get(TokenHeader) == token {
-		return answer{kind: "ours", at: at}
+		return answer{kind: "ours", at: dialled}
 	}
-	return answer{kind: "other", at: at, err: "answered " + resp.Status + " without our token"}
+	return answer{kind: "other", at: dialled, err: "answered " + resp.Status + " without our token"}
 }
 
 // tally counts a round's answers by kind.
