@@ -8,7 +8,7 @@ GOBIN := $(shell $(GO) env GOPATH)/bin
 # "context deadline exceeded" when a duration runs out (golang/go#75804).
 FUZZTIME ?= 50000x
 
-.PHONY: build demo test unit lint integration smoke-3x fuzz bench clean
+.PHONY: build demo test unit lint integration containers smoke-3x fuzz bench clean
 
 ## build: the static binary, version stamped
 build:
@@ -35,6 +35,11 @@ unit:
 # Integration packages each start one real cluster; -p 1 keeps one cluster at a time on a 2-core machine.
 integration:
 	$(GO) test -tags integration -count=1 -p 1 -timeout 45m ./...
+
+# The real Docker Swarm / Compose scenarios alone (part of integration too);
+# .ci/install-docker installs and starts what they need.
+containers:
+	$(GO) test -tags integration -count=1 -p 1 -timeout 30m -v ./internal/containerbed/
 
 smoke-3x:
 	CONNECT_INIT_KAFKA_VERSION=3.9.1 $(GO) test -tags integration -count=1 -timeout 10m -run 'TestE2E|TestConnectProtocolBytes' -v ./cmd/connect-init/

@@ -28,24 +28,29 @@ func realGate(t *testing.T, policy string, d *restchecktest.DNS) Gate {
 
 func TestRealResolverOwnName(t *testing.T) {
 	d := startDNS(t)
+	p := freePort(t)
 	d.Set("worker-a.connect-init.test", "127.0.0.1")
-	d.Set("connect.connect-init.test", "192.0.2.10") // a VIP: TEST-NET-1, nobody's address
+	d.Set("connect.connect-init.test", "127.0.0.2") // another task, answering for itself
+	otherHost(t, "127.0.0.2:"+p, "token-other")
+	self := SelfProbe{Listen: "127.0.0.1:" + p}
 
-	rep, err := realGate(t, "", d).Check(ctxFor(t, 5*time.Second), "http://worker-a.connect-init.test:8083/", "", nil, nil)
+	g := realGate(t, "", d)
+	g.Self = self
+	rep, err := g.Check(ctxFor(t, 5*time.Second), "http://worker-a.connect-init.test:"+p+"/", "", nil, nil)
 	if err != nil || rep.Peers[0].Status != StatusSelf {
 		t.Fatalf("own name: err=%v %+v", err, rep.Peers[0])
 	}
 
-	rep, err = realGate(t, "", d).Check(ctxFor(t, 500*time.Millisecond), "http://worker-z.connect-init.test:8083/", "", nil, nil)
+	rep, err = g.Check(ctxFor(t, 500*time.Millisecond), "http://worker-z.connect-init.test:"+p+"/", "", nil, nil)
 	asGateError(t, err)
 	if own := rep.Peers[0]; own.Status != StatusUnresolved || !strings.Contains(own.Fix, "CONNECT_REST_ADVERTISED_HOST_NAME") || !strings.Contains(own.Error, "127.0.0.1") {
 		t.Fatalf("missing own name: %+v", own)
 	}
 
-	rep, err = realGate(t, "", d).Check(ctxFor(t, 500*time.Millisecond), "http://connect.connect-init.test:8083/", "", nil, nil)
+	rep, err = g.Check(ctxFor(t, 500*time.Millisecond), "http://connect.connect-init.test:"+p+"/", "", nil, nil)
 	asGateError(t, err)
-	if own := rep.Peers[0]; own.Status != StatusNotOurs || !strings.Contains(own.Error, "192.0.2.10") {
-		t.Fatalf("VIP: %+v", own)
+	if own := rep.Peers[0]; own.Status != StatusOtherHost || !strings.Contains(own.Error, "127.0.0.2:"+p) || !strings.Contains(own.Error, "0 of 8") {
+		t.Fatalf("another host: %+v", own)
 	}
 }
 
@@ -57,7 +62,9 @@ func TestRealResolverPeerLag(t *testing.T) {
 	// worker-b's record appears only after the check has retried a while.
 	g := realGate(t, "", d)
 	g.Clock = newHookClock(3, func() { d.Set("worker-b.connect-init.test", "127.0.0.1") })
-	rep, err := g.Check(ctxFor(t, 10*time.Second), "http://worker-a.connect-init.test:8083/", leaderURL, []string{leaderURL}, nil)
+	p := freePort(t)
+	g.Self.Listen = "127.0.0.1:" + p
+	rep, err := g.Check(ctxFor(t, 10*time.Second), "http://worker-a.connect-init.test:"+p+"/", leaderURL, []string{leaderURL}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

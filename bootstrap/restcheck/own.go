@@ -182,52 +182,96 @@ func netStrings(ns []*net.IPNet) []string {
 	return out
 }
 
-// ownFix is the advice for an own advertised host that does not resolve to
-// us. It is long because the right answer depends on the orchestrator.
-const ownFix = "set CONNECT_REST_ADVERTISED_HOST_NAME (rest.advertised.host.name) to a name every worker resolves to THIS container: " +
-	"in Docker Swarm a per-task name (CONNECT_REST_ADVERTISED_HOST_NAME=\"{{.Task.Name}}\", which the overlay's DNS resolves to the task's own address), " +
-	"not the service name (a virtual IP that load-balances to any task; endpoint_mode: dnsrr removes the VIP, but the name still lists every task) " +
-	"and not tasks.<service> (every task's address) nor a hostname: that other containers cannot resolve; " +
+// ownFix is the advice for an own advertised URL that does not lead to us.
+// It is long because the right answer depends on the orchestrator.
+const ownFix = "set CONNECT_REST_ADVERTISED_HOST_NAME (rest.advertised.host.name) to a name that leads every worker to THIS container: " +
+	"in Docker Swarm the service name of a one-replica service (one service per worker); for a service with replicas > 1 a per-task name: " +
+	"a hostname unique to the task (hostname: \"connect-{{.Task.Slot}}\" with CONNECT_REST_ADVERTISED_HOST_NAME=\"connect-{{.Task.Slot}}\"; Docker's DNS resolves a task's hostname on its networks), " +
+	"the task's overlay address, or {{.Task.Name}} outside a stack (a stack's task names contain \"_\", which Java's URI parser rejects); " +
+	"not the name of a service with several replicas (its virtual IP balances over all tasks; with endpoint_mode: dnsrr the name lists every task) " +
+	"and not tasks.<service> (every task's address); " +
 	"in Kubernetes the pod IP (status.podIP via the downward API) or the pod's name under a headless service (<pod>.<service>.<namespace>.svc); " +
 	"or leave it unset so that Connect advertises this container's IP address"
 
-// checkOwn is issue 7 part 1: our advertised host must resolve to one of our
-// addresses. It retries until ctx ends: overlay DNS lags, and a per-slot name
-// may still point at the previous task for a while.
+// checkOwn is the self-probe (SelfProbe): it binds the worker's listener,
+// serves a token and requests our advertised URL until every answer of a
+// round carries the token. It retries until ctx ends: overlay DNS lags, a
+// per-task name may still point at the previous task for a while, and a
+// virtual IP may not route yet. Which of our interface addresses the name
+// resolves to is only evidence in the message, never the verdict: a
+// one-replica service's virtual IP is no address of ours and still routes
+// here, while one of our addresses behind a port mapping may not.
 func (g Gate) checkOwn(ctx context.Context, own target, ours []*net.IPNet, addrErr error, sev Severity) PeerResult {
 	r := PeerResult{URL: own.raw, Host: own.host, Source: SourceOwn}
-	if addrErr != nil {
-		r.Status, r.Error, r.Severity = StatusUnresolved, addrErr.Error(), sev
+	sp := g.Self
+	sp.HTTPS = sp.HTTPS || own.scheme == "https"
+	addr := sp.Listen
+	if addr == "" {
+		addr = net.JoinHostPort("", own.port)
+	}
+	token, err := sp.token()
+	if err != nil {
+		r.Status, r.Error, r.Severity, r.Fix = StatusInvalid, err.Error(), sev, "retry; the system's random source failed"
 		return r
 	}
+	srv, bad := sp.listenSelf(addr, token)
+	if bad != nil {
+		bad.URL, bad.Host, bad.Source, bad.Severity = own.raw, own.host, SourceOwn, sev
+		return *bad
+	}
+	defer srv.close()
+	g.logger().Debug("self-probe listening", "listen", srv.addr, "url", own.raw)
+
+	clock := sp.clock()
 	p := progress{log: g.logger()}
+	var ips []net.IP
 	for {
-		ips, err := g.resolve(ctx, own.host)
-		if err != nil && ctx.Err() != nil && r.Status != "" {
+		answers, rips := g.selfRound(ctx, own, token, sp.requests())
+		if ctx.Err() != nil && r.Status != "" {
 			break // cut short by the deadline: keep the previous round's answer
 		}
+		ips = rips
 		r.Resolved = ipStrings(ips)
-		switch {
-		case err != nil:
-			r.Status, r.Error = StatusUnresolved, err.Error()
-		case slices.ContainsFunc(ips, func(ip net.IP) bool { return isOurs(ip, ours) }):
+		st, msg := verdict(own, count(answers), ips)
+		if st == StatusSelf {
 			r.Status, r.Error, r.Severity = StatusSelf, "", SeverityOK
 			return r
-		default:
-			r.Status = StatusNotOurs
-			r.Error = fmt.Sprintf("our advertised host %s resolves to %s, none of which is an address of this container (%s): other workers would reach another host",
-				own.host, strings.Join(r.Resolved, ", "), strings.Join(netStrings(ours), ", "))
 		}
-		p.waiting("waiting for our advertised host to resolve to an address of this container",
-			"host", own.host, "resolved", strings.Join(r.Resolved, ","), "ours", strings.Join(netStrings(ours), ","), "last_error", r.Error)
-		if !sleep(ctx, g.retryInterval()) {
-			break
+		r.Status, r.Error = st, msg
+		p.waiting("waiting for our advertised URL to reach this container",
+			"url", own.raw, "status", string(st), "resolved", strings.Join(r.Resolved, ","), "last_error", r.Error)
+		select {
+		case <-ctx.Done():
+		case <-clock.After(g.retryInterval()):
+			continue
 		}
+		break
 	}
 	if r.Status == StatusUnresolved {
-		r.Error = fmt.Sprintf("our advertised host %s does not resolve from this container (%s); this container's addresses are %s",
-			own.host, r.Error, strings.Join(netStrings(ours), ", "))
+		r.Error = fmt.Sprintf("our advertised host %s does not resolve from this container (%s)", own.host, r.Error)
 	}
+	r.Error += "; " + evidence(own.host, ips, ours, addrErr)
 	r.Severity, r.Fix = sev, ownFix
 	return r
+}
+
+// evidence is the address comparison the verdict no longer rests on.
+func evidence(host string, ips []net.IP, ours []*net.IPNet, addrErr error) string {
+	if addrErr != nil {
+		return "this container's addresses are unknown: " + addrErr.Error()
+	}
+	oursText := strings.Join(netStrings(ours), ", ")
+	if len(ips) == 0 {
+		return "this container's addresses are " + oursText
+	}
+	var mine []string
+	for _, ip := range ips {
+		if isOurs(ip, ours) {
+			mine = append(mine, ip.String())
+		}
+	}
+	if len(mine) == 0 {
+		return fmt.Sprintf("evidence: %s resolves to %s, none of which is an address of this container (%s)", host, strings.Join(ipStrings(ips), ", "), oursText)
+	}
+	return fmt.Sprintf("evidence: %s resolves to %s, of which %s is an address of this container (%s)", host, strings.Join(ipStrings(ips), ", "), strings.Join(mine, ", "), oursText)
 }

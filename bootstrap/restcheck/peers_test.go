@@ -16,19 +16,23 @@ import (
 	"github.com/connect-init/connect-init/bootstrap/workerconfig"
 )
 
-// peerWorld: we are own.test (10.0.0.5, port 8083); peers are names that
-// resolve to 127.0.0.1, each served by an httptest server on its own port.
+// peerWorld: we are own.test (10.0.0.5 by our interface list; the name
+// resolves to 127.0.0.1, where the self-probe binds a free port); peers are
+// names that resolve to 127.0.0.1, each served by an httptest server on its
+// own port.
 type peerWorld struct {
-	r    *fakeResolver
-	good *counting // answers 200
-	err  *counting // answers 500
-	down string    // port nothing listens on
+	own     string // our advertised URL
+	ownPort string
+	r       *fakeResolver
+	good    *counting // answers 200
+	err     *counting // answers 500
+	down    string    // port nothing listens on
 }
 
 func newPeerWorld(t *testing.T) *peerWorld {
 	w := &peerWorld{
 		r: newResolver(map[string][]string{
-			"own.test":   {"10.0.0.5"},
+			"own.test":   {"127.0.0.1"},
 			"good.test":  {"127.0.0.1"},
 			"err.test":   {"127.0.0.1"},
 			"down.test":  {"127.0.0.1"},
@@ -38,6 +42,8 @@ func newPeerWorld(t *testing.T) *peerWorld {
 		err:  serve(t, 500),
 		down: closedPort(t),
 	}
+	w.ownPort = freePort(t)
+	w.own = "http://own.test:" + w.ownPort + "/"
 	return w
 }
 
@@ -55,13 +61,14 @@ func (w *peerWorld) url(name string) string {
 	panic(name)
 }
 
+// ownURL is an advertised URL for tests that stop before any check.
 const ownURL = "http://own.test:8083/"
 
 var peerAddrs = addrs("10.0.0.5/24")
 
 func TestPeerStatuses(t *testing.T) {
 	w := newPeerWorld(t)
-	rep, err := gate(t, "warn", w.r, peerAddrs).Check(ctxFor(t, 10*time.Second), ownURL, w.url("good"),
+	rep, err := gate(t, "warn", w.r, peerAddrs).Check(ctxFor(t, 10*time.Second), w.own, w.url("good"),
 		[]string{w.url("good"), w.url("err"), w.url("down"), w.url("missing")}, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -126,11 +133,12 @@ func TestPolicyTable(t *testing.T) {
 				lock = []string{bad}
 			case SourceConfigured:
 				g.Peers = []string{"missing.test"}
+				bad = "http://missing.test:" + w.ownPort + "/" // our port
 			}
 			// Plus one good peer of each kind, which must stay ok.
 			members = append(members, w.url("good"))
 			start := time.Now()
-			rep, err := g.Check(ctxFor(t, 1500*time.Millisecond), ownURL, leader, members, lock)
+			rep, err := g.Check(ctxFor(t, 1500*time.Millisecond), w.own, leader, members, lock)
 			got := find(t, rep, bad)
 			if got.Source != tc.source || got.Status != StatusUnresolved || got.Severity != tc.sev {
 				t.Fatalf("result = %+v", got)
@@ -161,8 +169,8 @@ func TestOwnIsNeverProbed(t *testing.T) {
 	w := newPeerWorld(t)
 	// Our own URL also shows up as a (stale) member and in the lock queue,
 	// and another of our names on our port is a member too: all self.
-	rep, err := gate(t, "fail", w.r, peerAddrs).Check(ctxFor(t, 5*time.Second), ownURL, "",
-		[]string{ownURL, "http://OWN.test:8083/", "http://alias.test:8083/"}, []string{ownURL})
+	rep, err := gate(t, "fail", w.r, peerAddrs).Check(ctxFor(t, 5*time.Second), w.own, "",
+		[]string{w.own, "http://OWN.test:" + w.ownPort + "/", "http://alias.test:" + w.ownPort + "/"}, []string{w.own})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -177,7 +185,7 @@ func TestOwnIsNeverProbed(t *testing.T) {
 func TestPeerDNSLag(t *testing.T) {
 	w := newPeerWorld(t)
 	w.r.failFirst["good.test"] = 3
-	rep, err := gate(t, "fail", w.r, peerAddrs).Check(ctxFor(t, 5*time.Second), ownURL, w.url("good"), nil, nil)
+	rep, err := gate(t, "fail", w.r, peerAddrs).Check(ctxFor(t, 5*time.Second), w.own, w.url("good"), nil, nil)
 	if err != nil || find(t, rep, w.url("good")).Status != StatusOK {
 		t.Fatalf("err=%v rep=%+v", err, rep.Peers)
 	}
@@ -207,7 +215,7 @@ func TestPeerStartsAnswering(t *testing.T) {
 	g := gate(t, "", w.r, peerAddrs)
 	clk := newHookClock(3, start) // up after a few failed rounds
 	g.Clock = clk
-	rep, err := g.Check(ctxFor(t, 10*time.Second), ownURL, u, nil, nil)
+	rep, err := g.Check(ctxFor(t, 10*time.Second), w.own, u, nil, nil)
 	if err != nil || find(t, rep, u).Status != StatusOK || find(t, rep, u).HTTPStatus != 404 {
 		t.Fatalf("err=%v rep=%+v", err, rep.Peers)
 	}
@@ -230,9 +238,12 @@ func TestConfiguredPeersExpand(t *testing.T) {
 	b.Start()
 	t.Cleanup(b.Close)
 
+	// Our self-probe binds 127.0.0.3 on the tasks' port (the port is
+	// ours); 10.0.0.5, ours by the interface list, is the skipped address.
 	own := "http://own.test:" + port + "/"
-	r := newResolver(map[string][]string{"own.test": {"10.0.0.5"}, "tasks.connect": {"127.0.0.1", "127.0.0.2", "10.0.0.5"}})
+	r := newResolver(map[string][]string{"own.test": {"127.0.0.3"}, "tasks.connect": {"127.0.0.1", "127.0.0.2", "10.0.0.5"}})
 	g := gate(t, "fail", r, peerAddrs)
+	g.Self.Listen = "127.0.0.3:" + port
 	g.Peers = []string{"tasks.connect"}
 	rep, err := g.Check(ctxFor(t, 5*time.Second), own, "", nil, nil)
 	if err != nil {
@@ -299,19 +310,23 @@ func TestHTTPSPeer(t *testing.T) {
 	pool := x509.NewCertPool()
 	pool.AddCert(srv.Certificate())
 	// httptest's certificate names example.com (and 127.0.0.1).
-	r := newResolver(map[string][]string{"own.test": {"10.0.0.5"}, "example.com": {"127.0.0.1"}, "other.test": {"127.0.0.1"}})
+	r := newResolver(map[string][]string{"example.com": {"127.0.0.1"}, "other.test": {"127.0.0.1"}})
 	g := gate(t, "fail", r, peerAddrs)
 	g.TLS = &tls.Config{RootCAs: pool}
+	// Our self-probe serves httptest's certificate, which names 127.0.0.1.
+	ownPort := freePort(t)
+	ownHTTPS := "https://127.0.0.1:" + ownPort + "/"
+	g.Self = SelfProbe{Listen: "127.0.0.1:" + ownPort, ServerTLS: srv.TLS}
 
 	good := "https://example.com:" + port + "/"
-	rep, err := g.Check(ctxFor(t, 5*time.Second), "https://own.test:8443/", good, nil, nil)
+	rep, err := g.Check(ctxFor(t, 5*time.Second), ownHTTPS, good, nil, nil)
 	if err != nil || find(t, rep, good).Status != StatusOK {
 		t.Fatalf("err=%v rep=%+v", err, rep.Peers)
 	}
 	// The certificate does not name other.test: the host name is verified
 	// even though the address was dialled directly.
 	bad := "https://other.test:" + port + "/"
-	rep, err = g.Check(ctxFor(t, 2*time.Second), "https://own.test:8443/", bad, nil, nil)
+	rep, err = g.Check(ctxFor(t, 2*time.Second), ownHTTPS, bad, nil, nil)
 	asGateError(t, err)
 	if got := find(t, rep, bad); got.Status != StatusUnreachable || !strings.Contains(got.Error, "certificate") {
 		t.Fatalf("bad = %+v", got)
@@ -319,7 +334,7 @@ func TestHTTPSPeer(t *testing.T) {
 	// Without the CA, the chain is not trusted (an empty pool: loading the
 	// system roots can outlast the probe timeout under -race).
 	g.TLS = &tls.Config{RootCAs: x509.NewCertPool()}
-	rep, _ = g.Check(ctxFor(t, 2*time.Second), "https://own.test:8443/", good, nil, nil)
+	rep, _ = g.Check(ctxFor(t, 2*time.Second), ownHTTPS, good, nil, nil)
 	if got := find(t, rep, good); got.Status != StatusUnreachable || !strings.Contains(got.Error, "certificate") {
 		t.Fatalf("untrusted = %+v", got)
 	}

@@ -12,8 +12,10 @@
 // later, one forwarded request at a time. This package makes the mistake
 // visible before exec:
 //
-//   - the worker's own advertised host must resolve, from this container, to
-//     an address of one of this container's interfaces (Own);
+//   - the worker's own advertised URL must lead to this container: a
+//     self-probe binds the worker's listener, serves a random token and
+//     requests the advertised URL several times, each on a new connection;
+//     every answer must carry the token (SelfProbe);
 //   - the group's members (leader first), the startup-lock queue and the
 //     operator's CONNECT_INIT_PEERS must resolve and answer GET / (Peers).
 //
@@ -129,9 +131,9 @@ type Status string
 const (
 	// StatusOK: resolved (and, for a peer, answered GET /).
 	StatusOK Status = "ok"
-	// StatusSelf: the URL is this container's own (its address is ours and
-	// the port is our advertised port); the worker is not running yet, so
-	// only resolution was checked.
+	// StatusSelf: the URL is this container's own: for our advertised URL,
+	// every self-probe request carried our token; for a peer, its address
+	// is ours and the port is our advertised port.
 	StatusSelf Status = "self"
 	// StatusUnresolved: the host name did not resolve from here.
 	StatusUnresolved Status = "unresolved"
@@ -224,7 +226,11 @@ type Gate struct {
 	// Resolver resolves host names; nil means net.DefaultResolver.
 	Resolver Resolver
 	// Addrs lists this container's addresses; nil means net.InterfaceAddrs.
+	// They are evidence in the own-URL message, not its verdict.
 	Addrs func() ([]net.Addr, error)
+	// Self configures the own-URL self-probe (the listener to bind, its
+	// TLS, the token and clock).
+	Self SelfProbe
 	// TLS is the client configuration for https peers (see TLSConfig: the
 	// worker's listeners.https.* / ssl.* settings, as Connect's RestClient
 	// uses them); nil means the system roots. ServerName is set per peer.
@@ -266,17 +272,17 @@ type peerInput struct {
 }
 
 // Check runs the peers gate: ownURL (our advertised URL, as
-// workerconfig.AdvertisedURL returns it) must resolve to one of our
-// addresses, and leaderURL, memberURLs (LeaderFirstURLs may repeat the
-// leader; duplicates are merged), lockURLs and Settings.Peers must resolve
-// and answer GET /. Our own URL is never probed over HTTP (the worker is not
-// running yet); nor is any peer address that is ours on our advertised port.
+// workerconfig.AdvertisedURL returns it) must pass the self-probe (Self:
+// every request to it answered by our own listener), and leaderURL,
+// memberURLs (LeaderFirstURLs may repeat the leader; duplicates are merged),
+// lockURLs and Settings.Peers must resolve and answer GET /. A peer address
+// that is ours on our advertised port is not probed.
 //
 // The error is a *GateError when a fail-severity check is bad, a
 // *ConfigError for an unparsable CONNECT_INIT_PEERS
 // entry, and nil otherwise (warnings are in the report and the log). The
 // report is returned in every case but the configuration error. An empty
-// ownURL skips the own-address check (and the self-skip of peers).
+// ownURL skips the self-probe (and the self-skip of peers).
 func (g Gate) Check(ctx context.Context, ownURL, leaderURL string, memberURLs, lockURLs []string) (*Report, error) {
 	policy := g.Policy
 	rep := &Report{Policy: policy, OwnURL: ownURL, Peers: []PeerResult{}}

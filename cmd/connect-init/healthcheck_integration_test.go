@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/url"
 	"regexp"
@@ -261,20 +262,40 @@ func TestPeerNamesRealWorkers(t *testing.T) {
 		t.Fatalf("group URLs: leader %s, members %v; want leader %s, members [%s %s]", leader, members, urlA, urlA, urlB)
 	}
 
-	gate := func(t *testing.T, policy string) restcheck.Gate {
+	// The self-probe binds the own URL's port on 127.0.0.1 (listen), as
+	// a worker about to start would: a fresh port for a worker that is
+	// not running yet, a running worker's port to see it taken.
+	gate := func(t *testing.T, policy, listen string) restcheck.Gate {
 		return restcheck.Gate{
 			Policy:        policy,
 			Resolver:      dns.Resolver(),
+			Self:          restcheck.SelfProbe{Listen: listen},
 			Log:           hcTestLogger(t),
 			WarnWait:      time.Second,
 			ProbeTimeout:  2 * time.Second,
 			RetryInterval: 200 * time.Millisecond,
 		}
 	}
-	check := func(t *testing.T, policy, own string, d time.Duration, lock ...string) (*restcheck.Report, error) {
+	freeListen := func(t *testing.T) (listen, port string) {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer l.Close()
+		_, port, _ = net.SplitHostPort(l.Addr().String())
+		return l.Addr().String(), port
+	}
+	checkAt := func(t *testing.T, policy, own, listen string, d time.Duration, lock ...string) (*restcheck.Report, error) {
 		cctx, ccancel := context.WithTimeout(ctx, d)
 		defer ccancel()
-		return gate(t, policy).Check(cctx, own, leader, members, lock)
+		return gate(t, policy, listen).Check(cctx, own, leader, members, lock)
+	}
+	// check: own is name's URL on a fresh port (a worker about to start).
+	check := func(t *testing.T, policy, name string, d time.Duration, lock ...string) (*restcheck.Report, string, error) {
+		listen, port := freeListen(t)
+		own := "http://" + name + ":" + port + "/"
+		rep, err := checkAt(t, policy, own, listen, d, lock...)
+		return rep, own, err
 	}
 	result := func(rep *restcheck.Report, u string) restcheck.PeerResult {
 		for _, r := range rep.Peers {
@@ -287,22 +308,22 @@ func TestPeerNamesRealWorkers(t *testing.T) {
 	}
 
 	t.Run("own name resolves to us, member name missing", func(t *testing.T) {
-		// As worker A sees it (a restart of A, say): its own name is ours;
-		// B, an ordinary member, does not resolve.
-		rep, err := check(t, "", urlA, 3*time.Second)
+		// As a restarted worker A sees it: its own name leads to its own
+		// listener; B, an ordinary member, does not resolve.
+		rep, own, err := check(t, "", nameA, 3*time.Second)
 		if err != nil {
 			t.Fatalf("default policy: %v", err)
 		}
-		if r := result(rep, urlA); r.Source != restcheck.SourceOwn || r.Status != restcheck.StatusSelf {
+		if r := result(rep, own); r.Source != restcheck.SourceOwn || r.Status != restcheck.StatusSelf {
 			t.Errorf("own: %+v", r)
 		}
 		if r := result(rep, urlB); r.Source != restcheck.SourceMember || r.Status != restcheck.StatusUnresolved || r.Severity != restcheck.SeverityWarn {
 			t.Errorf("member B: %+v", r)
 		}
-		if _, err := check(t, "warn", urlA, 3*time.Second); err != nil {
+		if _, _, err := check(t, "warn", nameA, 3*time.Second); err != nil {
 			t.Errorf("warn policy: %v", err)
 		}
-		rep, err = check(t, "fail", urlA, 2*time.Second)
+		rep, _, err = check(t, "fail", nameA, 2*time.Second)
 		var ge *restcheck.GateError
 		if !asGate(err, &ge) || !strings.Contains(ge.Error(), nameB) {
 			t.Errorf("fail policy: %v", err)
@@ -310,42 +331,59 @@ func TestPeerNamesRealWorkers(t *testing.T) {
 		if r := result(rep, urlB); r.Severity != restcheck.SeverityFail {
 			t.Errorf("fail policy, member B: %+v", r)
 		}
-		rep, err = check(t, "off", urlA, time.Second)
+		rep, _, err = check(t, "off", nameA, time.Second)
 		if err != nil || !rep.Skipped {
 			t.Errorf("off: %v %+v", err, rep)
 		}
 	})
 
-	t.Run("own name missing", func(t *testing.T) {
-		// As worker B sees it: its own name does not resolve (fail, with
-		// the fix), while the leader A resolves and answers GET / for real.
-		rep, err := check(t, "", urlB, 2*time.Second)
+	t.Run("own port taken by the running worker", func(t *testing.T) {
+		// A second worker started with A's URL in A's network namespace:
+		// A's JVM holds the port, and the message says so.
+		rep, err := checkAt(t, "", urlA, "127.0.0.1:"+portOf(t, a.Spec.RESTURL), 2*time.Second)
 		var ge *restcheck.GateError
 		if !asGate(err, &ge) {
 			t.Fatalf("err = %v", err)
 		}
-		own := result(rep, urlB)
-		if own.Status != restcheck.StatusUnresolved || !strings.Contains(own.Fix, "CONNECT_REST_ADVERTISED_HOST_NAME") || !strings.Contains(own.Error, "127.0.0.1") {
+		own := result(rep, urlA)
+		if own.Status != restcheck.StatusPortTaken || !strings.Contains(own.Error, "port "+portOf(t, a.Spec.RESTURL)) || !strings.Contains(own.Error, "(java)") {
 			t.Errorf("own: %+v", own)
+		}
+	})
+
+	t.Run("own name missing", func(t *testing.T) {
+		// As a worker about to start as B sees it: its own name does not
+		// resolve (fail, with the fix), while the leader A resolves and
+		// answers GET / for real.
+		rep, own, err := check(t, "", nameB, 2*time.Second)
+		var ge *restcheck.GateError
+		if !asGate(err, &ge) {
+			t.Fatalf("err = %v", err)
+		}
+		r := result(rep, own)
+		if r.Status != restcheck.StatusUnresolved || !strings.Contains(r.Fix, "CONNECT_REST_ADVERTISED_HOST_NAME") || !strings.Contains(r.Error, "127.0.0.1") {
+			t.Errorf("own: %+v", r)
 		}
 		if r := result(rep, urlA); r.Source != restcheck.SourceLeader || r.Status != restcheck.StatusOK || r.HTTPStatus != 200 {
 			t.Errorf("leader A: %+v", r)
 		}
 	})
 
-	t.Run("own name resolves to another host", func(t *testing.T) {
-		// The VIP case: B's name resolves, but to an address that is not
-		// this machine's (TEST-NET-1).
-		dns.Set(nameB, "192.0.2.10")
+	t.Run("own name leads to another worker", func(t *testing.T) {
+		// B's name resolves to 127.0.0.1, and B's advertised port is A's:
+		// every request is answered by the real worker A, without our
+		// token, while our listener waits on 127.0.0.2.
+		dns.Set(nameB, "127.0.0.1")
 		defer dns.Delete(nameB)
-		rep, err := check(t, "", urlB, 2*time.Second)
+		own := "http://" + nameB + ":" + portOf(t, a.Spec.RESTURL) + "/"
+		rep, err := checkAt(t, "", own, "127.0.0.2:"+portOf(t, a.Spec.RESTURL), 2*time.Second)
 		var ge *restcheck.GateError
 		if !asGate(err, &ge) {
 			t.Fatalf("err = %v", err)
 		}
-		own := result(rep, urlB)
-		if own.Status != restcheck.StatusNotOurs || !strings.Contains(own.Error, "192.0.2.10") || !strings.Contains(own.Error, "127.0.0.1") {
-			t.Errorf("own: %+v", own)
+		r := result(rep, own)
+		if r.Status != restcheck.StatusOtherHost || !strings.Contains(r.Error, "0 of 8") || !strings.Contains(r.Error, "without our token") {
+			t.Errorf("own: %+v", r)
 		}
 	})
 
@@ -357,7 +395,7 @@ func TestPeerNamesRealWorkers(t *testing.T) {
 			dns.Set(nameB, "127.0.0.1")
 		}()
 		defer dns.Delete(nameB)
-		rep, err := check(t, "fail", urlA, 30*time.Second, urlB)
+		rep, _, err := check(t, "fail", nameA, 30*time.Second, urlB)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -8,6 +8,7 @@ import (
 	"github.com/connect-init/connect-init/bootstrap"
 	"github.com/connect-init/connect-init/bootstrap/connectproto"
 	"github.com/connect-init/connect-init/bootstrap/restcheck"
+	"github.com/connect-init/connect-init/bootstrap/workerconfig"
 )
 
 // checkPeers runs the last gates before the exec, with a fresh timeout
@@ -25,6 +26,10 @@ func checkPeers(ctx context.Context, cfg *bootstrap.Config, clients *bootstrap.C
 		}
 	}
 	own, tlsCfg := cfg.AdvertisedURL, cfg.RESTClientTLS // derived by the settings gate
+	self, err := selfProbe(cfg)
+	if err != nil {
+		return err
+	}
 	urls := connectproto.LeaderFirstURLs(group.Decoded)
 	var leader string
 	var members []string
@@ -38,11 +43,29 @@ func checkPeers(ctx context.Context, cfg *bootstrap.Config, clients *bootstrap.C
 	start := time.Now()
 	// Warnings must not hold the worker back for long: a peer that does not
 	// answer within 10 s is reported and the worker starts.
-	gate := restcheck.Gate{Policy: cfg.Settings.PeerCheck, Peers: cfg.Settings.Peers, TLS: tlsCfg, Log: log, WarnWait: 10 * time.Second}
+	gate := restcheck.Gate{Policy: cfg.Settings.PeerCheck, Peers: cfg.Settings.Peers, TLS: tlsCfg, Self: self, Log: log, WarnWait: 10 * time.Second}
 	rep, err := gate.Check(ctx, own, leader, members, queued)
 	if err != nil {
 		return err
 	}
 	log.Info("peers checked", "own_url", own, "peers", len(rep.Peers), "warnings", rep.Warned, "took", time.Since(start).Round(time.Millisecond).String())
 	return nil
+}
+
+// selfProbe binds the listener the worker advertises, as the worker will
+// bind it, served over https with the worker's own key store when the
+// listener is https. Nothing is read when the peer check is off.
+func selfProbe(cfg *bootstrap.Config) (restcheck.SelfProbe, error) {
+	if cfg.Settings.PeerCheck == "off" {
+		return restcheck.SelfProbe{}, nil
+	}
+	l, err := workerconfig.AdvertisedListener(cfg.Worker)
+	if err != nil {
+		return restcheck.SelfProbe{}, err
+	}
+	sp := restcheck.SelfProbe{Listen: l.Address(), Listeners: cfg.Worker.Get("listeners", "http://:8083 (the default)"), HTTPS: l.Scheme == "https"}
+	if sp.HTTPS {
+		sp.ServerTLS = cfg.RESTServerTLS // derived by the settings gate
+	}
+	return sp, nil
 }

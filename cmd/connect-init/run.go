@@ -12,8 +12,8 @@ import (
 	"github.com/IBM/sarama"
 
 	"github.com/connect-init/connect-init/bootstrap"
-	"github.com/connect-init/connect-init/bootstrap/workerconfig"
 	"github.com/connect-init/connect-init/bootstrap/restcheck"
+	"github.com/connect-init/connect-init/bootstrap/workerconfig"
 	"github.com/connect-init/connect-init/entrypoint"
 	"github.com/connect-init/connect-init/settings"
 )

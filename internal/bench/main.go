@@ -46,7 +46,7 @@ func main() {
 	flag.IntVar(&o.reactRuns, "reaction-runs", 4, "repetitions of the reaction-time measurement (row 2)")
 	flag.IntVar(&o.bringupRuns, "bringup-runs", 2, "repetitions of each bring-up scenario (row 3)")
 	flag.IntVar(&o.contenders, "contenders", 32, "startup-lock contenders (row 5)")
-	flag.StringVar(&o.only, "only", "", "comma-separated subset of rows to run: overhead,reaction,bringup,lockscale (default all)")
+	flag.StringVar(&o.only, "only", "", "comma-separated subset of rows to run: overhead,reaction,bringup,lockscale,swarm (default all)")
 	flag.BoolVar(&o.keep, "keep", false, "keep the work directory (logs of brokers, workers and connect-init)")
 	flag.BoolVar(&o.serve, "serve", false, "start the test bed, print the binary and bootstrap servers, and wait for Ctrl-C (for profiling by hand)")
 	flag.Parse()
@@ -167,6 +167,7 @@ func run(ctx context.Context, o options) int {
 		{"reaction", benchReaction},
 		{"lockscale", benchLockScale},
 		{"bringup", benchBringup},
+		{"swarm", benchSwarm},
 	}
 	failed := false
 	for _, s := range steps {

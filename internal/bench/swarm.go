@@ -1,0 +1,152 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/connect-init/connect-init/internal/containerbed"
+)
+
+// benchSwarm is row 6: in a real single-node Docker Swarm
+// (internal/containerbed: brokers as services, the FROM scratch image),
+// the time from `docker stack deploy` of a four-worker stack (one service,
+// replicas: 4, each task advertising its own overlay address as
+// examples/swarm/stack.yml does) to one stable generation of 4 members,
+// through connect-init and with the bare entrypoint, in the same run.
+func benchSwarm(ctx context.Context, _ *bed, _ options, rep *report) error {
+	progress("starting the container test bed (dockerd, swarm, image, 3 brokers as services)")
+	sctx, cancel := context.WithTimeout(ctx, 10*time.Minute)
+	cb, err := containerbed.Start(sctx)
+	cancel()
+	defer cb.Close()
+	if err != nil {
+		return err
+	}
+	root, err := os.Getwd()
+	if err != nil {
+		return err
+	}
+	example, err := os.ReadFile(filepath.Join(root, "examples/swarm/stack.yml"))
+	if err != nil {
+		return err
+	}
+	script, err := exampleScript(string(example))
+	if err != nil {
+		return err
+	}
+	for _, mode := range []string{"connect-init", "bare"} {
+		s := script
+		if mode == "bare" {
+			s = strings.Replace(s, `exec connect-init run -- "$$@"`, `exec "$$@"`, 1)
+		}
+		took, gens, err := swarmBringup(ctx, cb, mode, s)
+		if err != nil {
+			return fmt.Errorf("%s: %w", mode, err)
+		}
+		rep.add("swarm-"+mode, fmt.Sprintf("Swarm, `docker stack deploy` of 4 workers to one stable generation of 4, %s", mode), "s", []float64{took.Seconds()},
+			fmt.Sprintf("%d distinct generations joined", gens))
+	}
+	return nil
+}
+
+// exampleScript cuts the connect service's entrypoint script (the block
+// after "- |") out of the example stack, still escaped for stack deploy.
+func exampleScript(stack string) (string, error) {
+	_, after, ok := strings.Cut(stack, "      - |\n")
+	if !ok {
+		return "", fmt.Errorf("examples/swarm/stack.yml: no entrypoint script")
+	}
+	var lines []string
+	for _, l := range strings.Split(after, "\n") {
+		if !strings.HasPrefix(l, "        ") {
+			break
+		}
+		lines = append(lines, strings.TrimPrefix(l, "        "))
+	}
+	return strings.Join(lines, "\n"), nil
+}
+
+func swarmBringup(ctx context.Context, cb *containerbed.Bed, mode, script string) (time.Duration, int, error) {
+	group := "bench-swarm-" + strings.ReplaceAll(mode, "-", "")
+	indented := "        " + strings.ReplaceAll(script, "\n", "\n        ")
+	stack := fmt.Sprintf(`version: "3.8"
+services:
+  connect:
+    image: %s
+    hostname: "connect-{{.Task.Slot}}"
+    entrypoint:
+      - /bin/sh
+      - -c
+      - |
+%s
+      - connect-worker
+      - /etc/confluent/docker/run
+    environment:
+      CONNECT_BOOTSTRAP_SERVERS: %s
+      CONNECT_GROUP_ID: %s
+      CONNECT_CONFIG_STORAGE_TOPIC: _%s-configs
+      CONNECT_OFFSET_STORAGE_TOPIC: _%s-offsets
+      CONNECT_STATUS_STORAGE_TOPIC: _%s-status
+      CONNECT_CONFIG_STORAGE_REPLICATION_FACTOR: "3"
+      CONNECT_OFFSET_STORAGE_REPLICATION_FACTOR: "3"
+      CONNECT_STATUS_STORAGE_REPLICATION_FACTOR: "3"
+      CONNECT_OFFSET_STORAGE_PARTITIONS: "3"
+      CONNECT_STATUS_STORAGE_PARTITIONS: "2"
+      CONNECT_KEY_CONVERTER: org.apache.kafka.connect.json.JsonConverter
+      CONNECT_VALUE_CONVERTER: org.apache.kafka.connect.json.JsonConverter
+      CONNECT_INIT_EXPECTED_BROKERS: "3"
+      CONNECT_INIT_PEERS: tasks.connect:8083
+    networks: [kafka]
+    deploy:
+      replicas: 4
+      endpoint_mode: dnsrr
+      restart_policy:
+        condition: none
+networks:
+  kafka:
+    external: true
+`, cb.Image, indented, cb.Brokers.Bootstrap, group, group, group, group)
+	file := filepath.Join(cb.Dir, group+".yml")
+	if err := os.WriteFile(file, []byte(stack), 0o644); err != nil {
+		return 0, 0, err
+	}
+	name := containerbed.StackPrefix + "-" + group
+	progress("swarm: deploying %s", name)
+	start := time.Now()
+	if out, err := exec.CommandContext(ctx, "docker", "stack", "deploy", "-c", file, name).CombinedOutput(); err != nil {
+		return 0, 0, fmt.Errorf("docker stack deploy: %v: %s", err, out)
+	}
+	defer containerbed.Docker(context.Background(), "stack", "rm", name) //nolint:errcheck
+	wctx, cancel := context.WithTimeout(ctx, 6*time.Minute)
+	defer cancel()
+	for {
+		ids, _ := containerbed.Containers(wctx, name+"_connect")
+		seen := map[int]bool{}
+		last := map[int]int{}
+		for _, c := range ids {
+			logs := containerbed.ContainerLogs(wctx, c)
+			for _, m := range joinedRe.FindAllStringSubmatch(logs, -1) {
+				var g int
+				fmt.Sscan(m[1], &g)
+				seen[g] = true
+			}
+			g, _ := containerbed.Generation(logs)
+			last[g]++
+		}
+		if len(ids) == 4 && len(last) == 1 && last[-1] == 0 {
+			took := time.Since(start)
+			progress("swarm: %s: 4 workers in one generation after %s", mode, took.Round(time.Millisecond))
+			return took, len(seen), nil
+		}
+		select {
+		case <-wctx.Done():
+			return 0, 0, fmt.Errorf("no stable generation of 4: %v", last)
+		case <-time.After(250 * time.Millisecond):
+		}
+	}
+}

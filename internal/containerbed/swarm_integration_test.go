@@ -1,0 +1,533 @@
+//go:build integration
+
+package containerbed
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"os/signal"
+	"regexp"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// bed is started once for the package: every scenario runs against the
+// same brokers.
+var bed *Bed
+
+func TestMain(m *testing.M) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	// An interrupted run still removes what it started.
+	sig := make(chan os.Signal, 1)
+	signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
+	go func() {
+		<-sig
+		cancel()
+		if bed != nil {
+			bed.Close()
+		}
+		os.Exit(1)
+	}()
+	var err error
+	bed, err = Start(ctx)
+	cancel()
+	code := 1
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "containerbed: start:", err)
+	} else {
+		code = m.Run()
+	}
+	if err := bed.Close(); err != nil {
+		fmt.Fprintln(os.Stderr, "containerbed: cleanup:", err)
+		if code == 0 {
+			code = 1
+		}
+	}
+	os.Exit(code)
+}
+
+// workerEnv is a Connect cluster named group on the bed's brokers.
+func workerEnv(group string, extra ...string) []string {
+	env := []string{
+		"CONNECT_BOOTSTRAP_SERVERS=" + bed.Brokers.Bootstrap,
+		"CONNECT_GROUP_ID=" + group,
+		"CONNECT_CONFIG_STORAGE_TOPIC=_" + group + "-configs",
+		"CONNECT_OFFSET_STORAGE_TOPIC=_" + group + "-offsets",
+		"CONNECT_STATUS_STORAGE_TOPIC=_" + group + "-status",
+		"CONNECT_CONFIG_STORAGE_REPLICATION_FACTOR=3",
+		"CONNECT_OFFSET_STORAGE_REPLICATION_FACTOR=3",
+		"CONNECT_STATUS_STORAGE_REPLICATION_FACTOR=3",
+		"CONNECT_OFFSET_STORAGE_PARTITIONS=3",
+		"CONNECT_STATUS_STORAGE_PARTITIONS=2",
+		"CONNECT_KEY_CONVERTER=org.apache.kafka.connect.json.JsonConverter",
+		"CONNECT_VALUE_CONVERTER=org.apache.kafka.connect.json.JsonConverter",
+		"CONNECT_INIT_EXPECTED_BROKERS=3",
+		"CONNECT_INIT_TIMEOUT=45s",
+	}
+	return append(env, extra...)
+}
+
+// svc is one `docker service create`.
+type svc struct {
+	name     string
+	replicas int
+	dnsrr    bool
+	hostname string
+	env      []string
+	// entrypoint replaces the image's (nil: connect-init run -- CMD);
+	// bare runs the Confluent stand-in directly, without connect-init.
+	entrypoint []string
+	bare       bool
+}
+
+func (s svc) create(t *testing.T, ctx context.Context) {
+	t.Helper()
+	args := ServiceArgs(s.name)
+	args = append(args, "--network", Network, "--restart-condition", "none", "--replicas", fmt.Sprint(max(s.replicas, 1)))
+	if s.dnsrr {
+		args = append(args, "--endpoint-mode", "dnsrr")
+	}
+	if s.hostname != "" {
+		args = append(args, "--hostname", s.hostname)
+	}
+	for _, e := range s.env {
+		args = append(args, "--env", e)
+	}
+	switch {
+	case s.bare:
+		args = append(args, "--entrypoint", "/etc/confluent/docker/run", bed.Image)
+	case s.entrypoint != nil:
+		args = append(args, "--entrypoint", s.entrypoint[0], bed.Image)
+		args = append(args, s.entrypoint[1:]...)
+	default:
+		args = append(args, bed.Image)
+	}
+	if _, err := Docker(ctx, args...); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("%s tasks:\n%s\nlogs:\n%s", s.name, TaskStates(context.Background(), s.name), tail(ServiceLogsAll(context.Background(), s.name), 6000))
+		}
+		Docker(context.Background(), "service", "rm", s.name) //nolint:errcheck
+	})
+}
+
+// stableGroup waits until want running containers of services have joined
+// one and the same generation, and returns their ids, that generation and
+// the leader URL.
+func stableGroup(t *testing.T, ctx context.Context, want int, services ...string) ([]string, int, string) {
+	t.Helper()
+	for {
+		var ids []string
+		gens := map[int]int{}
+		leader := ""
+		for _, s := range services {
+			cs, _ := Containers(ctx, s)
+			for _, c := range cs {
+				g, l := Generation(ContainerLogs(ctx, c))
+				ids = append(ids, c)
+				gens[g]++
+				leader = l
+			}
+		}
+		if len(ids) == want && len(gens) == 1 {
+			for g := range gens {
+				if g >= 0 {
+					return ids, g, leader
+				}
+			}
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("no stable generation of %d workers of %v: generations %v", want, services, gens)
+		case <-time.After(time.Second):
+		}
+	}
+}
+
+// postConnectors asks every worker for POST /connectors on its own REST
+// server; a follower forwards it to the leader's advertised URL. It
+// returns how many succeeded and the failures' answers.
+func postConnectors(t *testing.T, ctx context.Context, group string, ids []string) (int, []string) {
+	t.Helper()
+	ok := 0
+	var fails []string
+	for i, c := range ids {
+		body := fmt.Sprintf(`{"name":"%s-%d","config":{"connector.class":"org.apache.kafka.connect.file.FileStreamSourceConnector","file":"/dev/null","topic":"%s-t","tasks.max":"1"}}`, group, i, group)
+		out, err := Exec(ctx, c, "bedctl", "http", "POST", "http://127.0.0.1:8083/connectors", body)
+		if err == nil && strings.HasPrefix(out, "201") {
+			ok++
+			continue
+		}
+		fails = append(fails, fmt.Sprintf("%s: %s %v", c[:12], firstLine(out), err))
+	}
+	return ok, fails
+}
+
+func firstLine(s string) string {
+	l, rest, _ := strings.Cut(s, "\n")
+	if len(rest) > 200 {
+		rest = rest[:200]
+	}
+	return l + " " + rest
+}
+
+var (
+	startedRe = regexp.MustCompile(`msg="starting the worker"|"msg":"starting the worker"`)
+	// The self-probe's pass, in text or JSON logs.
+	ownOKRe   = regexp.MustCompile(`REST peer ok.{1,300}source.{1,3}own.{1,300}status.{1,3}self`)
+	refusedRe = regexp.MustCompile(`msg="REST peer check failed"[^\n]*? url=(\S+) source=own[^\n]*? status=(\S+) error="((?:[^"\\]|\\.)*)"[^\n]*? fix="((?:[^"\\]|\\.)*)"`)
+)
+
+// mustStart deploys services through connect-init, waits until every
+// worker exec'd and joined one generation, and checks that every worker's
+// POST /connectors succeeds.
+func mustStart(t *testing.T, group string, want int, services ...svc) {
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
+	var names []string
+	for _, s := range services {
+		s.create(t, ctx)
+		names = append(names, s.name)
+	}
+	ids, gen, leader := stableGroup(t, ctx, want, names...)
+	for _, c := range ids {
+		logs := ContainerLogs(ctx, c)
+		if !startedRe.MatchString(logs) {
+			t.Fatalf("%s joined without connect-init's exec:\n%s", c, tail(logs, 3000))
+		}
+		if !ownOKRe.MatchString(logs) {
+			t.Fatalf("%s: no passed self-probe in connect-init's log:\n%s", c, tail(logs, 3000))
+		}
+	}
+	ok, fails := postConnectors(t, ctx, group, ids)
+	t.Logf("%d workers in generation %d, leader %s; POST /connectors succeeded on %d, failed: %v", len(ids), gen, leader, ok, fails)
+	if ok != len(ids) {
+		t.Fatalf("connect-init started the workers, but Connect cannot forward in this layout: %v", fails)
+	}
+	// New connectors rebalance the group (a new generation); it settles
+	// again in one generation, without a forced rebalance anywhere.
+	ids, _, _ = stableGroup(t, ctx, want, names...)
+	for _, c := range ids {
+		if n := strings.Count(ContainerLogs(ctx, c), "Forcing rebalance"); n > 0 {
+			t.Errorf("%s logged \"Forcing rebalance\" %d times", c, n)
+		}
+	}
+}
+
+// mustRefuse deploys s through connect-init and waits for the peer gate's
+// verdict on our own URL; then deploys the same layout bare (Confluent's
+// launcher alone) and checks that Connect fails to forward in it.
+func mustRefuse(t *testing.T, group string, s svc, wantStatus string, wantInError ...string) {
+	mustRefuseLayout(t, group, s, nil, wantStatus, wantInError...)
+}
+
+// mustRefuseLayout is mustRefuse with the bare layout given (nil: s).
+func mustRefuseLayout(t *testing.T, group string, s svc, bareLayout []svc, wantStatus string, wantInError ...string) {
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
+	s.create(t, ctx)
+	m, err := WaitLog(ctx, s.name, refusedRe)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("connect-init: own %s %s: %s", m[1], m[2], m[3])
+	if m[2] != wantStatus {
+		t.Errorf("status %s, want %s", m[2], wantStatus)
+	}
+	for _, w := range wantInError {
+		if !strings.Contains(m[3], w) {
+			t.Errorf("error does not say %q", w)
+		}
+	}
+	if !strings.Contains(m[4], "{{.Task.Name}}") || !strings.Contains(m[4], "one-replica service") {
+		t.Errorf("fix = %s", m[4])
+	}
+	if logs := ServiceLogsAll(ctx, s.name); startedRe.MatchString(logs) {
+		t.Errorf("a worker was started although its URL was refused")
+	}
+	Docker(ctx, "service", "rm", s.name) //nolint:errcheck
+
+	if bareLayout == nil {
+		// The same layout under a new name, advertising that name.
+		bare := s
+		bare.name = s.name + "-bare"
+		bare.env = nil
+		for _, e := range s.env {
+			bare.env = append(bare.env, strings.ReplaceAll(e, "="+s.name, "="+bare.name))
+		}
+		bareLayout = []svc{bare}
+	}
+	want := 0
+	var names []string
+	for _, b := range bareLayout {
+		b.bare = true
+		b.env = append(append([]string{}, b.env...), "CONNECT_GROUP_ID="+group+"-bare",
+			"CONNECT_CONFIG_STORAGE_TOPIC=_"+group+"-bare-configs", "CONNECT_OFFSET_STORAGE_TOPIC=_"+group+"-bare-offsets", "CONNECT_STATUS_STORAGE_TOPIC=_"+group+"-bare-status")
+		b.create(t, ctx)
+		want += max(b.replicas, 1)
+		names = append(names, b.name)
+	}
+	ids, gen, leader := stableGroup(t, ctx, want, names...)
+	ok, fails := postConnectors(t, ctx, group, ids)
+	t.Logf("bare Connect: %d workers in generation %d, leader %s; POST /connectors succeeded on %d of %d, failed: %v", len(ids), gen, leader, ok, len(ids), fails)
+	// Behind a round-robin name each follower's JVM resolves the leader's
+	// URL to one task (and caches it for 30 s): all three followers of a
+	// 4-replica dnsrr service reach the leader by chance with probability
+	// 1/64, in which case this layout looks healthy to Connect for a while.
+	if ok == len(ids) {
+		t.Fatalf("connect-init refused, but Connect forwarded every request in this layout")
+	}
+}
+
+func TestSwarmServicePerWorker(t *testing.T) {
+	// Incident 1's layout: one service per worker, advertised host = the
+	// service name. endpoint_mode dnsrr: the name resolves to the task's
+	// own address.
+	for _, withHostname := range []bool{false, true} {
+		t.Run(fmt.Sprintf("hostname=%v", withHostname), func(t *testing.T) {
+			group := fmt.Sprintf("perworker-%v", withHostname)
+			var ss []svc
+			for i := 1; i <= 2; i++ {
+				name := fmt.Sprintf("%s-%d", group, i)
+				s := svc{name: name, dnsrr: true, env: workerEnv(group, "CONNECT_REST_ADVERTISED_HOST_NAME="+name)}
+				if withHostname {
+					s.hostname = name
+				}
+				ss = append(ss, s)
+			}
+			mustStart(t, group, 2, ss...)
+		})
+	}
+}
+
+func TestSwarmServicePerWorkerVIP(t *testing.T) {
+	// The same with Swarm's default endpoint mode: the service name is a
+	// virtual IP, no address of the task. With IPVS it routes to the one
+	// task and the worker must start; a kernel without IPVS (this CI
+	// machine: no /proc/sys/net/ipv4/vs) routes nothing to a VIP, and then
+	// connect-init must refuse, as Connect cannot forward there either.
+	t.Parallel() // mostly waiting out connect-init's timeout
+	group := "pervip"
+	if HasIPVS() {
+		var ss []svc
+		for i := 1; i <= 2; i++ {
+			name := fmt.Sprintf("%s-%d", group, i)
+			ss = append(ss, svc{name: name, env: workerEnv(group, "CONNECT_REST_ADVERTISED_HOST_NAME="+name)})
+		}
+		mustStart(t, group, 2, ss...)
+		return
+	}
+	var bares []svc
+	for i := 1; i <= 2; i++ {
+		name := fmt.Sprintf("%s-bare-%d", group, i)
+		bares = append(bares, svc{name: name, env: workerEnv(group, "CONNECT_REST_ADVERTISED_HOST_NAME="+name)})
+	}
+	mustRefuseLayout(t, group, svc{name: group + "-1", env: workerEnv(group, "CONNECT_REST_ADVERTISED_HOST_NAME="+group+"-1", "CONNECT_INIT_TIMEOUT=20s")},
+		bares, "unreachable", "0 of")
+}
+
+func TestSwarmReplicasBehindOneName(t *testing.T) {
+	t.Parallel()
+	for _, dnsrr := range []bool{false, true} {
+		t.Run(fmt.Sprintf("dnsrr=%v", dnsrr), func(t *testing.T) {
+			t.Parallel()
+			group := fmt.Sprintf("replicas-dnsrr-%v", dnsrr)
+			s := svc{name: group, replicas: 4, dnsrr: dnsrr,
+				env: workerEnv(group, "CONNECT_REST_ADVERTISED_HOST_NAME="+group, "CONNECT_INIT_LOCK=false", "CONNECT_INIT_TIMEOUT=20s")}
+			switch {
+			case dnsrr:
+				mustRefuse(t, group, s, "other-host", "answered by another host", "resolves to 4 addresses", "dnsrr")
+			case HasIPVS():
+				mustRefuse(t, group, s, "other-host", "answered by another host", "virtual IP")
+			default:
+				mustRefuse(t, group, s, "unreachable", "0 of")
+			}
+		})
+	}
+}
+
+// exampleStack reads examples/swarm/stack.yml.
+func exampleStack(t *testing.T) map[string]any {
+	t.Helper()
+	data, err := os.ReadFile("../../examples/swarm/stack.yml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc map[string]any
+	if err := yaml.Unmarshal(data, &doc); err != nil {
+		t.Fatal(err)
+	}
+	return doc
+}
+
+func TestSwarmPerTaskAddress(t *testing.T) {
+	// replicas: 4 with the example stack's per-task address: each task
+	// advertises its own overlay address, read from /etc/hosts by the
+	// example's entrypoint (taken from the file, $$ unescaped as `docker
+	// stack deploy` does).
+	connect := exampleStack(t)["services"].(map[string]any)["connect"].(map[string]any)
+	var entry []string
+	for _, a := range connect["entrypoint"].([]any) {
+		entry = append(entry, strings.ReplaceAll(a.(string), "$$", "$"))
+	}
+	group := "pertask"
+	s := svc{name: group, replicas: 4, dnsrr: true, hostname: "connect-{{.Task.Slot}}", entrypoint: entry,
+		env: workerEnv(group, "CONNECT_INIT_PEERS=tasks."+group+":8083", "CONNECT_INIT_TIMEOUT=3m")}
+	mustStart(t, group, 4, s)
+}
+
+func TestSwarmExampleStack(t *testing.T) {
+	// examples/swarm/stack.yml as users deploy it: docker stack deploy,
+	// SSL to the brokers and the four secrets, with only the image name
+	// substituted (through the file's own ${CONNECT_IMAGE}).
+	ctx, cancel := context.WithTimeout(context.Background(), 6*time.Minute)
+	defer cancel()
+	pki := bed.Brokers.PKI
+	for name, path := range map[string]string{"connect.keystore.p12": pki.Client.PKCS12, "connect.truststore.p12": pki.TrustPKCS12} {
+		data, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := CreateSecret(ctx, name, data); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, name := range []string{"connect_keystore_password", "connect_truststore_password"} {
+		if err := CreateSecret(ctx, name, []byte(pki.StorePassword)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	stack := StackPrefix + "-orders"
+	cmd := exec.CommandContext(ctx, "docker", "stack", "deploy", "-c", "../../examples/swarm/stack.yml", stack)
+	cmd.Env = append(os.Environ(), "CONNECT_IMAGE="+bed.Image)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("docker stack deploy: %v\n%s", err, out)
+	}
+	t.Cleanup(func() {
+		if t.Failed() {
+			for _, s := range []string{stack + "_connect-init-prepare", stack + "_connect"} {
+				t.Logf("%s tasks:\n%s\nlogs:\n%s", s, TaskStates(context.Background(), s), tail(ServiceLogsAll(context.Background(), s), 6000))
+			}
+		}
+		Docker(context.Background(), "stack", "rm", stack) //nolint:errcheck
+	})
+	// prepare completes (exit 0, task Complete) ...
+	for {
+		st := TaskStates(ctx, stack+"_connect-init-prepare")
+		if strings.Contains(st, "Complete") {
+			break
+		}
+		if ctx.Err() != nil {
+			t.Fatalf("connect-init-prepare never completed: %s", st)
+		}
+		time.Sleep(time.Second)
+	}
+	// ... and the four workers start through connect-init, one stable
+	// generation, and forward for each other.
+	ids, gen, leader := stableGroup(t, ctx, 4, stack+"_connect")
+	for _, c := range ids {
+		if logs := ContainerLogs(ctx, c); !startedRe.MatchString(logs) || !ownOKRe.MatchString(logs) {
+			t.Fatalf("%s joined without connect-init's self-probe and exec:\n%s", c, tail(logs, 3000))
+		}
+	}
+	ok, fails := postConnectors(t, ctx, "orders", ids)
+	t.Logf("example stack: 4 workers in generation %d, leader %s; POST /connectors ok on %d, failed %v", gen, leader, ok, fails)
+	if ok != 4 {
+		t.Fatalf("forwarding failed: %v", fails)
+	}
+}
+
+func TestComposeExample(t *testing.T) {
+	// examples/compose/docker-compose.yml with docker-compose, the image
+	// names substituted (the brokers' apache/kafka by the bed's image with
+	// an apache/kafka stand-in launcher, the workers' by the bed's image)
+	// and nothing built: prepare completes, the three workers start one at
+	// a time and forward for each other.
+	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
+	defer cancel()
+	kafkaImage := bed.Image + "-apache"
+	if err := BuildKafkaImage(ctx, bed.Dir+"/apache", bed.Image, kafkaImage); err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile("../../examples/compose/docker-compose.yml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	file := strings.ReplaceAll(string(data), "image: apache/kafka:4.0.0", "image: "+kafkaImage)
+	file = strings.ReplaceAll(file, "image: connect-init/cp-kafka-connect:dev", "image: "+bed.Image)
+	if file == string(data) || strings.Contains(file, "apache/kafka:") {
+		t.Fatal("the example's image names changed: update this test")
+	}
+	path := bed.Dir + "/docker-compose.yml"
+	if err := os.WriteFile(path, []byte(file), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	project := StackPrefix + "-compose"
+	compose := func(ctx context.Context, args ...string) (string, error) {
+		out, err := exec.CommandContext(ctx, "docker-compose", append([]string{"-p", project, "-f", path}, args...)...).CombinedOutput()
+		return string(out), err
+	}
+	t.Cleanup(func() {
+		if t.Failed() {
+			out, _ := compose(context.Background(), "logs", "--no-color", "--tail", "60")
+			t.Logf("compose logs:\n%s", tail(out, 12000))
+		}
+		compose(context.Background(), "down", "-v", "--remove-orphans") //nolint:errcheck
+	})
+	if out, err := compose(ctx, "up", "-d", "--no-build"); err != nil {
+		t.Fatalf("docker-compose up: %v\n%s", err, out)
+	}
+	containerOf := func(service string) string {
+		out, _ := compose(ctx, "ps", "-q", service)
+		return strings.TrimSpace(out)
+	}
+	// prepare exits 0 ...
+	for {
+		c := containerOf("connect-init-prepare")
+		st, _ := Docker(ctx, "inspect", "--format", "{{.State.Status}} {{.State.ExitCode}}", c)
+		if st == "exited 0" {
+			break
+		}
+		if strings.HasPrefix(st, "exited") || ctx.Err() != nil {
+			t.Fatalf("connect-init-prepare: %s\n%s", st, ContainerLogs(ctx, c))
+		}
+		time.Sleep(time.Second)
+	}
+	// ... and the three workers join one generation through connect-init.
+	for {
+		var ids []string
+		last := map[int]int{}
+		for _, s := range []string{"connect-1", "connect-2", "connect-3"} {
+			if c := containerOf(s); c != "" {
+				ids = append(ids, c)
+				g, _ := Generation(ContainerLogs(ctx, c))
+				last[g]++
+			}
+		}
+		if len(ids) == 3 && len(last) == 1 && last[-1] == 0 {
+			for _, c := range ids {
+				if logs := ContainerLogs(ctx, c); !startedRe.MatchString(logs) || !ownOKRe.MatchString(logs) {
+					t.Fatalf("%s joined without connect-init's self-probe and exec:\n%s", c, tail(logs, 3000))
+				}
+			}
+			ok, fails := postConnectors(t, ctx, "compose", ids)
+			t.Logf("compose example: 3 workers in one generation %v; POST /connectors ok on %d, failed %v", last, ok, fails)
+			if ok != 3 {
+				t.Fatalf("forwarding failed: %v", fails)
+			}
+			return
+		}
+		if ctx.Err() != nil {
+			t.Fatalf("no stable generation of 3: %v", last)
+		}
+		time.Sleep(time.Second)
+	}
+}
