@@ -30,6 +30,7 @@ var subcommands = []struct{ name, summary string }{
 	{"prepare", "run the cluster gates once and exit: for an init task or a Compose dependency"},
 	{"doctor", "explain the state of the Kafka cluster and the worker group"},
 	{"healthcheck", "exit 0 when the local worker has joined its group and serves requests"},
+	{"lock", "lock acquire: wait in the worker for its turn to join (run by the worker's config provider)"},
 	{"version", "print the version"},
 	{"help", "print this help"},
 }
@@ -51,6 +52,8 @@ func run(ctx context.Context, args, env []string, stdout, stderr io.Writer) int 
 	case "help", "-h", "--help":
 		usage(stdout)
 		return exitOK
+	case "lock":
+		return lockCommand(ctx, args, env, stderr)
 	case "run", "prepare", "doctor", "healthcheck":
 	default:
 		fmt.Fprintf(stderr, "connect-init: unknown command %q\n", cmd)
@@ -198,10 +201,16 @@ func runGates(ctx context.Context, argv, env []string, s bootstrap.Settings, log
 	var queued []string
 	group := rep.Group // still current without a wait for the lock
 	if s.Lock {
-		if queued, err = takeStartupLock(ctx, cfg, clients, log); err != nil {
+		inWorker, err := wireInWorkerLock(cfg, command, log) // issue 14: the worker waits, after its plugin scan
+		if err != nil {
 			return failed(ctx, log, err)
 		}
-		group = nil // the group may have changed while we waited: look again
+		if !inWorker {
+			if queued, err = takeStartupLock(ctx, cfg, clients, log); err != nil {
+				return failed(ctx, log, err)
+			}
+			group = nil // the group may have changed while we waited: look again
+		}
 	} else {
 		log.Info("startup lock disabled (CONNECT_INIT_LOCK=false)")
 	}
