@@ -114,6 +114,7 @@ func TestInWorkerLockFourWorkersJoinOneAtATime(t *testing.T) {
 		ws = append(ws, newInWorkerLockWorker(t, group, fmt.Sprintf("%s-%d", group["group.id"], i),
 			"CONNECT_INIT_LOCK_LEASE=2m", "CONNECT_INIT_LOCK_TOPIC="+topic))
 	}
+	launched := time.Now()
 	startLockWorkers(t, ws...)
 	waitAllHealthy(ctx, t, ws)
 	t.Logf("all 4 workers healthy after %s", time.Since(start).Round(time.Millisecond))
@@ -135,6 +136,15 @@ func TestInWorkerLockFourWorkersJoinOneAtATime(t *testing.T) {
 	}
 	tl := timelines(t, ws)
 	checkOneAtATime(t, tl)
+	for _, e := range tl { // the timeline, from the launch
+		_, inits := connectLines(e.lw.w.Log(), "Kafka Connect worker initializing")
+		_, waits := connectLines(e.lw.w.Log(), providerLine)
+		if len(inits) > 0 && len(waits) > 0 {
+			t.Logf("timeline %s: JVM up +%s, plugins scanned and waiting in the provider +%s, acquired +%s, joined +%s", e.lw.name,
+				inits[0].Sub(launched).Round(100*time.Millisecond), waits[0].Sub(launched).Round(100*time.Millisecond),
+				e.acquired.Sub(launched).Round(100*time.Millisecond), e.joined.Sub(launched).Round(100*time.Millisecond))
+		}
+	}
 	// The JVM starts were not serialised: every JVM was up (it logged its
 	// initialisation) before the first holder joined the group, which with
 	// today's lock no waiter's JVM is.
