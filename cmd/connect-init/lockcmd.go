@@ -97,34 +97,32 @@ var executable = os.Executable
 // acquire` has died (its end of our stdin closed).
 var errWorkerGone = errors.New("the worker exited (stdin closed)")
 
-// wireInWorkerLock decides where this worker waits for its turn. It returns
-// true when the worker itself will wait (command has been rewired: run must
-// not take the lock), false when run must take it before the exec. Every
-// decision is logged with its reason; a bad CONNECT_INIT_LOCK_MODE, or mode
-// worker when the in-worker lock is not possible, is a configuration error.
-func wireInWorkerLock(cfg *bootstrap.Config, command *entrypoint.Command, log *slog.Logger) (bool, error) {
+// planStartupLock decides, before any gate, where this worker will wait
+// for its turn, and logs the decision with its reason. A nil plan means
+// before the exec (run takes the lock itself); otherwise run applies the
+// plan to command after the gates and execs at once. A bad
+// CONNECT_INIT_LOCK_MODE or CONNECT_INIT_LOCK_JAR, or mode worker when the
+// in-worker lock is not possible, is a configuration error.
+func planStartupLock(cfg *bootstrap.Config, command *entrypoint.Command, log *slog.Logger) (*inWorkerPlan, error) {
 	mode, jar, err := lockMode(cfg.Environ)
 	if err != nil {
-		return false, err
+		return nil, err
 	}
 	if mode == lockModeExec {
 		log.Info("startup lock mode", "mode", lockModeExec, "why", "CONNECT_INIT_LOCK_MODE=exec")
-		return false, nil
+		return nil, nil
 	}
 	plan, why := planInWorker(cfg, command, jar)
 	if plan == nil {
 		if mode == lockModeWorker {
-			return false, &bootstrap.ConfigError{Setting: "CONNECT_INIT_LOCK_MODE", Problem: "is worker, but the in-worker lock is not possible: " + why,
+			return nil, &bootstrap.ConfigError{Setting: "CONNECT_INIT_LOCK_MODE", Problem: "is worker, but the in-worker lock is not possible: " + why,
 				Fix: "install " + providerJarName + " on the worker's classpath and set CONNECT_INIT_LOCK_JAR, or use CONNECT_INIT_LOCK_MODE=auto or exec"}
 		}
 		log.Info("startup lock mode", "mode", lockModeExec, "why", why)
-		return false, nil
-	}
-	if err := plan.apply(command); err != nil {
-		return false, err
+		return nil, nil
 	}
 	log.Info("startup lock mode", "mode", lockModeWorker, "jar", jar, "wiring", plan.rule, "why", "the worker waits for its turn in "+providerClass+" after its plugin scan, before it joins the group")
-	return true, nil
+	return plan, nil
 }
 
 // lockMode reads CONNECT_INIT_LOCK_MODE and CONNECT_INIT_LOCK_JAR (jar ""

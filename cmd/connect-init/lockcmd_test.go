@@ -48,6 +48,16 @@ func testJar(t *testing.T) string {
 	return jar
 }
 
+// wireInWorkerLock is run's two steps: the plan before the gates, the
+// wiring after them.
+func wireInWorkerLock(cfg *bootstrap.Config, cmd *entrypoint.Command, log *slog.Logger) (bool, error) {
+	plan, err := planStartupLock(cfg, cmd, log)
+	if err != nil || plan == nil {
+		return false, err
+	}
+	return true, plan.apply(cmd)
+}
+
 func discardLog() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
 
 func TestLockModeRejectsBadSettings(t *testing.T) {
@@ -269,5 +279,18 @@ func TestLockCommandStopsWhenTheWorkerIsGone(t *testing.T) {
 	}
 	if !strings.Contains(stderr.String(), "the worker exited while it waited for the startup lock") {
 		t.Errorf("no withdrawal message:\n%s", stderr.String())
+	}
+}
+
+// A bad lock mode is exit 2 before any gate (the brokers here do not exist:
+// a gate would wait for the hour-long timeout).
+func TestRunRejectsBadLockModeBeforeTheGates(t *testing.T) {
+	var stderr bytes.Buffer
+	env := append(append([]string(nil), workerEnv...), "CONNECT_INIT_TIMEOUT=1h", "CONNECT_INIT_LOCK_MODE=later", "PATH=/bin:/usr/bin")
+	if code := run(context.Background(), []string{"run", "--", "true"}, env, io.Discard, &stderr); code != exitConfig {
+		t.Errorf("exit %d, want %d", code, exitConfig)
+	}
+	if !strings.Contains(stderr.String(), "CONNECT_INIT_LOCK_MODE must be auto, worker or exec") {
+		t.Errorf("stderr does not name the setting:\n%s", stderr.String())
 	}
 }

@@ -184,6 +184,13 @@ func runGates(ctx context.Context, argv, env []string, s bootstrap.Settings, log
 		return exitConfig
 	}
 	defer clients.Close()
+	var inWorker *inWorkerPlan // issue 14: the worker waits for its turn itself, after its plugin scan
+	if withExec && s.Lock {
+		if inWorker, err = planStartupLock(cfg, command, log); err != nil {
+			log.Error("bad configuration: " + err.Error())
+			return exitConfig
+		}
+	}
 
 	start := time.Now()
 	gctx, cancel := context.WithTimeout(ctx, s.Timeout)
@@ -200,22 +207,23 @@ func runGates(ctx context.Context, argv, env []string, s bootstrap.Settings, log
 	}
 	var queued []string
 	group := rep.Group // still current without a wait for the lock
-	if s.Lock {
-		inWorker, err := wireInWorkerLock(cfg, command, log) // issue 14: the worker waits, after its plugin scan
-		if err != nil {
+	switch {
+	case inWorker != nil: // wired just before the exec
+	case s.Lock:
+		if queued, err = takeStartupLock(ctx, cfg, clients, log); err != nil {
 			return failed(ctx, log, err)
 		}
-		if !inWorker {
-			if queued, err = takeStartupLock(ctx, cfg, clients, log); err != nil {
-				return failed(ctx, log, err)
-			}
-			group = nil // the group may have changed while we waited: look again
-		}
-	} else {
+		group = nil // the group may have changed while we waited: look again
+	default:
 		log.Info("startup lock disabled (CONNECT_INIT_LOCK=false)")
 	}
 	if err := checkPeers(ctx, cfg, clients, group, queued, log); err != nil {
 		return failed(ctx, log, err)
+	}
+	if inWorker != nil {
+		if err := inWorker.apply(command); err != nil {
+			return failed(ctx, log, err)
+		}
 	}
 	clients.Close()
 	log.Info("starting the worker", "command", strings.Join(command.Argv, " "))
