@@ -8,11 +8,19 @@ GOBIN := $(shell $(GO) env GOPATH)/bin
 # "context deadline exceeded" when a duration runs out (golang/go#75804).
 FUZZTIME ?= 50000x
 
-.PHONY: build demo test unit lint integration containers smoke-3x fuzz bench clean
+.PHONY: build jar demo test unit lint integration containers smoke-3x fuzz bench clean
 
 ## build: the static binary, version stamped
 build:
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags "-s -w -X main.version=$(VERSION)" -o bin/connect-init ./cmd/connect-init
+
+## jar: the in-worker startup lock's ConfigProvider (java/connect-init-provider), for the worker's classpath
+MVN ?= mvn
+JAR := bin/connect-init-provider.jar
+jar: $(JAR)
+$(JAR): java/connect-init-provider/pom.xml $(shell find java/connect-init-provider/src -name '*.java' 2>/dev/null)
+	$(MVN) -q -B -Dstyle.color=never -f java/connect-init-provider/pom.xml package
+	@mkdir -p bin && cp java/connect-init-provider/target/connect-init-provider.jar $@
 
 ## demo: a local 3-broker KRaft cluster and two Connect workers started through connect-init (Ctrl-C stops all)
 demo:
@@ -33,7 +41,7 @@ unit:
 	$(GO) test -race -count=1 ./...
 
 # Integration packages each start one real cluster; -p 1 keeps one cluster at a time on a 2-core machine.
-integration:
+integration: jar
 	$(GO) test -tags integration -count=1 -p 1 -timeout 45m ./...
 
 # The real Docker Swarm / Compose scenarios alone (part of integration too);
@@ -41,7 +49,7 @@ integration:
 containers:
 	$(GO) test -tags integration -count=1 -p 1 -timeout 30m -v ./internal/containerbed/
 
-smoke-3x:
+smoke-3x: jar
 	CONNECT_INIT_KAFKA_VERSION=3.9.1 $(GO) test -tags integration -count=1 -timeout 10m -run 'TestE2E|TestConnectProtocolBytes' -v ./cmd/connect-init/
 
 fuzz:
@@ -52,7 +60,7 @@ fuzz:
 	  done; \
 	done
 
-bench:
+bench: jar
 	$(GO) run ./internal/bench
 
 clean:

@@ -32,7 +32,7 @@ func doctor(ctx context.Context, env []string, s bootstrap.Settings, log *slog.L
 		err = doc.WriteText(stdout)
 	}
 	if err != nil {
-		log.Error("write the report: " + err.Error())
+		log.Error("cannot write the report", "error", err.Error())
 		return exitGate
 	}
 	if se, ok := entrypoint.Interrupted(ctx); ok {

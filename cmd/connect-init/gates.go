@@ -41,6 +41,13 @@ func (g realGates) settings(_ context.Context, st *startup) error {
 		return &configFailure{err}
 	}
 	st.cfg, st.clients = cfg, clients
+	if st.withExec && st.settings.Lock {
+		// The worker may wait for its turn itself, after its plugin scan
+		// (the in-worker lock); decided here so a bad mode fails early.
+		if st.inWorker, err = planStartupLock(cfg, st.command, g.log); err != nil {
+			return &configFailure{err}
+		}
+	}
 	st.cluster = &bootstrap.Cluster{Config: cfg, Clients: clients, Log: g.log, Clock: g.clock}
 	g.log.Info("connect-init starting", "version", version, "group", cfg.GroupID, "bootstrap", strings.Join(cfg.BootstrapServers, ","),
 		"expected_brokers", cfg.ExpectedBrokers, "timeout", st.settings.Timeout.String())
@@ -83,6 +90,11 @@ func (g realGates) peers(ctx context.Context, st *startup) error {
 }
 
 func (g realGates) exec(_ context.Context, st *startup) error {
+	if st.inWorker != nil {
+		if err := st.inWorker.apply(st.command); err != nil {
+			return &configFailure{err}
+		}
+	}
 	st.clients.Close()
 	g.log.Info("starting the worker", "command", strings.Join(st.command.Argv, " "))
 	if err := execFunc(st.command); err != nil {

@@ -63,6 +63,9 @@ type startup struct {
 	cluster *bootstrap.Cluster
 	// queued are the lock queue's members released as ready, for peers.
 	queued []string
+	// inWorker, when set, is the in-worker lock: the worker waits for its
+	// turn in its config provider, so the lock step does not wait here.
+	inWorker *inWorkerPlan
 	// waited is true once the lock step waited in the queue: the group
 	// report is stale then, and peers looks at the group again.
 	waited bool
@@ -106,6 +109,9 @@ func startupSteps(g gates) []step {
 			}
 			if !st.settings.Lock {
 				return "CONNECT_INIT_LOCK=false"
+			}
+			if st.inWorker != nil {
+				return "the worker waits for its turn itself, after its plugin scan (in-worker lock)"
 			}
 			return ""
 		}},

@@ -20,6 +20,11 @@ type scenario struct {
 	id, what string
 	viaInit  bool
 	extraEnv []string
+	// inWorker puts connect-init's config provider on the JVM's classpath
+	// and has run wire the worker file (CONNECT_INIT_LOCK_MODE=worker).
+	inWorker bool
+	// slowScan gives the workers a plugin.path with a bulky plugin.
+	slowScan bool
 
 	took        []float64 // s, converged runs only
 	generations []float64
@@ -27,6 +32,7 @@ type scenario struct {
 	joins       []float64
 	firstHealth []float64
 	handoff     []float64 // ms: a holder's "Herder started" → the next "acquired startup lock"
+	acqGaps     []float64 // s: one "acquired startup lock" → the next, in acquisition order
 	failures    []string
 }
 
@@ -34,6 +40,9 @@ const (
 	bringupWorkers = 4
 	bringupHeapMB  = 256
 	bringupTimeout = 6 * time.Minute
+	// slowScanTimeout bounds a slow-scan bring-up: with today's lock the
+	// four plugin scans run one after the other.
+	slowScanTimeout = 12 * time.Minute
 )
 
 var joinedRe = regexp.MustCompile(`Joined group at generation (\d+)`)
@@ -45,12 +54,20 @@ func benchBringup(ctx context.Context, b *bed, o options, rep *report) error {
 	if err != nil {
 		return err
 	}
+	lockExec := []string{"CONNECT_INIT_LOCK=true", "CONNECT_INIT_LOCK_LEASE=2m", "CONNECT_INIT_LOCK_MODE=exec"}
 	scs := []*scenario{
 		{id: "3a", what: "bare: 4 × `java ConnectDistributed` at once (incident 1's setting)"},
-		{id: "3b", what: "4 × `connect-init run --` with the startup lock (1 permit, lease 2m)", viaInit: true,
-			extraEnv: []string{"CONNECT_INIT_LOCK=true", "CONNECT_INIT_LOCK_LEASE=2m"}},
+		{id: "3b", what: "4 × `connect-init run --` with the startup lock before the exec (1 permit, lease 2m)", viaInit: true,
+			extraEnv: lockExec},
 		{id: "3c", what: "4 × `connect-init run --` with `CONNECT_INIT_LOCK_PERMITS=4`", viaInit: true,
-			extraEnv: []string{"CONNECT_INIT_LOCK=true", "CONNECT_INIT_LOCK_LEASE=2m", "CONNECT_INIT_LOCK_PERMITS=4"}},
+			extraEnv: append(lockExec, "CONNECT_INIT_LOCK_PERMITS=4")},
+		{id: "3d", what: "4 × `connect-init run --` with the in-worker startup lock (1 permit, lease 2m)", viaInit: true, inWorker: true,
+			extraEnv: []string{"CONNECT_INIT_LOCK=true", "CONNECT_INIT_LOCK_LEASE=2m"}},
+		{id: "3e", what: "slow plugin scan, bare", slowScan: true},
+		{id: "3f", what: "slow plugin scan, startup lock before the exec (1 permit, lease 2m)", viaInit: true, slowScan: true,
+			extraEnv: lockExec},
+		{id: "3g", what: "slow plugin scan, in-worker startup lock (1 permit, lease 2m)", viaInit: true, inWorker: true, slowScan: true,
+			extraEnv: []string{"CONNECT_INIT_LOCK=true", "CONNECT_INIT_LOCK_LEASE=2m"}},
 	}
 	if !wired {
 		scs = scs[:1]
@@ -87,6 +104,9 @@ func benchBringup(ctx context.Context, b *bed, o options, rep *report) error {
 		rep.add(sc.id, sc.what+": start → one Stable generation with 4 members, all /health 200", "s", sc.took, note)
 		rep.add(sc.id+"-gen", sc.what+": distinct generations joined (\"Joined group at generation N\")", "", sc.generations, "")
 		rep.add(sc.id+"-fr", sc.what+": \"Forcing rebalance\" lines, all 4 logs", "", sc.forcing, "")
+		if len(sc.acqGaps) > 0 && strings.Contains(sc.what, "1 permit") {
+			rep.add(sc.id+"-acq", sc.what+": one \"acquired startup lock\" → the next", "s", sc.acqGaps, "3 gaps per run")
+		}
 		if len(sc.handoff) > 0 && strings.Contains(sc.what, "1 permit") {
 			rep.add(sc.id+"-ho", sc.what+": lock handoff, a holder's \"Herder started\" → the next worker's \"acquired startup lock\"", "ms", sc.handoff,
 				"readiness seen by /health or the Stable group, then the claim")
@@ -108,15 +128,29 @@ func bringupOnce(ctx context.Context, b *bed, admin sarama.ClusterAdmin, sc *sce
 		if err != nil {
 			return err
 		}
+		if sc.slowScan {
+			if props["plugin.path"], err = slowPluginPath(b); err != nil {
+				return err
+			}
+		}
 		spec, err := b.cluster.NewWorkerSpec(fmt.Sprintf("%s-%d", group["group.id"], i), props, bringupHeapMB)
 		if err != nil {
 			return err
 		}
 		specs[i] = spec
+		extra := append([]string{"CONNECT_INIT_TIMEOUT=6m"}, sc.extraEnv...)
+		if sc.inWorker {
+			jar, err := providerJar()
+			if err != nil {
+				return err
+			}
+			spec.AddClasspath(jar)
+			extra = append(extra, "CONNECT_INIT_LOCK_MODE=worker", "CONNECT_INIT_LOCK_JAR="+jar, "CONNECT_INIT_WORKER_CONFIG="+spec.PropsFile)
+		}
 		argvs[i] = spec.Argv
 		if sc.viaInit {
 			argvs[i] = append([]string{b.binary, "run", "--"}, spec.Argv...)
-			envs[i] = gateEnv(props, append([]string{"CONNECT_INIT_TIMEOUT=6m"}, sc.extraEnv...)...)
+			envs[i] = gateEnv(props, extra...)
 		}
 	}
 	workers := make([]*testbed.Worker, bringupWorkers)
@@ -151,7 +185,11 @@ func bringupOnce(ctx context.Context, b *bed, admin sarama.ClusterAdmin, sc *sce
 	for i, s := range specs {
 		urls[i] = s.RESTURL
 	}
-	wctx, cancel := context.WithTimeout(ctx, bringupTimeout)
+	limit := bringupTimeout
+	if sc.slowScan {
+		limit = slowScanTimeout
+	}
+	wctx, cancel := context.WithTimeout(ctx, limit)
 	defer cancel()
 	httpc := &http.Client{Timeout: 2 * time.Second}
 	var firstHealth time.Duration
@@ -195,8 +233,8 @@ func bringupOnce(ctx context.Context, b *bed, admin sarama.ClusterAdmin, sc *sce
 		}
 		select {
 		case <-wctx.Done():
-			sc.failures = append(sc.failures, fmt.Sprintf("after %s: %s", bringupTimeout, lastState))
-			progress("%s: did not converge within %s (%s)", sc.id, bringupTimeout, lastState)
+			sc.failures = append(sc.failures, fmt.Sprintf("after %s: %s", limit, lastState))
+			progress("%s: did not converge within %s (%s)", sc.id, limit, lastState)
 			sc.record(workers, 0, firstHealth)
 			return nil
 		case <-time.After(200 * time.Millisecond):
@@ -228,6 +266,7 @@ func (sc *scenario) record(workers []*testbed.Worker, converged, firstHealth tim
 		sc.took = append(sc.took, converged.Seconds())
 	}
 	sc.handoff = append(sc.handoff, handoffs(workers)...)
+	sc.acqGaps = append(sc.acqGaps, acquisitionGaps(workers)...)
 	if firstHealth > 0 {
 		sc.firstHealth = append(sc.firstHealth, firstHealth.Seconds())
 	}
@@ -276,6 +315,32 @@ func handoffs(workers []*testbed.Worker) []float64 {
 	var out []float64
 	for i := 1; i < len(ts); i++ {
 		out = append(out, ms(ts[i].acquired.Sub(ts[i-1].started)))
+	}
+	return out
+}
+
+// acquisitionGaps returns, in acquisition order, the gaps in seconds
+// between one worker's "acquired startup lock" and the next one's: the
+// part of the bring-up the lock serialises.
+func acquisitionGaps(workers []*testbed.Worker) []float64 {
+	var ts []time.Time
+	for _, w := range workers {
+		for _, l := range strings.Split(w.Log(), "\n") {
+			if m := initTimeRe.FindStringSubmatch(l); m != nil {
+				if at, err := time.Parse(time.RFC3339Nano, m[1]); err == nil {
+					ts = append(ts, at)
+				}
+				break
+			}
+		}
+	}
+	if len(ts) != len(workers) {
+		return nil
+	}
+	sort.Slice(ts, func(i, j int) bool { return ts[i].Before(ts[j]) })
+	var out []float64
+	for i := 1; i < len(ts); i++ {
+		out = append(out, ts[i].Sub(ts[i-1]).Seconds())
 	}
 	return out
 }

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 )
 
@@ -82,6 +83,17 @@ func (c *Cluster) NewWorkerSpec(name string, props map[string]string, heapMB int
 		Name: name, Argv: argv, PropsFile: propsFile, Props: props, Dir: dir,
 		RESTURL: restURL(props["listeners"]),
 	}, nil
+}
+
+// AddClasspath puts jars in front of the worker JVM's classpath, for
+// instance connect-init's config provider for the in-worker startup lock.
+func (s *WorkerSpec) AddClasspath(jars ...string) {
+	for i := 0; i+1 < len(s.Argv); i++ {
+		if s.Argv[i] == "-cp" {
+			s.Argv[i+1] = strings.Join(append(append([]string(nil), jars...), s.Argv[i+1]), string(os.PathListSeparator))
+			return
+		}
+	}
 }
 
 func restURL(listeners string) string {
