@@ -17,7 +17,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/connect-init/connect-init/bootstrap"
+	"github.com/connect-init/connect-init/internal/clock"
 )
 
 // Statuses of the self-probe (in addition to StatusSelf, StatusUnresolved,
@@ -65,7 +65,7 @@ type SelfProbe struct {
 	// Token returns the random token; nil: 16 bytes of crypto/rand.
 	Token func() (string, error)
 	// Clock paces the rounds; nil is the system clock.
-	Clock bootstrap.Clock
+	Clock clock.Clock
 }
 
 const defaultSelfRequests = 8
@@ -77,12 +77,7 @@ func (s SelfProbe) requests() int {
 	return s.Requests
 }
 
-func (s SelfProbe) clock() bootstrap.Clock {
-	if s.Clock == nil {
-		return bootstrap.SystemClock{}
-	}
-	return s.Clock
-}
+func (s SelfProbe) clock() clock.Clock { return clock.Or(s.Clock) }
 
 func (s SelfProbe) token() (string, error) {
 	if s.Token != nil {
