@@ -508,15 +508,3 @@ func (p *progress) waiting(msg string, args ...any) {
 		p.next = now.Add(progressEvery)
 	}
 }
-
-// sleep waits d or until ctx ends; false when ctx ended.
-func sleep(ctx context.Context, d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return false
-	case <-t.C:
-		return true
-	}
-}
