@@ -201,6 +201,7 @@ type ClaimedError struct {
 	LostRace bool
 }
 
+// Error names the owning cluster, who claimed it and when.
 func (e *ClaimedError) Error() string {
 	msg := fmt.Sprintf("worker group %q is registered to another Connect cluster: config topic %q (offset topic %q, status topic %q), claimed at %s by %s (host %s)",
 		e.Owner.GroupID, e.Owner.ConfigTopic, e.Owner.OffsetTopic, e.Owner.StatusTopic,
