@@ -305,6 +305,20 @@ func TestSelfProbeDNSLag(t *testing.T) {
 	}
 }
 
+func TestSelfProbeNoTimeLeft(t *testing.T) {
+	// A check whose deadline has passed sent no request: that proves
+	// nothing, so it must not pass.
+	p := freePort(t)
+	g, _, _ := selfGate(t, "", newResolver(map[string][]string{"worker-1": {"127.0.0.1"}}), p, 0)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	rep, err := g.Check(ctx, "http://worker-1:"+p+"/", "", nil, nil)
+	asGateError(t, err)
+	if own := rep.Peers[0]; own.Status != StatusUnreachable || !strings.Contains(own.Error, "before any request") {
+		t.Fatalf("own = %+v", own)
+	}
+}
+
 func TestSelfProbePortTaken(t *testing.T) {
 	p := freePort(t)
 	l, err := net.Listen("tcp", "127.0.0.1:"+p)

@@ -297,6 +297,8 @@ func verdict(own target, t tally, ips []net.IP) (Status, string) {
 	url := own.raw
 	at := strings.Join(t.at, ", ")
 	switch {
+	case t.n == 0:
+		return StatusUnreachable, fmt.Sprintf("the deadline passed before any request to our advertised URL %s was sent", url)
 	case t.ours == t.n:
 		return StatusSelf, ""
 	case t.unresolved == t.n:
