@@ -9,7 +9,14 @@
 #   docker build --target apache   -t connect-init/kafka-connect .
 #
 # Build arguments: VERSION (stamped into `connect-init version`), CP_VERSION,
-# DEBEZIUM_VERSION, KAFKA_VERSION, GO_VERSION.
+# DEBEZIUM_VERSION, KAFKA_VERSION, GO_VERSION, MAVEN_IMAGE.
+#
+# Each target also installs the in-worker startup lock's ConfigProvider
+# (java/connect-init-provider, 7 KB, no dependency but the worker's own
+# kafka-clients) in the directory the image's launcher puts on the worker's
+# classpath; connect-init finds it there (CONNECT_INIT_LOCK_MODE=auto), so
+# every JVM starts and scans its plugins at once and only the group join
+# waits its turn.
 #
 # Every target keeps the base image's own start command as CMD and puts
 # connect-init in front of it: `connect-init run -- CMD` runs the gates
@@ -28,6 +35,7 @@ ARG GO_VERSION=1.26
 ARG CP_VERSION=7.9.0
 ARG DEBEZIUM_VERSION=3.0
 ARG KAFKA_VERSION=4.0.0
+ARG MAVEN_IMAGE=maven:3.9-eclipse-temurin-17
 
 # ---------------------------------------------------------------------------
 # build: a static binary (CGO_ENABLED=0), so it runs unchanged on UBI (the
@@ -49,18 +57,30 @@ RUN --mount=type=cache,target=/go/pkg/mod \
         -o /out/connect-init ./cmd/connect-init
 
 # ---------------------------------------------------------------------------
+# provider: the in-worker lock's ConfigProvider jar (Java 17, kafka-clients
+# provided).
+FROM --platform=$BUILDPLATFORM ${MAVEN_IMAGE} AS provider
+WORKDIR /src
+COPY java/connect-init-provider/ ./
+RUN --mount=type=cache,target=/root/.m2 \
+    mvn -q -B -Dstyle.color=never package && \
+    mkdir -p /out && cp target/connect-init-provider.jar /out/
+
+# ---------------------------------------------------------------------------
 # debezium: quay.io/debezium/connect (Docker Hub's debezium/connect stopped
 # at 2.x). Its image runs ENTRYPOINT ["/docker-entrypoint.sh"] CMD ["start"]
 # as user kafka (uid 1001).
 #
-# Caveat: /docker-entrypoint.sh *overwrites* CONNECT_BOOTSTRAP_SERVERS,
+# /docker-entrypoint.sh *overwrites* CONNECT_BOOTSTRAP_SERVERS,
 # CONNECT_GROUP_ID, CONNECT_*_STORAGE_TOPIC and CONNECT_REST_ADVERTISED_*
 # from its own unprefixed variables (BOOTSTRAP_SERVERS, GROUP_ID,
-# CONFIG_STORAGE_TOPIC, ADVERTISED_HOST_NAME, ...; GROUP_ID defaults to 1).
-# connect-init reads the CONNECT_* names, so set both spellings to the same
-# values, or connect-init checks a different group than the worker joins.
+# CONFIG_STORAGE_TOPIC, ADVERTISED_HOST_NAME, ...; GROUP_ID defaults to 1)
+# and maps CONNECT_* names with a plain _ -> . rule. connect-init detects
+# the image from that entrypoint (flavour debezium) and reads the settings
+# exactly as it does: Debezium's own variables alone are enough.
 FROM quay.io/debezium/connect:${DEBEZIUM_VERSION} AS debezium
 COPY --from=build /out/connect-init /usr/local/bin/connect-init
+COPY --from=provider /out/connect-init-provider.jar /kafka/libs/connect-init-provider.jar
 RUN ["connect-init", "version"]
 USER kafka
 ENTRYPOINT ["connect-init", "run", "--"]
@@ -78,6 +98,7 @@ HEALTHCHECK --interval=10s --timeout=10s --start-period=6m --retries=6 \
 # connect-init would apply them on top of the file, Connect would not.
 FROM apache/kafka:${KAFKA_VERSION} AS apache
 COPY --from=build /out/connect-init /usr/local/bin/connect-init
+COPY --from=provider /out/connect-init-provider.jar /opt/kafka/libs/connect-init-provider.jar
 RUN ["connect-init", "version"]
 ENV CONNECT_INIT_WORKER_CONFIG=/etc/kafka-connect/worker.properties
 USER appuser
@@ -93,6 +114,7 @@ HEALTHCHECK --interval=10s --timeout=10s --start-period=6m --retries=6 \
 # HEALTHCHECK (curl /connectors) is replaced by connect-init's.
 FROM confluentinc/cp-kafka-connect:${CP_VERSION} AS confluent
 COPY --from=build /out/connect-init /usr/local/bin/connect-init
+COPY --from=provider /out/connect-init-provider.jar /usr/share/java/kafka/connect-init-provider.jar
 RUN ["connect-init", "version"]
 USER appuser
 ENTRYPOINT ["connect-init", "run", "--"]

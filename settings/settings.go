@@ -52,6 +52,14 @@ type Settings struct {
 	LockLease time.Duration `split_words:"true" default:"3m"`
 	// LockPermits is how many workers may start at once.
 	LockPermits int `split_words:"true" default:"1"`
+	// LockMode is where a worker waits for its turn: auto (in the worker,
+	// after its plugin scan, when the provider jar is installed and the
+	// command's configuration can be extended), worker, or exec (before
+	// the exec).
+	LockMode string `split_words:"true" default:"auto"`
+	// LockJar is the in-worker lock's ConfigProvider jar; empty means the
+	// first one found in the images' classpath directories.
+	LockJar string `split_words:"true"`
 	// Peers are extra REST peers to check (host or host:port).
 	Peers []string `split_words:"true"`
 	// PeerCheck is fail, warn or off; empty means the default policy.
@@ -208,6 +216,11 @@ func (s Settings) Validate() error {
 	}
 	if err := checkTopicName(s.LockTopic, s.Name("CONNECT_INIT_LOCK_TOPIC")); err != nil {
 		return err
+	}
+	switch strings.ToLower(strings.TrimSpace(s.LockMode)) {
+	case "", "auto", "worker", "exec":
+	default:
+		return bad("CONNECT_INIT_LOCK_MODE", fmt.Sprintf("must be auto, worker or exec (got %q)", s.LockMode), "leave it unset (auto: in the worker when its jar is installed, else before the exec)")
 	}
 	if err := checkTopicName(s.RegistryTopic, s.Name("CONNECT_INIT_REGISTRY_TOPIC")); err != nil {
 		return err

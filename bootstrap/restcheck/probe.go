@@ -102,7 +102,7 @@ func peerFix(s Status, src Source) string {
 	switch s {
 	case StatusUnresolved:
 		return "fix " + who + ": its rest.advertised.host.name (CONNECT_REST_ADVERTISED_HOST_NAME) must be resolvable by every worker " +
-			"(Swarm: a per-task name such as {{.Task.Name}} on a shared overlay network, not a hostname: other containers cannot resolve; " +
+			"(Swarm: a per-task name such as {{.Task.Name}} on a shared overlay network, or one service per worker with endpoint_mode: dnsrr; " +
 			"Kubernetes: the pod IP or <pod>.<headless-service>); if it is a stale member of the group, wait for its session to expire or use a new group.id"
 	case StatusUnreachable:
 		return "make the peer's REST port reachable from this container (same network, no firewall, listener bound to a reachable address, " +

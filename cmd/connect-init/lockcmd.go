@@ -104,7 +104,7 @@ var errWorkerGone = errors.New("the worker exited (stdin closed)")
 // CONNECT_INIT_LOCK_MODE or CONNECT_INIT_LOCK_JAR, or mode worker when the
 // in-worker lock is not possible, is a configuration error.
 func planStartupLock(cfg *bootstrap.Config, command *entrypoint.Command, log *slog.Logger) (*inWorkerPlan, error) {
-	mode, jar, err := lockMode(cfg.Environ)
+	mode, jar, err := lockMode(cfg.Settings)
 	if err != nil {
 		return nil, err
 	}
@@ -127,19 +127,19 @@ func planStartupLock(cfg *bootstrap.Config, command *entrypoint.Command, log *sl
 
 // lockMode reads CONNECT_INIT_LOCK_MODE and CONNECT_INIT_LOCK_JAR (jar ""
 // when none is found).
-func lockMode(environ []string) (mode, jar string, err error) {
-	mode = strings.ToLower(envValue(environ, "CONNECT_INIT_LOCK_MODE"))
+func lockMode(s bootstrap.Settings) (mode, jar string, err error) {
+	mode = strings.ToLower(strings.TrimSpace(s.LockMode))
 	switch mode {
 	case "":
 		mode = lockModeAuto
 	case lockModeAuto, lockModeWorker, lockModeExec:
 	default:
-		return "", "", &bootstrap.ConfigError{Setting: "CONNECT_INIT_LOCK_MODE", Problem: fmt.Sprintf("must be auto, worker or exec (got %q)", mode),
+		return "", "", &bootstrap.ConfigError{Setting: s.Name("CONNECT_INIT_LOCK_MODE"), Problem: fmt.Sprintf("must be auto, worker or exec (got %q)", mode),
 			Fix: "leave it unset (auto: in the worker when its jar is installed, else before the exec)"}
 	}
-	if j := envValue(environ, "CONNECT_INIT_LOCK_JAR"); j != "" {
+	if j := strings.TrimSpace(s.LockJar); j != "" {
 		if st, err := os.Stat(j); err != nil || !st.Mode().IsRegular() {
-			return "", "", &bootstrap.ConfigError{Setting: "CONNECT_INIT_LOCK_JAR", Problem: fmt.Sprintf("names %q, which is not a readable file", j),
+			return "", "", &bootstrap.ConfigError{Setting: s.Name("CONNECT_INIT_LOCK_JAR"), Problem: fmt.Sprintf("names %q, which is not a readable file", j),
 				Fix: "point it at " + providerJarName + " on the worker's classpath, or unset it"}
 		}
 		return mode, j, nil

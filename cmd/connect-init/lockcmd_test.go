@@ -62,23 +62,23 @@ func discardLog() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard,
 
 func TestLockModeRejectsBadSettings(t *testing.T) {
 	cases := []struct {
-		env     []string
+		s       bootstrap.Settings
 		setting string
 	}{
-		{[]string{"CONNECT_INIT_LOCK_MODE=inside"}, "CONNECT_INIT_LOCK_MODE"},
-		{[]string{"CONNECT_INIT_LOCK_JAR=/nonexistent/connect-init-provider.jar"}, "CONNECT_INIT_LOCK_JAR"},
-		{[]string{"CONNECT_INIT_LOCK_JAR=" + t.TempDir()}, "CONNECT_INIT_LOCK_JAR"},
+		{bootstrap.Settings{LockMode: "inside"}, "CONNECT_INIT_LOCK_MODE"},
+		{bootstrap.Settings{LockJar: "/nonexistent/connect-init-provider.jar"}, "CONNECT_INIT_LOCK_JAR"},
+		{bootstrap.Settings{LockJar: t.TempDir()}, "CONNECT_INIT_LOCK_JAR"},
 	}
 	for _, c := range cases {
-		_, _, err := lockMode(c.env)
+		_, _, err := lockMode(c.s)
 		var ce *bootstrap.ConfigError
 		if !errors.As(err, &ce) || ce.Setting != c.setting {
-			t.Errorf("lockMode(%q) = %v, want a ConfigError naming %s", c.env, err, c.setting)
+			t.Errorf("lockMode(%+v) = %v, want a ConfigError naming %s", c.s, err, c.setting)
 		}
 	}
-	mode, jar, err := lockMode(nil)
+	mode, jar, err := lockMode(bootstrap.Settings{})
 	if err != nil || mode != lockModeAuto {
-		t.Errorf("lockMode(nil) = %q, %q, %v; want auto", mode, jar, err)
+		t.Errorf("lockMode(zero) = %q, %q, %v; want auto", mode, jar, err)
 	}
 }
 
