@@ -5,10 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"net/url"
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/connect-init/connect-init/restclient"
 )
 
 // target is a parsed REST URL.
@@ -19,42 +20,14 @@ type target struct {
 	port   string // explicit or the scheme's default
 }
 
-// parseTarget parses an advertised URL. Connect percent-encodes a bare IPv6
-// listener host ("http://%3A%3A1:8083/"), which net/url rejects; such a host
-// is decoded and bracketed.
+// parseTarget parses an advertised URL with restclient.Parse (which also
+// takes Connect's percent-encoded IPv6 hosts).
 func parseTarget(raw string) (target, error) {
-	u, err := url.Parse(raw)
-	if err != nil && strings.Contains(strings.ToUpper(raw), "%3A") {
-		if scheme, rest, ok := strings.Cut(raw, "://"); ok {
-			hostport, path, _ := strings.Cut(rest, "/")
-			if i := strings.LastIndex(hostport, ":"); i > 0 && !strings.Contains(strings.ToUpper(hostport[i:]), "%3A") {
-				if h, uerr := url.PathUnescape(hostport[:i]); uerr == nil {
-					u, err = url.Parse(scheme + "://[" + h + "]" + hostport[i:] + "/" + path)
-				}
-			}
-		}
-	}
+	t, err := restclient.Parse(raw)
 	if err != nil {
-		return target{}, fmt.Errorf("cannot parse REST URL %q: %w", raw, err)
+		return target{}, err
 	}
-	t := target{raw: raw, scheme: strings.ToLower(u.Scheme), host: u.Hostname(), port: u.Port()}
-	if t.scheme != "http" && t.scheme != "https" {
-		return target{}, fmt.Errorf("REST URL %q: scheme must be http or https", raw)
-	}
-	if t.host == "" {
-		return target{}, fmt.Errorf("REST URL %q has no host", raw)
-	}
-	if t.port == "" {
-		t.port = defaultPort(t.scheme)
-	}
-	return t, nil
-}
-
-func defaultPort(scheme string) string {
-	if scheme == "https" {
-		return "443"
-	}
-	return "80"
+	return target{raw: t.Raw, scheme: t.Scheme, host: t.Host, port: t.Port}, nil
 }
 
 // canonicalURL is the dedup key: scheme, lower-cased host and port.
@@ -98,7 +71,7 @@ func parseConfiguredPeer(p, scheme, port string) (peerInput, error) {
 		return peerInput{}, bad("has no host")
 	}
 	if in.port == "" {
-		in.port = defaultPort(in.scheme)
+		in.port = restclient.DefaultPort(in.scheme)
 	}
 	in.url = in.scheme + "://" + net.JoinHostPort(in.host, in.port) + "/"
 	return in, nil
