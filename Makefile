@@ -8,7 +8,7 @@ GOBIN := $(shell $(GO) env GOPATH)/bin
 # "context deadline exceeded" when a duration runs out (golang/go#75804).
 FUZZTIME ?= 50000x
 
-.PHONY: build jar demo test unit lint integration containers smoke-3x fuzz bench clean
+.PHONY: build jar deps demo test unit lint integration containers smoke-3x fuzz bench clean
 
 ## build: the static binary, version stamped
 build:
@@ -27,7 +27,14 @@ demo:
 	$(GO) run ./internal/demo
 
 ## test: everything CI runs: lint, unit tests, real-Kafka integration tests (newest 4.x), the 3.x smoke test, short fuzzing
-test: lint unit integration smoke-3x fuzz
+test: deps lint unit integration smoke-3x fuzz
+
+## deps: what the integration tests need besides Go, Java and Maven, from Debian's packages: the MIT
+## Kerberos KDC (GSSAPI tests) and docker.io with a running dockerd (Swarm and Compose scenarios).
+## Idempotent: installs only what is missing (apt, as root or with sudo), starts dockerd only when none answers.
+deps:
+	bash .ci/install-kdc
+	bash .ci/install-docker
 
 lint:
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$unformatted" ]; then echo "gofmt needed: $$unformatted"; exit 1; fi
