@@ -199,7 +199,7 @@ func (g Gate) checkOwn(ctx context.Context, own target, ours []*net.IPNet, addrE
 	p := progress{log: g.logger()}
 	var ips []net.IP
 	for {
-		answers, rips := g.selfRound(ctx, own, token, sp.requests())
+		answers, rips := g.selfRound(ctx, own, token, sp.requests(), ours)
 		if ctx.Err() != nil && r.Status != "" {
 			break // cut short by the deadline: keep the previous round's answer
 		}

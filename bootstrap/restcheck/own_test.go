@@ -251,6 +251,26 @@ func TestSelfProbeDNSRoundRobin(t *testing.T) {
 	}
 }
 
+func TestSelfProbeDNSRoundRobinOtherTaskNotListening(t *testing.T) {
+	// endpoint_mode: dnsrr while the other task does not listen yet: the
+	// client falls through its refusal to us, but that is no proof: once
+	// the other task listens, requests reach it.
+	p := freePort(t)
+	r := &rotating{fakeResolver: newResolver(nil), name: "connect", ips: []string{"127.0.0.1", "127.0.0.2"}}
+	g, ctx, _ := selfGate(t, "", r, p, 1)
+	rep, err := g.Check(ctx, "http://connect:"+p+"/", "", nil, nil)
+	asGateError(t, err)
+	own := rep.Peers[0]
+	if own.Status != StatusRefused {
+		t.Fatalf("own = %+v", own)
+	}
+	for _, want := range []string{"127.0.0.2:" + p, "resolves to 2 addresses"} {
+		if !strings.Contains(own.Error, want) {
+			t.Errorf("error does not say %q: %s", want, own.Error)
+		}
+	}
+}
+
 func TestSelfProbeRefused(t *testing.T) {
 	// A stale record: the name leads to 127.0.0.2, where nothing listens.
 	p := freePort(t)

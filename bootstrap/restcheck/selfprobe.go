@@ -168,8 +168,9 @@ type answer struct {
 
 // selfRound requests own n times, each on a new connection after a fresh
 // lookup; addresses are tried in the order the resolver gave them, as a
-// Java client does.
-func (g Gate) selfRound(ctx context.Context, own target, token string, n int) ([]answer, []net.IP) {
+// Java client does. ours (this container's addresses) only tells which
+// refusals on the way are another host's (selfRequest).
+func (g Gate) selfRound(ctx context.Context, own target, token string, n int, ours []*net.IPNet) ([]answer, []net.IP) {
 	var lastIPs []net.IP
 	out := make([]answer, 0, n)
 	timeout := g.ProbeTimeout
@@ -186,21 +187,26 @@ func (g Gate) selfRound(ctx context.Context, own target, token string, n int) ([
 			continue
 		}
 		lastIPs = ips
-		out = append(out, g.selfRequest(ctx, own, ips, token, timeout))
+		out = append(out, g.selfRequest(ctx, own, ips, token, timeout, ours))
 	}
 	return out, lastIPs
 }
 
-func (g Gate) selfRequest(ctx context.Context, own target, ips []net.IP, token string, timeout time.Duration) answer {
+// A connection refused at an address that is not this container's,
+// before our listener answers at a later address, makes the answer
+// "refused": the client fell through to us only because that host does not
+// listen yet, and once it does (a DNS round robin over tasks that start
+// one after the other) requests reach it instead of this worker.
+func (g Gate) selfRequest(ctx context.Context, own target, ips []net.IP, token string, timeout time.Duration, ours []*net.IPNet) answer {
 	// The dial runs in the transport's goroutine, which may outlive a
 	// cancelled request: what it saw is shared under mu.
 	var mu sync.Mutex
-	var at string
+	var at, passed string
 	var refused bool
-	seen := func() (string, bool) {
+	seen := func() (string, bool, string) {
 		mu.Lock()
 		defer mu.Unlock()
-		return at, refused
+		return at, refused, passed
 	}
 	dialer := &net.Dialer{Timeout: timeout}
 	tr := &http.Transport{
@@ -212,6 +218,9 @@ func (g Gate) selfRequest(ctx context.Context, own target, ips []net.IP, token s
 				c, err := dialer.DialContext(ctx, network, addr)
 				mu.Lock()
 				at, refused = addr, err != nil && errors.Is(err, syscall.ECONNREFUSED)
+				if refused && passed == "" && !isOurs(ip, ours) {
+					passed = addr
+				}
 				mu.Unlock()
 				if err == nil {
 					return c, nil
@@ -242,7 +251,11 @@ func (g Gate) selfRequest(ctx context.Context, own target, ips []net.IP, token s
 		return answer{kind: "failed", err: err.Error()}
 	}
 	resp, err := c.Do(req)
-	dialled, wasRefused := seen()
+	dialled, wasRefused, fellThrough := seen()
+	if err == nil && fellThrough != "" {
+		resp.Body.Close()
+		return answer{kind: "refused", at: fellThrough, err: "connection refused by " + fellThrough + ", another host's address, before this container answered at " + dialled}
+	}
 	if err != nil {
 		if wasRefused {
 			return answer{kind: "refused", at: dialled, err: "connection refused"}
