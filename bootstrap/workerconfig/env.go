@@ -95,30 +95,8 @@ func FromEnviron(environ []string) Properties {
 // from the CONNECT_* variables in environ ("name=value" lines). It is exposed
 // so that a diagnosis can show which line a surprising property came from.
 func RenderEnv(environ []string) string {
-	var order []string
-	vals := map[string]string{}
-	for _, kv := range environ {
-		k, v, found := strings.Cut(kv, "=")
-		if !found {
-			continue
-		}
-		name, ok := PropertyName(k)
-		if !ok {
-			continue
-		}
-		if _, seen := vals[name]; !seen {
-			order = append(order, name)
-		}
-		vals[name] = v
-	}
-	var b strings.Builder
-	for _, name := range order {
-		b.WriteString(name)
-		b.WriteByte('=')
-		b.WriteString(vals[name])
-		b.WriteByte('\n')
-	}
-	return b.String()
+	text, _ := renderDub(environ)
+	return text
 }
 
 // lookupEnv returns the last value of name in environ, as Java's
