@@ -137,9 +137,6 @@ const (
 	StatusSelf Status = "self"
 	// StatusUnresolved: the host name did not resolve from here.
 	StatusUnresolved Status = "unresolved"
-	// StatusNotOurs: our own advertised host resolves, but to no address of
-	// this container (a Swarm VIP, another task, a stale record).
-	StatusNotOurs Status = "not-ours"
 	// StatusUnreachable: resolved, but GET / failed (refused, timed out,
 	// TLS).
 	StatusUnreachable Status = "unreachable"
