@@ -159,35 +159,7 @@ func TestInWorkerLockFourWorkersJoinOneAtATime(t *testing.T) {
 				lw.name, inits[0].Format(time.StampMilli), tl[0].joined.Format(time.StampMilli))
 		}
 	}
-	waited := 0
-	for _, lw := range ws {
-		if _, _, ok := slogLine(lw.w.Log(), "waiting for startup lock"); ok {
-			waited++
-		}
-		if line, _, ok := slogLine(lw.w.Log(), "releasing the startup lock holder", `reason="hold lease expired"`); ok {
-			t.Errorf("%s released a holder by lease expiry: %s", lw.name, line)
-		}
-	}
-	if waited < 3 {
-		t.Errorf("%d workers logged \"waiting for startup lock\", want at least 3", waited)
-	}
-
-	gen := waitStableGeneration(ctx, t, group["group.id"], ws)
-	t.Logf("group %s Stable with 4 members at generation %d", group["group.id"], gen)
-	for _, lw := range ws {
-		if n := lw.w.CountInLog("Forcing rebalance"); n > 0 {
-			t.Errorf("%s logged \"Forcing rebalance\" %d times: %s", lw.name, n, firstLine(lw.w.Log(), "Forcing rebalance"))
-		}
-	}
-
-	recs := readLockTopic(ctx, t, topic, group["group.id"])
-	order := checkLockLog(t, recs, "ready")
-	for i, e := range tl {
-		if i >= len(order) || order[i] != e.lw.identity() {
-			t.Errorf("lock topic claim order %v differs from the logs' acquisition order at %d (%s)", order, i, e.lw.identity())
-			break
-		}
-	}
+	recs, order := checkReleasedByReadiness(ctx, t, ws, tl, group["group.id"], topic)
 	// Ticket order: each claim's ticket is larger than the previous one's.
 	tickets := map[string]int64{}
 	for _, r := range recs {

@@ -536,8 +536,18 @@ func TestStartupLockFourWorkersJoinOneAtATime(t *testing.T) {
 	}
 	tl := timelines(t, ws)
 	checkOneAtATime(t, tl)
-	// Three of them waited, and each was let in because its predecessor
-	// was seen ready, not because a lease ran out.
+	checkReleasedByReadiness(ctx, t, ws, tl, group["group.id"], topic)
+	t.Logf("took %s", time.Since(start).Round(time.Millisecond))
+}
+
+// checkReleasedByReadiness asserts the rest of a healthy bring-up of ws
+// through the startup lock, whichever mode took it: at least three workers
+// waited, each let in because its predecessor was seen ready (never by a
+// lease expiry); the group ends Stable with no forced rebalance; and the
+// lock topic's claims are in tl's acquisition order. It returns the lock
+// topic's records of the group and the claim order they show.
+func checkReleasedByReadiness(ctx context.Context, t *testing.T, ws []*lockWorker, tl []lockTimeline, groupID, topic string) ([]lockRecord, []string) {
+	t.Helper()
 	waited := 0
 	for _, lw := range ws {
 		if _, _, ok := slogLine(lw.w.Log(), "waiting for startup lock"); ok {
@@ -551,22 +561,23 @@ func TestStartupLockFourWorkersJoinOneAtATime(t *testing.T) {
 		t.Errorf("%d workers logged \"waiting for startup lock\", want at least 3", waited)
 	}
 
-	gen := waitStableGeneration(ctx, t, group["group.id"], ws)
-	t.Logf("group %s Stable with 4 members at generation %d", group["group.id"], gen)
+	gen := waitStableGeneration(ctx, t, groupID, ws)
+	t.Logf("group %s Stable with %d members at generation %d", groupID, len(ws), gen)
 	for _, lw := range ws {
 		if n := lw.w.CountInLog("Forcing rebalance"); n > 0 {
 			t.Errorf("%s logged \"Forcing rebalance\" %d times: %s", lw.name, n, firstLine(lw.w.Log(), "Forcing rebalance"))
 		}
 	}
 
-	order := checkLockLog(t, readLockTopic(ctx, t, topic, group["group.id"]), "ready")
+	recs := readLockTopic(ctx, t, topic, groupID)
+	order := checkLockLog(t, recs, "ready")
 	for i, e := range tl {
 		if i >= len(order) || order[i] != e.lw.identity() {
 			t.Errorf("lock topic claim order %v differs from the logs' acquisition order at %d (%s)", order, i, e.lw.identity())
 			break
 		}
 	}
-	t.Logf("took %s", time.Since(start).Round(time.Millisecond))
+	return recs, order
 }
 
 // TestStartupLockHolderKilledMidStart: the holder is killed -9 right after
