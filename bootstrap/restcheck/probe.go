@@ -186,6 +186,10 @@ func (g Gate) probe(ctx context.Context, scheme, host, port string, ip net.IP) (
 	switch {
 	case err == nil && resp.Status < 500:
 		return StatusOK, resp.Status, ""
+	case err == nil && isSelfProbeAnswer(resp.Body):
+		// Another connect-init's self-probe: the peer's host answers at
+		// this URL, and its worker starts there once the probe ends.
+		return StatusOK, resp.Status, ""
 	case err == nil:
 		return StatusBadResponse, resp.Status, fmt.Sprintf("GET %s%s answered %s", t.Raw, via, resp.StatusText)
 	default:
