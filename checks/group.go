@@ -70,7 +70,9 @@ type GroupMember struct {
 // fixForeign is the fix of a member of another Connect cluster.
 const fixForeign = "give every Connect cluster its own CONNECT_GROUP_ID (the workers of one cluster share group.id and the config, offset and status topics; two clusters share none of them); or, if it is a stale worker of this cluster, find it by its client host and advertised URL and stop it"
 
-func handedOver(g Group) bool { return g.Claim != nil && g.Handover != "" && g.Handover == g.Claim.ConfigTopic }
+func handedOver(g Group) bool {
+	return g.Claim != nil && g.Handover != "" && g.Handover == g.Claim.ConfigTopic
+}
 
 // GroupChecks are the rules over the worker group as a whole. The group
 // gate refuses on their errors and doctor renders them; a claim by another
