@@ -1,0 +1,86 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestApplyBadInput: every bad flag or file is exit 2 naming what the user
+// set, before any connection (the bootstrap server counts them).
+func TestApplyBadInput(t *testing.T) {
+	bootstrap, conns := countingListener(t)
+	dir := t.TempDir()
+	bad := filepath.Join(dir, "bad")
+	os.Mkdir(bad, 0o755)
+	badFile := filepath.Join(bad, "typo.json")
+	os.WriteFile(badFile, []byte("{\n \"name\": \"x\",\n \"config\": {\"connector.class\": \"C\" \"topic\": \"t\"}\n}\n"), 0o644)
+	good := filepath.Join(dir, "good")
+	os.Mkdir(good, 0o755)
+	os.WriteFile(filepath.Join(good, "ok.json"), []byte(`{"connector.class": "C", "db.password": "S3CRET-MARKER"}`), 0o644)
+	env := []string{"CONNECT_BOOTSTRAP_SERVERS=" + bootstrap, "CONNECT_GROUP_ID=g", "CONNECT_CONFIG_STORAGE_TOPIC=c",
+		"CONNECT_OFFSET_STORAGE_TOPIC=o", "CONNECT_STATUS_STORAGE_TOPIC=s", "CONNECT_INIT_IMAGE=confluent-dub",
+		"CONNECT_KEY_CONVERTER=x", "CONNECT_VALUE_CONVERTER=x", "CONNECT_REST_ADVERTISED_HOST_NAME=w"}
+	for _, c := range []struct {
+		args  []string
+		env   []string
+		wants []string
+	}{
+		{args: nil, wants: []string{"CONNECT_INIT_CONNECTORS_DIR", "is not set"}},
+		{args: []string{"--dir", filepath.Join(dir, "missing")}, wants: []string{"--dir", "cannot read the connectors directory"}},
+		{env: []string{"CONNECT_INIT_CONNECTORS_DIR=" + bad}, wants: []string{badFile + ":3:", "setting=CONNECT_INIT_CONNECTORS_DIR"}},
+		{args: []string{"--dir", bad}, wants: []string{badFile + ":3:", "setting=--dir"}},
+		{args: []string{"--dir", good, "--wait=-1s"}, wants: []string{"--wait", "negative"}},
+		{args: []string{"--dir", good, "--url", "ftp://x"}, wants: []string{"--url", "scheme"}},
+		{args: []string{"--dir", good, "--url", "http://x", "--wait-local"}, wants: []string{"--url", "--wait-local"}},
+		{args: []string{"--dir", good, "--nope"}, wants: []string{"flag provided but not defined: -nope"}},
+		{args: []string{"--dir", good, "extra"}, wants: []string{"takes no arguments"}},
+		{args: []string{"--dir", good}, env: []string{"CONNECT_GROUP_ID="}, wants: []string{"group.id"}},
+	} {
+		var stdout, stderr bytes.Buffer
+		code := run(context.Background(), append([]string{"apply"}, c.args...), append(append([]string{}, env...), c.env...), &stdout, &stderr)
+		out := stdout.String() + stderr.String()
+		if code != exitConfig {
+			t.Errorf("apply %q %q: exit %d, want 2\n%s", c.args, c.env, code, out)
+		}
+		for _, w := range c.wants {
+			if !strings.Contains(out, w) {
+				t.Errorf("apply %q %q: output lacks %q\n%s", c.args, c.env, w, out)
+			}
+		}
+		if strings.Contains(out, "S3CRET-MARKER") {
+			t.Errorf("apply %q: a secret was printed\n%s", c.args, out)
+		}
+	}
+	if n := conns.Load(); n != 0 {
+		t.Errorf("bad input opened %d connections to the bootstrap server", n)
+	}
+}
+
+func TestPeerURL(t *testing.T) {
+	for in, want := range map[string]string{
+		"connect-1":              "https://connect-1:9443/",
+		"connect-1:8083":         "https://connect-1:8083/",
+		"http://connect-2:8083/": "http://connect-2:8083/",
+		" tasks.connect ":        "https://tasks.connect:9443/",
+		"fd00::1":                "https://[fd00::1]:9443/",
+	} {
+		if got := peerURL(in, "https://me:9443/"); got != want {
+			t.Errorf("peerURL(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+func TestPrefixWriter(t *testing.T) {
+	var b bytes.Buffer
+	p := &prefixWriter{w: &b, prefix: "> "}
+	p.Write([]byte("one\ntw"))
+	p.Write([]byte("o\nthree"))
+	p.flush()
+	if b.String() != "> one\n> two\n> three\n" {
+		t.Errorf("got %q", b.String())
+	}
+}
