@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -433,10 +434,10 @@ func TestBadFileNamesLine(t *testing.T) {
 // TestForeignWorkerRefused: a --url whose GET / reports another Kafka
 // cluster is refused before anything is read or written.
 func TestForeignWorkerRefused(t *testing.T) {
-	var writes int
+	var writes atomic.Int32
 	foreign := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodGet {
-			writes++
+			writes.Add(1)
 		}
 		if r.URL.Path == "/" {
 			w.Write([]byte(`{"version":"4.3.1","commit":"x","kafka_cluster_id":"some-other-cluster"}`))
@@ -448,7 +449,7 @@ func TestForeignWorkerRefused(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "connectors")
 	writeFile(t, dir, "x.json", sinkJSON("x", seedTopic, "/tmp/x", ""))
 	code, out := applyRun(t, "--dir", dir, "--url", foreign.URL)
-	if code != 1 || !strings.Contains(out, "some-other-cluster") || !strings.Contains(out, "refusing to apply to another cluster") || writes != 0 {
-		t.Fatalf("foreign worker: exit %d, %d writes\n%s", code, writes, out)
+	if code != 1 || !strings.Contains(out, "some-other-cluster") || !strings.Contains(out, "refusing to apply to another cluster") || writes.Load() != 0 {
+		t.Fatalf("foreign worker: exit %d, %d writes\n%s", code, writes.Load(), out)
 	}
 }

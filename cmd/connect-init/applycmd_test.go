@@ -7,6 +7,10 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/connect-init/connect-init/bootstrap"
+	"github.com/connect-init/connect-init/entrypoint"
 )
 
 // TestApplyBadInput: every bad flag or file is exit 2 naming what the user
@@ -82,5 +86,64 @@ func TestPrefixWriter(t *testing.T) {
 	p.flush()
 	if b.String() != "> one\n> two\n> three\n" {
 		t.Errorf("got %q", b.String())
+	}
+}
+
+// TestStartApplyChild: with CONNECT_INIT_CONNECTORS_DIR, the exec step
+// starts `connect-init apply --wait-local` with run's whole environment
+// (CONNECT_INIT_* included), while the worker's command keeps its filtered
+// one; without it nothing is started.
+func TestStartApplyChild(t *testing.T) {
+	dir := t.TempDir()
+	record := filepath.Join(dir, "record")
+	script := filepath.Join(dir, "fake-connect-init")
+	if err := os.WriteFile(script, []byte("#!/bin/sh\n{ echo \"$@\"; env; } > "+record+".tmp && mv "+record+".tmp "+record+"\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	saved := executable
+	executable = func() (string, error) { return script, nil }
+	defer func() { executable = saved }()
+	var started bytes.Buffer
+	log := newLogger(&started, bootstrap.Settings{LogFormat: "text", LogLevel: "info"})
+
+	env := []string{"PATH=/usr/bin:/bin", "CONNECT_INIT_CONNECTORS_DIR=/etc/connectors", "CONNECT_GROUP_ID=g"}
+	s, err := bootstrap.LoadSettings(env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Flags = map[string]string{}
+	startApplyChild(&startup{env: env, settings: s}, log)
+	deadline := time.Now().Add(10 * time.Second)
+	var got []byte
+	for {
+		if got, err = os.ReadFile(record); err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the child never ran")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if !strings.Contains(started.String(), "started the connector apply beside the worker") {
+		t.Errorf("log: %s", started.String())
+	}
+	args, envOut, _ := strings.Cut(string(got), "\n")
+	if !strings.HasPrefix(args, "apply --wait-local --dir /etc/connectors ") {
+		t.Errorf("child args %q", args)
+	}
+	if !strings.Contains(envOut, "CONNECT_INIT_CONNECTORS_DIR=/etc/connectors") || !strings.Contains(envOut, "CONNECT_GROUP_ID=g") {
+		t.Errorf("child env lacks run's settings:\n%s", envOut)
+	}
+	if strings.Contains(strings.Join(entrypoint.FilterEnv(env), "\n"), "CONNECT_INIT_") {
+		t.Error("the worker's environment would carry CONNECT_INIT_*")
+	}
+
+	// Without the directory nothing starts: Start is synchronous, so the
+	// absence of its log event is proof enough, without waiting.
+	var logged bytes.Buffer
+	s.ConnectorsDir = ""
+	startApplyChild(&startup{env: env, settings: s}, newLogger(&logged, bootstrap.Settings{LogFormat: "text", LogLevel: "debug"}))
+	if logged.Len() != 0 {
+		t.Errorf("without CONNECT_INIT_CONNECTORS_DIR: %s", logged.String())
 	}
 }
