@@ -453,3 +453,19 @@ func TestForeignWorkerRefused(t *testing.T) {
 		t.Fatalf("foreign worker: exit %d, %d writes\n%s", code, writes.Load(), out)
 	}
 }
+
+// TestURLThroughAnotherName: --url reaching our worker by a name no member
+// advertises (localhost, as a load balancer would) is accepted once the
+// connectors it reports run on our group's members.
+func TestURLThroughAnotherName(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "connectors")
+	writeFile(t, dir, "url-sink.json", sinkJSON("url-sink", seedTopic, filepath.Join(t.TempDir(), "url-sink.txt"), ""))
+	if code, out := applyRun(t, "--dir", dir); code != 0 {
+		t.Fatalf("create: exit %d\n%s", code, out)
+	}
+	other := strings.Replace(worker.Spec.RESTURL, "127.0.0.1", "localhost", 1)
+	code, out := applyRun(t, "--dir", dir, "--url", other, "--dry-run")
+	if code != 0 || !strings.Contains(out, "plan for "+other) || !strings.Contains(out, "= unchanged  url-sink") {
+		t.Fatalf("--url %s: exit %d\n%s", other, code, out)
+	}
+}

@@ -3,14 +3,19 @@ package main
 import (
 	"bytes"
 	"context"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/connect-init/connect-init/bootstrap"
 	"github.com/connect-init/connect-init/entrypoint"
+	"github.com/connect-init/connect-init/restclient"
 )
 
 // TestApplyBadInput: every bad flag or file is exit 2 naming what the user
@@ -145,5 +150,52 @@ func TestStartApplyChild(t *testing.T) {
 	startApplyChild(&startup{env: env, settings: s}, newLogger(&logged, bootstrap.Settings{LogFormat: "text", LogLevel: "debug"}))
 	if logged.Len() != 0 {
 		t.Errorf("without CONNECT_INIT_CONNECTORS_DIR: %s", logged.String())
+	}
+}
+
+// TestProveRefusesNonConnectAnswers: a listener that answers 200 on every
+// path (connect-init's own pre-exec self-probe does) is not taken for the
+// worker; only GET / with Connect's fields and our Kafka cluster id is.
+func TestProveRefusesNonConnectAnswers(t *testing.T) {
+	var root atomic.Value
+	var healthy atomic.Bool
+	root.Store("a-token-not-json")
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/" {
+			io.WriteString(w, root.Load().(string))
+			return
+		}
+		if r.URL.Path == "/health" && healthy.Load() {
+			io.WriteString(w, `{"status":"healthy","message":"Worker has completed startup and is ready to handle requests."}`)
+			return
+		}
+		io.WriteString(w, "a-token-not-json")
+	}))
+	defer srv.Close()
+	tg, err := restclient.Parse(srv.URL + "/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := &workerFinder{local: true, cfg: &bootstrap.Config{GroupID: "g"}}
+	rest := &restclient.Client{}
+	why, err := f.prove(context.Background(), rest, tg, "our-cluster", nil)
+	if err != nil || !strings.Contains(why, "not as Connect does") {
+		t.Errorf("self-probe-like answer: %q, %v", why, err)
+	}
+	root.Store(`{"version":"4.3.1","commit":"c","kafka_cluster_id":"their-cluster"}`)
+	if _, err := f.prove(context.Background(), rest, tg, "our-cluster", nil); err == nil || !strings.Contains(err.Error(), "their-cluster") {
+		t.Errorf("another Kafka cluster: %v", err)
+	}
+	root.Store(`{"version":"4.3.1","commit":"c","kafka_cluster_id":"our-cluster"}`)
+	why, err = f.prove(context.Background(), rest, tg, "our-cluster", nil)
+	if err != nil || !strings.Contains(why, "without Connect's") {
+		t.Errorf("Connect's GET / but a bare 200 on /health: %q, %v (want a reason to wait)", why, err)
+	}
+	if why := ready(context.Background(), rest, tg); why == "" {
+		t.Error("a bare 200 on /health counts as ready")
+	}
+	healthy.Store(true)
+	if why, err := f.prove(context.Background(), rest, tg, "our-cluster", nil); err != nil || why != "" {
+		t.Errorf("Connect's GET / and /health: %q, %v (want ready)", why, err)
 	}
 }
