@@ -12,7 +12,6 @@ import (
 	"github.com/IBM/sarama"
 
 	"github.com/connect-init/connect-init/bootstrap"
-	"github.com/connect-init/connect-init/bootstrap/restcheck"
 	"github.com/connect-init/connect-init/bootstrap/workerconfig"
 	"github.com/connect-init/connect-init/entrypoint"
 	"github.com/connect-init/connect-init/settings"
@@ -242,8 +241,7 @@ func exitCode(ctx context.Context, err error) int {
 		return se.ExitCode()
 	}
 	var ee *entrypoint.Error
-	var pe *restcheck.ConfigError
-	if bootstrap.AsConfigError(err) || errors.As(err, &ee) || errors.As(err, &pe) || isConfigFailure(err) {
+	if bootstrap.AsConfigError(err) || errors.As(err, &ee) || isConfigFailure(err) {
 		return exitConfig
 	}
 	return exitGate
