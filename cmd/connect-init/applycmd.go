@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -162,7 +161,12 @@ func applyCommand(ctx context.Context, args, env []string, stdout, stderr io.Wri
 		f.explicit, f.explicitFrom = []string{af.url}, "--url"
 	} else if len(s.Peers) > 0 && !af.waitLocal {
 		for _, p := range s.Peers {
-			f.explicit = append(f.explicit, peerURL(p, cfg.AdvertisedURL))
+			u, err := peerURL(p, cfg.AdvertisedURL)
+			if err != nil {
+				logConfigError(log, &bootstrap.ConfigError{Setting: s.Name("CONNECT_INIT_PEERS"), Problem: fmt.Sprintf("entry %q %v", p, err), Fix: "list peers as host or host:port, comma-separated"})
+				return exitConfig
+			}
+			f.explicit = append(f.explicit, u)
 		}
 		f.explicitFrom = s.Name("CONNECT_INIT_PEERS")
 	}
@@ -191,20 +195,19 @@ func flagSet(fs *flag.FlagSet, name string) bool {
 }
 
 // peerURL turns a CONNECT_INIT_PEERS entry (host, host:port or a URL) into
-// a URL, with the scheme and port of our own advertised URL.
-func peerURL(p, advertised string) string {
-	p = strings.TrimSpace(p)
-	if strings.Contains(p, "://") {
-		return p
-	}
+// a URL with the scheme and port of our own advertised URL, by the one rule
+// for such entries (restclient.ParsePeer; the settings step has already
+// refused entries it cannot read).
+func peerURL(p, advertised string) (string, error) {
 	scheme, port := "http", "8083"
 	if t, err := restclient.Parse(advertised); err == nil {
 		scheme, port = t.Scheme, t.Port
 	}
-	if _, _, err := net.SplitHostPort(p); err == nil {
-		return scheme + "://" + p + "/"
+	t, err := restclient.ParsePeer(p, scheme, port)
+	if err != nil {
+		return "", err
 	}
-	return scheme + "://" + net.JoinHostPort(p, port) + "/"
+	return t.Raw, nil
 }
 
 // workerFinder finds a worker of our group that is ready.
@@ -242,7 +245,7 @@ func (f *workerFinder) find(ctx context.Context) (*apply.API, error) {
 	parent := os.Getppid()
 	rest := &restclient.Client{TLS: f.cfg.RESTClientTLS, Timeout: 5 * time.Second, Clock: f.clock}
 	if f.local {
-		h, err := restcheck.LocalHealth(f.cfg.Worker, 5*time.Second)
+		h, err := restcheck.LocalHealth(f.cfg.Worker, f.cfg.AdvertisedURL, f.cfg.RESTClientTLS, 5*time.Second)
 		if err != nil {
 			return nil, err
 		}

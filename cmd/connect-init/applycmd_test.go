@@ -77,8 +77,8 @@ func TestPeerURL(t *testing.T) {
 		" tasks.connect ":        "https://tasks.connect:9443/",
 		"fd00::1":                "https://[fd00::1]:9443/",
 	} {
-		if got := peerURL(in, "https://me:9443/"); got != want {
-			t.Errorf("peerURL(%q) = %q, want %q", in, got, want)
+		if got, err := peerURL(in, "https://me:9443/"); got != want || err != nil {
+			t.Errorf("peerURL(%q) = %q, %v, want %q", in, got, err, want)
 		}
 	}
 }
