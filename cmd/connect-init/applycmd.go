@@ -24,6 +24,7 @@ import (
 	"github.com/connect-init/connect-init/bootstrap/registry"
 	"github.com/connect-init/connect-init/bootstrap/restcheck"
 	"github.com/connect-init/connect-init/bootstrap/workerconfig"
+	"github.com/connect-init/connect-init/entrypoint"
 	"github.com/connect-init/connect-init/internal/clock"
 	"github.com/connect-init/connect-init/restclient"
 )
@@ -66,7 +67,8 @@ type applyFlags struct {
 // [--wait=5m] [--url U] [--wait-local]`. Exit 0: all applied and in the
 // desired state; 1: a connector or task failed, a write failed, no worker
 // of the group answered, or the wait timed out; 2: a bad file (named with
-// its line), a definition Connect's validation refused, or bad flags.
+// its line), a definition Connect's validation refused, or bad flags;
+// 128+signal when SIGTERM or SIGINT stopped it.
 func applyCommand(ctx context.Context, args, env []string, stdout, stderr io.Writer) int {
 	s, err := bootstrap.LoadSettings(env)
 	if err != nil {
@@ -153,6 +155,10 @@ func applyCommand(ctx context.Context, args, env []string, stdout, stderr io.Wri
 	}
 	defer clients.Close()
 	if err := connectForLock(ctx, cfg, clients, log); err != nil {
+		if se, ok := entrypoint.Interrupted(ctx); ok {
+			log.Warn("apply interrupted", "gate", "apply", "signal", se.Signal.String())
+			return se.ExitCode()
+		}
 		log.Error("cannot reach the Kafka cluster", "gate", "apply", "error", err.Error())
 		return exitGate
 	}
@@ -171,6 +177,10 @@ func applyCommand(ctx context.Context, args, env []string, stdout, stderr io.Wri
 		f.explicitFrom = s.Name("CONNECT_INIT_PEERS")
 	}
 	api, err := f.find(ctx)
+	if se, ok := entrypoint.Interrupted(ctx); ok {
+		log.Warn("apply interrupted", "gate", "apply", "signal", se.Signal.String())
+		return se.ExitCode()
+	}
 	if err != nil {
 		log.Error("no worker of the group to apply to", "gate", "apply", "group", cfg.GroupID, "error", err.Error(),
 			"fix", "start the group's workers, or give --url of one of them")
@@ -179,6 +189,10 @@ func applyCommand(ctx context.Context, args, env []string, stdout, stderr io.Wri
 	log.Info("applying connector definitions", "gate", "apply", "url", api.Target.Raw, "dir", af.dir, "definitions", len(conns), "prune", af.prune, "dry_run", af.dryRun)
 	res := apply.Run(ctx, api, conns, apply.Options{Out: out, Log: log, Clock: applyClock, Prune: af.prune, DryRun: af.dryRun,
 		Wait: af.wait, Source: af.dir})
+	if se, ok := entrypoint.Interrupted(ctx); ok {
+		log.Warn("apply interrupted", "gate", "apply", "signal", se.Signal.String())
+		return se.ExitCode()
+	}
 	if res.Code != exitOK {
 		log.Error("apply failed", "gate", "apply", "failed", strings.Join(res.Failed, ","), "exit", res.Code)
 	} else {

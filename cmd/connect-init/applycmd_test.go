@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -197,5 +198,20 @@ func TestProveRefusesNonConnectAnswers(t *testing.T) {
 	healthy.Store(true)
 	if why, err := f.prove(context.Background(), rest, tg, "our-cluster", nil); err != nil || why != "" {
 		t.Errorf("Connect's GET / and /health: %q, %v (want ready)", why, err)
+	}
+}
+
+// TestApplyInterrupted: SIGTERM while apply waits is 128+15, as for run.
+func TestApplyInterrupted(t *testing.T) {
+	bootstrap, _ := countingListener(t)
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "ok.json"), []byte(`{"connector.class": "C"}`), 0o644)
+	ctx, cancel := context.WithCancelCause(context.Background())
+	cancel(&entrypoint.SignalError{Signal: syscall.SIGTERM})
+	var stderr bytes.Buffer
+	env := []string{"CONNECT_BOOTSTRAP_SERVERS=" + bootstrap, "CONNECT_GROUP_ID=g", "CONNECT_CONFIG_STORAGE_TOPIC=c",
+		"CONNECT_OFFSET_STORAGE_TOPIC=o", "CONNECT_STATUS_STORAGE_TOPIC=s"}
+	if code := run(ctx, []string{"apply", "--dir", dir}, env, io.Discard, &stderr); code != 128+15 {
+		t.Errorf("exit %d, want 143\n%s", code, stderr.String())
 	}
 }
