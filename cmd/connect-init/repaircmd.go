@@ -51,6 +51,9 @@ func repairCommand(ctx context.Context, args, env []string, stdout, stderr io.Wr
 	rf := repairFlags{topics: []string{"offsets", "internal"}, throttle: "50MB/s", rateBytes: 50_000_000}
 	fs.Func("topics", "what to repair, comma-separated: offsets (__consumer_offsets), internal (Connect's config, offset and status topics); default offsets,internal", func(v string) error {
 		var out []string
+		if strings.TrimSpace(v) == "" {
+			return errors.New("is empty: use offsets, internal or offsets,internal")
+		}
 		for _, p := range strings.Split(v, ",") {
 			switch p = strings.TrimSpace(p); p {
 			case "offsets", "internal":
@@ -60,9 +63,6 @@ func repairCommand(ctx context.Context, args, env []string, stdout, stderr io.Wr
 			default:
 				return fmt.Errorf("unknown topic set %q: use offsets, internal or offsets,internal", p)
 			}
-		}
-		if len(out) == 0 {
-			return errors.New("is empty: use offsets, internal or offsets,internal")
 		}
 		rf.topics = out
 		return nil
@@ -128,9 +128,11 @@ func repairCommand(ctx context.Context, args, env []string, stdout, stderr io.Wr
 // flagName finds the flag a flag package error is about ("" if none).
 func flagName(err error) string {
 	msg := err.Error()
-	if i := strings.Index(msg, " for flag -"); i >= 0 {
-		name, _, _ := strings.Cut(msg[i+len(" for flag -"):], ":")
-		return strings.TrimLeft(name, "-")
+	for _, mid := range []string{" for flag -", " for -"} {
+		if i := strings.Index(msg, mid); i >= 0 {
+			name, _, _ := strings.Cut(msg[i+len(mid):], ":")
+			return strings.TrimLeft(name, "-")
+		}
 	}
 	for _, pre := range []string{"flag needs an argument: -", "flag provided but not defined: -"} {
 		if i := strings.Index(msg, pre); i >= 0 {
