@@ -155,27 +155,28 @@ func takeSnapshot(t *testing.T, admin sarama.ClusterAdmin) snapshot {
 	for _, p := range md[0].Partitions {
 		s.Replicas[p.ID] = p.Replicas
 	}
-	entries, err := admin.DescribeConfig(sarama.ConfigResource{Type: sarama.TopicResource, Name: "__consumer_offsets"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, e := range entries {
+	for _, e := range describeConfig(t, admin, sarama.TopicResource, "__consumer_offsets") {
 		if strings.Contains(e.Name, "throttled") {
 			s.Topic[e.Name] = e.Value
 		}
 	}
 	for id := 1; id <= 3; id++ {
-		entries, err := admin.DescribeConfig(sarama.ConfigResource{Type: sarama.BrokerResource, Name: fmt.Sprint(id)})
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, e := range entries {
+		for _, e := range describeConfig(t, admin, sarama.BrokerResource, fmt.Sprint(id)) {
 			if strings.Contains(e.Name, "throttled") && !e.Default {
 				s.Brokers[fmt.Sprintf("%d/%s", id, e.Name)] = e.Value
 			}
 		}
 	}
 	return s
+}
+
+func describeConfig(t *testing.T, admin sarama.ClusterAdmin, typ sarama.ConfigResourceType, name string) []sarama.ConfigEntry {
+	t.Helper()
+	rs, err := admin.DescribeConfigs([]*sarama.ConfigResource{{Type: typ, Name: name}}, sarama.DescribeConfigsOptions{})
+	if err != nil || len(rs) != 1 || !errors.Is(rs[0].ErrorCode, sarama.ErrNoError) {
+		t.Fatalf("describe configs of %s: %v %+v", name, err, rs)
+	}
+	return rs[0].Configs
 }
 
 func committed(t *testing.T, admin sarama.ClusterAdmin, group string) (map[int32]int64, error) {
@@ -270,6 +271,7 @@ func TestIncident2RepairSurvivesBrokerLoss(t *testing.T) {
 	pcfg.Version = sarama.MaxVersion
 	pcfg.Producer.Return.Successes = true
 	pcfg.Producer.RequiredAcks = sarama.WaitForAll
+	pcfg.Producer.Partitioner = sarama.NewManualPartitioner
 	producer, err := sarama.NewSyncProducer(strings.Split(cluster.Bootstrap(), ","), pcfg)
 	if err != nil {
 		t.Fatal(err)
@@ -358,7 +360,7 @@ func TestIncident2RepairSurvivesBrokerLoss(t *testing.T) {
 	if err != nil || code != 0 {
 		t.Fatalf("repair (dry run): exit %d %v:\n%s", code, err, out)
 	}
-	for _, wantLine := range []string{"dry run: nothing changed", "__consumer_offsets  50 partition(s), replication factor 1 -> 3", "50 to reassign", "__consumer_offsets-0  [1] -> [1,"} {
+	for _, wantLine := range []string{"dry run: nothing changed", "__consumer_offsets  50 partition(s), replication factor 1 -> 3", "50 to reassign", "__consumer_offsets partitions 0-49  [1] -> [1,2,3]"} {
 		if !strings.Contains(out, wantLine) {
 			t.Fatalf("repair (dry run) output lacks %q:\n%s", wantLine, out)
 		}

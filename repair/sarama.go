@@ -142,11 +142,17 @@ func (c *SaramaCluster) Describe(ctx context.Context, topics []string) (State, e
 }
 
 func (c *SaramaCluster) topicConfig(topic, name string) (string, error) {
-	entries, err := c.Admin.DescribeConfig(sarama.ConfigResource{Type: sarama.TopicResource, Name: topic, ConfigNames: []string{name}})
+	rs, err := c.Admin.DescribeConfigs([]*sarama.ConfigResource{{Type: sarama.TopicResource, Name: topic, ConfigNames: []string{name}}}, sarama.DescribeConfigsOptions{})
+	if err == nil && len(rs) != 1 {
+		err = fmt.Errorf("%d results for one topic", len(rs))
+	}
+	if err == nil && !errors.Is(rs[0].ErrorCode, sarama.ErrNoError) {
+		err = fmt.Errorf("%w: %s", rs[0].ErrorCode, rs[0].ErrorMsg)
+	}
 	if err != nil {
 		return "", fmt.Errorf("read %s of topic %s: %w", name, topic, err)
 	}
-	for _, e := range entries {
+	for _, e := range rs[0].Configs {
 		if e.Name == name {
 			return e.Value, nil
 		}

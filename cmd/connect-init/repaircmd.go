@@ -282,17 +282,16 @@ func printRepair(w io.Writer, res repair.Result, req repair.Request, rf repairFl
 			continue
 		}
 		fmt.Fprintf(w, "%s  %d partition(s), replication factor %d -> %d (%s): %d to reassign\n", t.Name, t.Partitions, t.CurrentRF, t.TargetRF, t.Why, t.Moves)
-		for _, m := range p.Moves {
-			if m.Topic == t.Name {
-				fmt.Fprintf(w, "  %s-%d  %s -> %s\n", m.Topic, m.Partition, repair.FormatIDs(m.Current), repair.FormatIDs(m.Target))
-			}
-		}
+		printMoves(w, "  ", p.Moves, t.Name)
 	}
 	for _, b := range p.Blocked {
 		fmt.Fprintf(w, "Blocked  %s-%d %s: %s\n", b.Topic, b.Partition, repair.FormatIDs(b.Replicas), b.Reason)
 	}
-	for _, m := range res.Resumed {
-		fmt.Fprintf(w, "In progress (started by an earlier repair)  %s-%d  %s -> %s\n", m.Topic, m.Partition, repair.FormatIDs(m.Current), repair.FormatIDs(m.Target))
+	if len(res.Resumed) > 0 {
+		fmt.Fprintf(w, "In progress, started by an earlier repair (followed, not submitted again): %d partition(s)\n", len(res.Resumed))
+		for _, t := range req.Topics {
+			printMoves(w, "  ", res.Resumed, t.Name)
+		}
 	}
 	if !p.Empty() || len(res.Resumed) > 0 {
 		if rf.rateBytes > 0 {
@@ -314,11 +313,56 @@ func printRepair(w io.Writer, res repair.Result, req repair.Request, rf repairFl
 	}
 	if len(res.Remaining) > 0 {
 		fmt.Fprintf(w, "Not finished: %d of %d partition(s) remain:\n", len(res.Remaining), len(res.Remaining)+len(res.Done))
-		for _, m := range res.Remaining {
-			fmt.Fprintf(w, "  %s-%d  %s -> %s\n", m.Topic, m.Partition, repair.FormatIDs(m.Current), repair.FormatIDs(m.Target))
+		for _, t := range req.Topics {
+			printMoves(w, "  ", res.Remaining, t.Name)
 		}
 		fmt.Fprintln(w, "The reassignment goes on in the cluster; run connect-init repair --execute again to follow it and remove the throttle.")
 	}
+}
+
+// printMoves prints topic's moves one line per change, the partitions
+// with the same change together: "__consumer_offsets partitions 0-49  [1] -> [1,2,3]".
+func printMoves(w io.Writer, indent string, moves []repair.Move, topic string) {
+	var keys []string
+	parts := map[string][]int32{}
+	for _, m := range moves {
+		if m.Topic != topic {
+			continue
+		}
+		k := repair.FormatIDs(m.Current) + " -> " + repair.FormatIDs(m.Target)
+		if _, ok := parts[k]; !ok {
+			keys = append(keys, k)
+		}
+		parts[k] = append(parts[k], m.Partition)
+	}
+	for _, k := range keys {
+		ps := parts[k]
+		word := "partitions"
+		if len(ps) == 1 {
+			word = "partition"
+		}
+		fmt.Fprintf(w, "%s%s %s %s  %s\n", indent, topic, word, ranges(ps), k)
+	}
+}
+
+// ranges renders sorted partition ids compactly: 0-3,5,7-9.
+func ranges(ids []int32) string {
+	ids = slices.Clone(ids)
+	slices.Sort(ids)
+	var out []string
+	for i := 0; i < len(ids); {
+		j := i
+		for j+1 < len(ids) && ids[j+1] == ids[j]+1 {
+			j++
+		}
+		if j > i {
+			out = append(out, fmt.Sprintf("%d-%d", ids[i], ids[j]))
+		} else {
+			out = append(out, strconv.Itoa(int(ids[i])))
+		}
+		i = j + 1
+	}
+	return strings.Join(out, ",")
 }
 
 // parseRate reads a byte rate: 50MB/s, 10MiB/s, 500KB, 1000000; 0 or none

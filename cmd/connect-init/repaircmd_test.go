@@ -83,3 +83,17 @@ func quoteLogfmt(s string) string {
 	}
 	return s
 }
+
+func TestRanges(t *testing.T) {
+	for want, in := range map[string][]int32{"0-49": func() []int32 {
+		var ids []int32
+		for i := int32(49); i >= 0; i-- {
+			ids = append(ids, i)
+		}
+		return ids
+	}(), "0-3,5,7-9": {9, 8, 7, 5, 3, 2, 1, 0}, "4": {4}, "": nil} {
+		if got := ranges(in); got != want {
+			t.Errorf("ranges(%v) = %q, want %q", in, got, want)
+		}
+	}
+}
