@@ -418,19 +418,23 @@ func TestIncident2RepairSurvivesBrokerLoss(t *testing.T) {
 
 	// The incident again: kill -9 broker 1.
 	cluster.Kill(1)
+	killed := time.Now()
 	for _, g := range []string{appGroup, workerGroup} {
-		eventually(ctx, t, "coordinator for "+g+" after broker 1 died", func() error {
-			id, err := findCoordinator(cluster.Addr(2, "PLAINTEXT"), g)
+		var id int32
+		eventually(ctx, t, "coordinator for "+g+" after broker 1 died", func() (err error) {
+			id, err = findCoordinator(cluster.Addr(2, "PLAINTEXT"), g)
 			if err == nil && id == 1 {
 				err = errors.New("still broker 1")
 			}
 			return err
 		})
+		t.Logf("after the repair, broker 1 killed: group %s has coordinator broker %d (%s after the kill)", g, id, time.Since(killed).Round(100*time.Millisecond))
 	}
 	resumed := consumeFirst(ctx, t)
 	if !reflect.DeepEqual(resumed, want) {
 		t.Fatalf("with broker 1 dead the consumer resumed at %v, want the committed %v", resumed, want)
 	}
+	t.Logf("a consumer of %s joined with broker 1 dead and resumed at the committed offsets %v", appGroup, resumed)
 	// The worker's group has a coordinator again and the worker serves.
 	eventually(ctx, t, "worker group Stable after broker 1 died", func() error {
 		a := newClient(t, cluster.Addr(2, "PLAINTEXT"), cluster.Addr(3, "PLAINTEXT"))
@@ -450,6 +454,7 @@ func TestIncident2RepairSurvivesBrokerLoss(t *testing.T) {
 	if err := worker.WaitHealthy(ctx); err != nil {
 		t.Fatal(err)
 	}
+	t.Logf("the Connect worker group %s is Stable with its worker, which answers /health 200, with broker 1 dead", workerGroup)
 }
 
 // commit commits offsets for appGroup as a consumer of the group would.
