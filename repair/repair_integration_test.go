@@ -354,6 +354,17 @@ func TestIncident2RepairSurvivesBrokerLoss(t *testing.T) {
 		t.Fatalf("repair --replication-factor 4: want exit 1, got %d %v:\n%s", code, err, out)
 	}
 
+	// A reassignment someone else started (throttled to crawl, so it stays
+	// in progress): repair refuses, with and without --execute.
+	foreignReassignment(ctx, t, admin, client, func() {
+		for _, args := range [][]string{{"repair"}, {"repair", "--execute"}} {
+			code, out, err := testbed.Run(ctx, binary, args, repairEnv())
+			if err != nil || code != 1 || !strings.Contains(out, "a partition reassignment that connect-init repair did not start is in progress: inc2-foreign-0") {
+				t.Fatalf("%v during a foreign reassignment: want exit 1 naming it, got %d %v:\n%s", args, code, err, out)
+			}
+		}
+	})
+
 	// The dry run prints the plan and changes nothing.
 	before = takeSnapshot(t, admin)
 	code, out, err = testbed.Run(ctx, binary, []string{"repair"}, repairEnv())
@@ -455,6 +466,77 @@ func TestIncident2RepairSurvivesBrokerLoss(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Logf("the Connect worker group %s is Stable with its worker, which answers /health 200, with broker 1 dead", workerGroup)
+}
+
+// foreignReassignment runs during a reassignment of a topic of its own
+// (broker 2 -> [2,3], 300 KB at 1 KB/s), then cancels it and removes its
+// throttle.
+func foreignReassignment(ctx context.Context, t *testing.T, admin sarama.ClusterAdmin, client sarama.Client, during func()) {
+	t.Helper()
+	const topic = "inc2-foreign"
+	if err := admin.CreateTopic(topic, &sarama.TopicDetail{NumPartitions: -1, ReplicationFactor: -1, ReplicaAssignment: map[int32][]int32{0: {2}}}, false); err != nil {
+		t.Fatal(err)
+	}
+	cfg := sarama.NewConfig()
+	cfg.Version = sarama.MaxVersion
+	cfg.Producer.Return.Successes = true
+	cfg.Producer.Retry.Max = 40
+	cfg.Producer.Retry.Backoff = 250 * time.Millisecond
+	producer, err := sarama.NewSyncProducer([]string{cluster.Addr(2, "PLAINTEXT"), cluster.Addr(3, "PLAINTEXT")}, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var msgs []*sarama.ProducerMessage
+	for i := 0; i < 300; i++ {
+		msgs = append(msgs, &sarama.ProducerMessage{Topic: topic, Value: sarama.ByteEncoder(make([]byte, 1000))})
+	}
+	if err := producer.SendMessages(msgs); err != nil {
+		t.Fatal(err)
+	}
+	producer.Close()
+	rate, list := "1000", "0:3"
+	set := sarama.IncrementalAlterConfigsOperationSet
+	for _, b := range []string{"2", "3"} {
+		if err := admin.IncrementalAlterConfig(sarama.BrokerResource, b, map[string]sarama.IncrementalAlterConfigsEntry{
+			"leader.replication.throttled.rate": {Operation: set, Value: &rate}, "follower.replication.throttled.rate": {Operation: set, Value: &rate}}, false); err != nil {
+			t.Fatal(err)
+		}
+	}
+	leaders := "0:2"
+	if err := admin.IncrementalAlterConfig(sarama.TopicResource, topic, map[string]sarama.IncrementalAlterConfigsEntry{
+		"leader.replication.throttled.replicas": {Operation: set, Value: &leaders}, "follower.replication.throttled.replicas": {Operation: set, Value: &list}}, false); err != nil {
+		t.Fatal(err)
+	}
+	if err := admin.AlterPartitionReassignments(topic, [][]int32{{2, 3}}); err != nil {
+		t.Fatal(err)
+	}
+	st, err := admin.ListPartitionReassignments(topic, []int32{0})
+	if err != nil || st[topic][0] == nil {
+		t.Fatalf("the foreign reassignment is not in progress: %v %v", st, err)
+	}
+	during()
+	// nil replicas: cancel (it may have finished by now despite the throttle)
+	if err := admin.AlterPartitionReassignments(topic, [][]int32{nil}); err != nil && !errors.Is(err, sarama.ErrNoReassignmentInProgress) {
+		t.Fatal(err)
+	}
+	del := sarama.IncrementalAlterConfigsOperationDelete
+	for _, b := range []string{"2", "3"} {
+		if err := admin.IncrementalAlterConfig(sarama.BrokerResource, b, map[string]sarama.IncrementalAlterConfigsEntry{
+			"leader.replication.throttled.rate": {Operation: del}, "follower.replication.throttled.rate": {Operation: del}}, false); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := admin.DeleteTopic(topic); err != nil {
+		t.Fatal(err)
+	}
+	eventually(ctx, t, "no reassignment left", func() error {
+		st, err := admin.ListPartitionReassignments(dataTopic, []int32{0, 1, 2})
+		if err == nil && len(st[dataTopic]) > 0 {
+			err = fmt.Errorf("still %v", st)
+		}
+		return err
+	})
+	_ = client
 }
 
 // commit commits offsets for appGroup as a consumer of the group would.
