@@ -130,3 +130,33 @@ func TestResultString(t *testing.T) {
 		t.Fatal("ranks out of order")
 	}
 }
+
+// The single-replica and below-configured findings point at repair with the
+// exact command.
+func TestFixesPointAtRepair(t *testing.T) {
+	single := Run(CoordinatorChecks, Coordinator{GroupID: "g", Found: true, Partitions: 50, Partition: 3, Brokers: 3, Replicas: []int32{1}, ISR: []int32{1}})
+	lost := Run(CoordinatorChecks, Coordinator{GroupID: "g", FindError: "COORDINATOR_NOT_AVAILABLE", Partition: 3})
+	below := Run(TopicChecks, Topic{Role: "offset", Name: "o", Exists: true, Partitions: 5, ReplicationFactor: 1, ConfiguredReplicationFactor: 3, CleanupPolicy: "compact"})
+	for _, c := range []struct {
+		rs   []Result
+		id   string
+		want string
+	}{
+		{single, IDConsumerOffsetsSingle, "connect-init repair --topics=offsets --execute"},
+		{lost, IDCoordinatorNotAvailable, "connect-init repair --topics=offsets --execute"},
+		{below, IDTopicReplicationBelowConf, "connect-init repair --topics=internal --execute"},
+	} {
+		found := false
+		for _, r := range c.rs {
+			if r.ID == c.id {
+				found = true
+				if !strings.Contains(r.Fix, c.want) {
+					t.Errorf("%s: fix %q does not name %q", c.id, r.Fix, c.want)
+				}
+			}
+		}
+		if !found {
+			t.Errorf("no %s result in %+v", c.id, c.rs)
+		}
+	}
+}

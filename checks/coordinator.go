@@ -87,7 +87,7 @@ var CoordinatorChecks = []Check[Coordinator]{
 			return c.FindError + "; the group lives in __consumer_offsets partition " + c.partitionText()
 		},
 		Fix: func(Coordinator) string {
-			return "the leader of that __consumer_offsets partition is down: bring its replicas' brokers back; then raise its replication (offsets.topic.replication.factor=3 and kafka-reassign-partitions) so one broker loss cannot do this again"
+			return "the leader of that __consumer_offsets partition is down: bring its replicas' brokers back; then raise its replication so one broker loss cannot do this again: connect-init repair --topics=offsets prints the plan, connect-init repair --topics=offsets --execute carries it out online (and set offsets.topic.replication.factor=3 on the brokers)"
 		},
 	},
 	{
@@ -104,7 +104,7 @@ var CoordinatorChecks = []Check[Coordinator]{
 				c.GroupID, c.Partition, c.Partitions, c.Replicas, c.ISR, c.Leader, len(c.ISR), c.Brokers, orUnknown(c.OffsetsTopicReplicationFactor), joinIDs(c.ISR))
 		},
 		Fix: func(Coordinator) string {
-			return "set offsets.topic.replication.factor=3 on the brokers (it only applies when the topic is created) and reassign the partitions of __consumer_offsets to add replicas (kafka-reassign-partitions)"
+			return "add replicas online: connect-init repair --topics=offsets prints the plan, connect-init repair --topics=offsets --execute carries it out (every committed offset stays); and set offsets.topic.replication.factor=3 on the brokers (it only applies when the topic is created)"
 		},
 	},
 }

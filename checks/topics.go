@@ -172,7 +172,9 @@ var TopicChecks = []Check[Topic]{
 			return fmt.Sprintf("%s=%d, topic has %d replicas per partition: it was created elsewhere (another tool, or a worker with other settings)",
 				t.ReplicationEnv, t.ConfiguredReplicationFactor, t.ReplicationFactor)
 		},
-		Fix: func(Topic) string { return "add replicas with kafka-reassign-partitions" },
+		Fix: func(Topic) string {
+			return "add replicas online: connect-init repair --topics=internal prints the plan, connect-init repair --topics=internal --execute carries it out"
+		},
 	},
 	{
 		ID: IDTopicMinISRTooHigh, Severity: Warning,

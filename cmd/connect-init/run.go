@@ -33,6 +33,7 @@ var subcommands = []struct{ name, summary string }{
 	{"config", "print the worker configuration as the worker will see it, with where each value comes from"},
 	{"healthcheck", "exit 0 when the local worker has joined its group and serves requests"},
 	{"apply", "create, update (and with --prune delete) connectors from a directory of definitions, then wait until they run"},
+	{"repair", "raise the replication factor of __consumer_offsets and Connect's topics online (incident 2); --execute to carry it out"},
 	{"lock", "lock acquire: wait in the worker for its turn to join (run by the worker's config provider)"},
 	{"version", "print the version"},
 	{"help", "print this help"},
@@ -59,6 +60,8 @@ func run(ctx context.Context, args, env []string, stdout, stderr io.Writer) int 
 		return lockCommand(ctx, args, env, stderr)
 	case "apply":
 		return applyCommand(ctx, args, env, stdout, stderr)
+	case "repair":
+		return repairCommand(ctx, args, env, stdout, stderr)
 	case "run", "prepare", "doctor", "healthcheck", "config":
 	default:
 		fmt.Fprintf(stderr, "connect-init: unknown command %q\n", cmd)

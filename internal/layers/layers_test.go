@@ -83,6 +83,7 @@ func TestLowLayers(t *testing.T) {
 		"bootstrap/restcheck": {"internal/clock", "restclient", "bootstrap/workerconfig", "bootstrap/security"},
 		"entrypoint":          {},
 		"apply":               {"internal/clock", "restclient", "bootstrap/workerconfig"},
+		"repair":              {"internal/clock"},
 	}
 	all := imports(t)
 	for pkg, ok := range allowed {

@@ -50,6 +50,19 @@ type ClusterOptions struct {
 	// StartNodes lists the nodes to start now (default all). The others are
 	// formatted and can be started later with Start: "brokers started late".
 	StartNodes []int
+	// DedicatedController adds one controller-only node, id Brokers+1 (see
+	// ControllerID), as the only KRaft voter, started first and never
+	// stopped: every broker can then be stopped or killed and the quorum
+	// lives on (incident 2 with a killed broker). Controllers is ignored.
+	DedicatedController bool
+}
+
+// ControllerID is the id of the dedicated controller node, or 0 without one.
+func (c *Cluster) ControllerID() int {
+	if c.Opts.DedicatedController {
+		return c.Opts.Brokers + 1
+	}
+	return 0
 }
 
 // Cluster is a running KRaft cluster of combined nodes on loopback.
@@ -139,7 +152,11 @@ func startCluster(ctx context.Context, dist *Dist, opts ClusterOptions) (*Cluste
 	for _, l := range opts.Listeners {
 		names = append(names, strings.ToUpper(l.Name))
 	}
-	for id := 1; id <= opts.Brokers; id++ {
+	nodes := opts.Brokers
+	if opts.DedicatedController {
+		nodes++
+	}
+	for id := 1; id <= nodes; id++ {
 		n := &Node{ID: id, Ports: map[string]int{}, dir: filepath.Join(opts.Dir, fmt.Sprintf("node-%d", id))}
 		for _, name := range names {
 			p, err := FreePort()
@@ -160,7 +177,10 @@ func startCluster(ctx context.Context, dist *Dist, opts ClusterOptions) (*Cluste
 		}
 	}
 	start := opts.StartNodes
-	if start == nil {
+	if opts.DedicatedController {
+		start = append([]int{c.ControllerID()}, start...)
+	}
+	if opts.StartNodes == nil {
 		for id := 1; id <= opts.Brokers; id++ {
 			start = append(start, id)
 		}
@@ -199,6 +219,10 @@ func (c *Cluster) writeConfig(n *Node) error {
 	var voters []string
 	for id := 1; id <= controllers; id++ {
 		voters = append(voters, fmt.Sprintf("%d@127.0.0.1:%d", id, c.nodes[id].Ports["CONTROLLER"]))
+	}
+	if ctrl := c.ControllerID(); ctrl > 0 {
+		controllers = 0
+		voters = []string{fmt.Sprintf("%d@127.0.0.1:%d", ctrl, c.nodes[ctrl].Ports["CONTROLLER"])}
 	}
 	roles := "broker,controller"
 	protoMap := []string{"INTERNAL:PLAINTEXT", "CONTROLLER:PLAINTEXT", "PLAINTEXT:PLAINTEXT"}
@@ -246,6 +270,12 @@ func (c *Cluster) writeConfig(n *Node) error {
 		"log.cleaner.dedupe.buffer.size":           "2097152",
 		"socket.send.buffer.bytes":                 "-1",
 		"socket.receive.buffer.bytes":              "-1",
+	}
+	if n.ID == c.ControllerID() {
+		props["process.roles"] = "controller"
+		props["listeners"] = fmt.Sprintf("CONTROLLER://127.0.0.1:%d", n.Ports["CONTROLLER"])
+		delete(props, "advertised.listeners")
+		delete(props, "inter.broker.listener.name")
 	}
 	for k, v := range c.Opts.BrokerProps {
 		props[k] = v
@@ -312,6 +342,9 @@ func (c *Cluster) WaitStarted(ctx context.Context, id int) error {
 	defer cancel()
 	if err := n.proc.WaitForLog(ctx, "Kafka Server started"); err != nil {
 		return err
+	}
+	if id == c.ControllerID() {
+		return WaitForPort(ctx, fmt.Sprintf("127.0.0.1:%d", n.Ports["CONTROLLER"]))
 	}
 	return WaitForPort(ctx, fmt.Sprintf("127.0.0.1:%d", n.Ports["PLAINTEXT"]))
 }
@@ -380,6 +413,9 @@ func (c *Cluster) BootstrapFor(listener string) string {
 func (c *Cluster) Close() {
 	for id := 1; id <= c.Opts.Brokers; id++ {
 		c.Kill(id)
+	}
+	if ctrl := c.ControllerID(); ctrl > 0 {
+		c.Kill(ctrl)
 	}
 }
 

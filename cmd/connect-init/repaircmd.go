@@ -1,0 +1,392 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/IBM/sarama"
+
+	"github.com/connect-init/connect-init/bootstrap"
+	"github.com/connect-init/connect-init/entrypoint"
+	"github.com/connect-init/connect-init/repair"
+)
+
+// consumerOffsets is the broker's offsets topic, the one incident 2 left
+// with a single replica per partition.
+const consumerOffsets = "__consumer_offsets"
+
+// repairFlags are repair's own flags, besides the settings every command
+// takes.
+type repairFlags struct {
+	topics    []string // "offsets", "internal"
+	rf        int      // 0: per topic (broker setting or configured)
+	execute   bool
+	rateBytes int64
+	throttle  string
+}
+
+// repairCommand is `connect-init repair`: it plans raising the replication
+// factor of __consumer_offsets and of Connect's internal topics, prints the
+// plan, and with --execute carries it out online (repair/). The worker
+// settings are read as by prepare and doctor (the settings gate), so the
+// internal topics and their configured replication factors are the
+// worker's. Exit 0 done (or nothing to do, or a dry run), 1 refused or not
+// finished, 2 bad flags or settings, 128+signal interrupted.
+func repairCommand(ctx context.Context, args, env []string, stdout, stderr io.Writer) int {
+	s, err := bootstrap.LoadSettings(env)
+	if err != nil {
+		logConfigError(earlyLogger(stderr, env, args), err)
+		return exitConfig
+	}
+	fs := flag.NewFlagSet("connect-init repair", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	bindFlags(fs, &s)
+	rf := repairFlags{topics: []string{"offsets", "internal"}, throttle: "50MB/s", rateBytes: 50_000_000}
+	fs.Func("topics", "what to repair, comma-separated: offsets (__consumer_offsets), internal (Connect's config, offset and status topics); default offsets,internal", func(v string) error {
+		var out []string
+		if strings.TrimSpace(v) == "" {
+			return errors.New("is empty: use offsets, internal or offsets,internal")
+		}
+		for _, p := range strings.Split(v, ",") {
+			switch p = strings.TrimSpace(p); p {
+			case "offsets", "internal":
+				if !slices.Contains(out, p) {
+					out = append(out, p)
+				}
+			default:
+				return fmt.Errorf("unknown topic set %q: use offsets, internal or offsets,internal", p)
+			}
+		}
+		rf.topics = out
+		return nil
+	})
+	fs.Func("replication-factor", "target replication factor for every topic repaired (default: offsets.topic.replication.factor for __consumer_offsets, the configured <role>.storage.replication.factor for Connect's topics)", func(v string) error {
+		n, err := strconv.Atoi(strings.TrimSpace(v))
+		if err != nil || n < 1 || n > 32767 {
+			return fmt.Errorf("is %q: want a whole number of replicas, at least 1", v)
+		}
+		rf.rf = n
+		return nil
+	})
+	fs.BoolVar(&rf.execute, "execute", false, "carry the plan out (without it repair only prints the plan and changes nothing)")
+	fs.Func("throttle", "replication throttle while replicas copy, e.g. 50MB/s, 10MiB/s; 0 or none for no throttle (default 50MB/s)", func(v string) error {
+		n, err := parseRate(v)
+		if err != nil {
+			return err
+		}
+		rf.rateBytes, rf.throttle = n, v
+		return nil
+	})
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			fs.SetOutput(stderr)
+			fmt.Fprintln(stderr, "usage of connect-init repair [--topics=offsets,internal] [--replication-factor N] [--execute] [--throttle=50MB/s]:")
+			fs.PrintDefaults()
+			return exitOK
+		}
+		setting := "command line"
+		if name := flagName(err); name != "" {
+			setting = "--" + name
+		}
+		logConfigError(earlyLogger(stderr, env, args), &bootstrap.ConfigError{Setting: setting, Problem: err.Error(), Fix: "see connect-init repair -h"})
+		return exitConfig
+	}
+	if fs.NArg() > 0 {
+		logConfigError(earlyLogger(stderr, env, args), &bootstrap.ConfigError{Setting: "command line", Problem: fmt.Sprintf("repair takes no arguments (got %q)", fs.Args()), Fix: "see connect-init repair -h"})
+		return exitConfig
+	}
+	s.Flags = setFlags(fs)
+	if err := s.Validate(); err != nil {
+		logConfigError(earlyLogger(stderr, env, args), err)
+		return exitConfig
+	}
+	log := newLogger(stderr, s)
+	sarama.Logger = slog.NewLogLogger(log.Handler(), slog.LevelDebug)
+
+	cfg, clients, err := loadConfig(env, s, log)
+	if err != nil {
+		logConfigError(log, err)
+		return exitConfig
+	}
+	defer clients.Close()
+	rctx, cancel := context.WithTimeout(ctx, s.Timeout)
+	defer cancel()
+	code := runRepair(rctx, cfg, clients, rf, log, stdout)
+	if se, ok := entrypoint.Interrupted(ctx); ok {
+		return se.ExitCode()
+	}
+	return code
+}
+
+// flagName finds the flag a flag package error is about ("" if none).
+func flagName(err error) string {
+	msg := err.Error()
+	for _, mid := range []string{" for flag -", " for -"} {
+		if i := strings.Index(msg, mid); i >= 0 {
+			name, _, _ := strings.Cut(msg[i+len(mid):], ":")
+			return strings.TrimLeft(name, "-")
+		}
+	}
+	for _, pre := range []string{"flag needs an argument: -", "flag provided but not defined: -"} {
+		if i := strings.Index(msg, pre); i >= 0 {
+			return strings.TrimLeft(strings.TrimSpace(msg[i+len(pre):]), "-")
+		}
+	}
+	return ""
+}
+
+// runRepair connects, asks the brokers for their defaults, and plans or
+// executes.
+func runRepair(ctx context.Context, cfg *bootstrap.Config, clients *bootstrap.Clients, rf repairFlags, log *slog.Logger, stdout io.Writer) int {
+	client, err := sarama.NewClient(cfg.BootstrapServers, clients.AdminConfig)
+	if err != nil {
+		log.Error("cannot connect to the cluster", "error", bootstrap.ExplainConnError(err), "bootstrap", strings.Join(cfg.BootstrapServers, ","))
+		return exitGate
+	}
+	defer client.Close()
+	// A client without full metadata learns the controller only from a
+	// metadata request naming topics.
+	seed := append([]string{consumerOffsets}, cfg.TopicNames()...)
+	if err := client.RefreshMetadata(seed...); err != nil && !errors.Is(err, sarama.ErrUnknownTopicOrPartition) && !errors.Is(err, sarama.ErrLeaderNotAvailable) {
+		log.Error("cannot read the cluster's metadata", "error", bootstrap.ExplainConnError(err), "bootstrap", strings.Join(cfg.BootstrapServers, ","))
+		return exitGate
+	}
+	cluster, err := repair.NewSaramaCluster(client)
+	if err != nil {
+		log.Error("cannot connect to the cluster", "error", err.Error())
+		return exitGate
+	}
+	defer cluster.Close()
+	reqs, err := repairTargets(ctx, cfg, cluster, rf)
+	if err != nil {
+		log.Error("cannot plan the repair", "error", err.Error())
+		return exitGate
+	}
+	x := &repair.Executor{Cluster: cluster, Log: log}
+	req := repair.Request{Topics: reqs, RateBytes: rf.rateBytes, Execute: rf.execute}
+	res, err := x.Run(ctx, req)
+	printRepair(stdout, res, req, rf, err)
+	switch {
+	case err == nil:
+		return exitOK
+	case repair.IsForeign(err):
+		log.Error("refusing to repair", "error", err.Error(), "fix", "let the running reassignment finish or cancel it, then run repair again")
+	case repair.IsTooFewBrokers(err):
+		log.Error("refusing to repair", "error", err.Error(), "fix", "start the missing brokers, or pass a smaller --replication-factor")
+	default:
+		log.Error("repair did not finish", "error", err.Error(), "fix", "run connect-init repair --execute again: it resumes the reassignment it started and removes the throttle at the end")
+	}
+	return exitGate
+}
+
+// repairTargets reads the target replication factor of each topic to
+// repair: --replication-factor, else the broker's
+// offsets.topic.replication.factor for __consumer_offsets (raised to
+// min(3, brokers) when it is 1 on a multi-broker cluster: that setting is
+// incident 2's cause) and the configured factor for Connect's topics (-1:
+// the broker's default.replication.factor).
+func repairTargets(ctx context.Context, cfg *bootstrap.Config, cluster *repair.SaramaCluster, rf repairFlags) ([]repair.TopicRequest, error) {
+	st, err := cluster.Describe(ctx, nil)
+	if err != nil {
+		return nil, err
+	}
+	if len(st.Brokers) == 0 {
+		return nil, errors.New("the cluster lists no live broker")
+	}
+	anyBroker := st.Brokers[0].ID
+	brokerInt := func(name string) (int, error) {
+		v, err := cluster.BrokerSetting(anyBroker, name)
+		if err != nil {
+			return 0, err
+		}
+		n, err := strconv.Atoi(v)
+		if err != nil {
+			return 0, fmt.Errorf("broker %d reports %s=%q, not a number", anyBroker, name, v)
+		}
+		return n, nil
+	}
+	var out []repair.TopicRequest
+	if slices.Contains(rf.topics, "offsets") {
+		t := repair.TopicRequest{Name: consumerOffsets, TargetRF: rf.rf, Why: fmt.Sprintf("--replication-factor %d", rf.rf)}
+		if rf.rf == 0 {
+			n, err := brokerInt("offsets.topic.replication.factor")
+			if err != nil {
+				return nil, err
+			}
+			t.TargetRF, t.Why = n, fmt.Sprintf("offsets.topic.replication.factor=%d on the brokers", n)
+			if n < 2 && len(st.Brokers) >= 2 {
+				t.TargetRF = min(3, len(st.Brokers))
+				t.Why = fmt.Sprintf("offsets.topic.replication.factor=%d on the brokers, too few for a %d-broker cluster (incident 2); raising to %d; set offsets.topic.replication.factor=%d on the brokers too",
+					n, len(st.Brokers), t.TargetRF, t.TargetRF)
+			}
+		}
+		out = append(out, t)
+	}
+	if slices.Contains(rf.topics, "internal") {
+		for _, spec := range cfg.Topics {
+			t := repair.TopicRequest{Name: spec.Name, TargetRF: rf.rf, Why: fmt.Sprintf("--replication-factor %d", rf.rf)}
+			if rf.rf == 0 {
+				t.TargetRF = int(spec.ReplicationFactor)
+				t.Why = fmt.Sprintf("%s.storage.replication.factor=%d", spec.Role, spec.ReplicationFactor)
+				if spec.ReplicationFactor < 1 {
+					n, err := brokerInt("default.replication.factor")
+					if err != nil {
+						return nil, err
+					}
+					t.TargetRF = n
+					t.Why = fmt.Sprintf("%s.storage.replication.factor=-1, default.replication.factor=%d on the brokers", spec.Role, n)
+				}
+			}
+			out = append(out, t)
+		}
+	}
+	return out, nil
+}
+
+// printRepair prints the plan and, after an execution, its result.
+func printRepair(w io.Writer, res repair.Result, req repair.Request, rf repairFlags, runErr error) {
+	p := res.Plan
+	mode := "dry run: nothing changed; add --execute to carry it out"
+	if req.Execute {
+		mode = "executing"
+	}
+	fmt.Fprintf(w, "connect-init repair %s (%s)\n", version, mode)
+	if len(p.Brokers) > 0 {
+		var bs []string
+		for _, b := range p.Brokers {
+			if b.Rack != "" {
+				bs = append(bs, fmt.Sprintf("%d (rack %s)", b.ID, b.Rack))
+			} else {
+				bs = append(bs, strconv.Itoa(int(b.ID)))
+			}
+		}
+		racks := "no broker.rack"
+		if p.RackAware {
+			racks = "rack-aware"
+		}
+		fmt.Fprintf(w, "Brokers  %d live: %s (%s)\n", len(p.Brokers), strings.Join(bs, ", "), racks)
+	}
+	for _, n := range p.Notes {
+		fmt.Fprintf(w, "Note     %s\n", n)
+	}
+	for _, t := range p.Topics {
+		if t.Moves == 0 {
+			fmt.Fprintf(w, "%s  %d partition(s), replication factor %d, target %d (%s): nothing to do\n", t.Name, t.Partitions, t.CurrentRF, t.TargetRF, t.Why)
+			continue
+		}
+		fmt.Fprintf(w, "%s  %d partition(s), replication factor %d -> %d (%s): %d to reassign\n", t.Name, t.Partitions, t.CurrentRF, t.TargetRF, t.Why, t.Moves)
+		printMoves(w, "  ", p.Moves, t.Name)
+	}
+	for _, b := range p.Blocked {
+		fmt.Fprintf(w, "Blocked  %s-%d %s: %s\n", b.Topic, b.Partition, repair.FormatIDs(b.Replicas), b.Reason)
+	}
+	if len(res.Resumed) > 0 {
+		fmt.Fprintf(w, "In progress, started by an earlier repair (followed, not submitted again): %d partition(s)\n", len(res.Resumed))
+		for _, t := range req.Topics {
+			printMoves(w, "  ", res.Resumed, t.Name)
+		}
+	}
+	if !p.Empty() || len(res.Resumed) > 0 {
+		if rf.rateBytes > 0 {
+			fmt.Fprintf(w, "Throttle %s (%d bytes/s) on %s and %s of every live broker while the replicas copy; removed at the end\n", rf.throttle, rf.rateBytes, repair.LeaderRate, repair.FollowerRate)
+		} else {
+			fmt.Fprintln(w, "Throttle none")
+		}
+	}
+	if !req.Execute {
+		if runErr == nil && p.Empty() && len(res.Resumed) == 0 {
+			fmt.Fprintln(w, "Nothing to repair.")
+		}
+		return
+	}
+	if runErr == nil {
+		n := len(res.Done)
+		fmt.Fprintf(w, "Done: %d partition(s) reassigned and verified (every target replica in sync), throttle removed, took %s\n", n, res.Took.Round(1e6))
+		return
+	}
+	if len(res.Remaining) > 0 {
+		fmt.Fprintf(w, "Not finished: %d of %d partition(s) remain:\n", len(res.Remaining), len(res.Remaining)+len(res.Done))
+		for _, t := range req.Topics {
+			printMoves(w, "  ", res.Remaining, t.Name)
+		}
+		fmt.Fprintln(w, "The reassignment goes on in the cluster; run connect-init repair --execute again to follow it and remove the throttle.")
+	}
+}
+
+// printMoves prints topic's moves one line per change, the partitions
+// with the same change together: "__consumer_offsets partitions 0-49  [1] -> [1,2,3]".
+func printMoves(w io.Writer, indent string, moves []repair.Move, topic string) {
+	var keys []string
+	parts := map[string][]int32{}
+	for _, m := range moves {
+		if m.Topic != topic {
+			continue
+		}
+		k := repair.FormatIDs(m.Current) + " -> " + repair.FormatIDs(m.Target)
+		if _, ok := parts[k]; !ok {
+			keys = append(keys, k)
+		}
+		parts[k] = append(parts[k], m.Partition)
+	}
+	for _, k := range keys {
+		ps := parts[k]
+		word := "partitions"
+		if len(ps) == 1 {
+			word = "partition"
+		}
+		fmt.Fprintf(w, "%s%s %s %s  %s\n", indent, topic, word, ranges(ps), k)
+	}
+}
+
+// ranges renders sorted partition ids compactly: 0-3,5,7-9.
+func ranges(ids []int32) string {
+	ids = slices.Clone(ids)
+	slices.Sort(ids)
+	var out []string
+	for i := 0; i < len(ids); {
+		j := i
+		for j+1 < len(ids) && ids[j+1] == ids[j]+1 {
+			j++
+		}
+		if j > i {
+			out = append(out, fmt.Sprintf("%d-%d", ids[i], ids[j]))
+		} else {
+			out = append(out, strconv.Itoa(int(ids[i])))
+		}
+		i = j + 1
+	}
+	return strings.Join(out, ",")
+}
+
+// parseRate reads a byte rate: 50MB/s, 10MiB/s, 500KB, 1000000; 0 or none
+// means no throttle. Decimal units are powers of 1000, binary of 1024.
+func parseRate(v string) (int64, error) {
+	s := strings.TrimSpace(v)
+	if s == "0" || strings.EqualFold(s, "none") || strings.EqualFold(s, "off") {
+		return 0, nil
+	}
+	s = strings.TrimSuffix(strings.TrimSuffix(s, "/s"), "/S")
+	units := []struct {
+		suffix string
+		mult   int64
+	}{{"KiB", 1 << 10}, {"MiB", 1 << 20}, {"GiB", 1 << 30}, {"KB", 1e3}, {"MB", 1e6}, {"GB", 1e9}, {"B", 1}}
+	mult := int64(1)
+	for _, u := range units {
+		if len(s) > len(u.suffix) && strings.EqualFold(s[len(s)-len(u.suffix):], u.suffix) {
+			s, mult = strings.TrimSpace(s[:len(s)-len(u.suffix)]), u.mult
+			break
+		}
+	}
+	f, err := strconv.ParseFloat(s, 64)
+	if err != nil || f <= 0 || f*float64(mult) < 1 || f*float64(mult) > 1e15 {
+		return 0, fmt.Errorf("is %q: want a rate such as 50MB/s, 10MiB/s or 1000000 (bytes per second), or none", v)
+	}
+	return int64(f * float64(mult)), nil
+}
