@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"strconv"
+	"strings"
 	"time"
 	"unicode/utf16"
 
@@ -53,6 +54,10 @@ type CoordinatorReport struct {
 	Brokers                       int    `json:"brokers"`
 	// FindError is why no coordinator was found, "" once one was.
 	FindError string `json:"find_error,omitempty"`
+	// DownReplicas are the replicas of the group's partition whose broker
+	// is not live (fenced or no longer registered), read when no
+	// coordinator was found.
+	DownReplicas []AbsentBroker `json:"down_replicas,omitempty"`
 	// Checks are the broken rules (checks.CoordinatorChecks).
 	Checks []checks.Result `json:"checks,omitempty"`
 	// Warning is set when the group's partition has fewer than two in-sync
@@ -68,7 +73,11 @@ func (r *CoordinatorReport) Subject(strict bool) checks.Coordinator {
 	if r.Partitions == 0 {
 		partition = GroupPartition(r.GroupID, 50)
 	}
-	return checks.Coordinator{GroupID: r.GroupID, Found: r.CoordinatorID >= 0, FindError: r.FindError,
+	var down []checks.DownBroker
+	for _, d := range r.DownReplicas {
+		down = append(down, checks.DownBroker{ID: d.ID, Text: d.String()})
+	}
+	return checks.Coordinator{GroupID: r.GroupID, Found: r.CoordinatorID >= 0, FindError: r.FindError, DownReplicas: down,
 		Partition: partition, Partitions: r.Partitions, Leader: r.Leader, Replicas: r.Replicas, ISR: r.ISR,
 		OffsetsTopicReplicationFactor: r.OffsetsTopicReplicationFactor, Brokers: r.Brokers, Strict: strict}
 }
@@ -111,20 +120,47 @@ func (g *CoordinatorGate) Check(ctx context.Context) (*CoordinatorReport, error)
 	rep := &CoordinatorReport{GroupID: g.GroupID, CoordinatorID: -1, Leader: -1, Partition: -1}
 	var coord *sarama.Broker
 	lastLog := clk.Now()
+	var lastLook time.Time
 	for {
-		err := g.Client.RefreshCoordinator(g.GroupID)
-		if err == nil {
-			coord, err = g.Client.Coordinator(g.GroupID)
-		}
+		err := bounded(ctx, func() error {
+			err := g.Client.RefreshCoordinator(g.GroupID)
+			if err == nil {
+				coord, err = g.Client.Coordinator(g.GroupID)
+			}
+			return err
+		})
 		if err == nil {
 			break
 		}
-		rep.FindError = "find coordinator of group " + strconv.Quote(g.GroupID) + ": " + ExplainConnError(err)
+		if ctx.Err() == nil || rep.FindError == "" {
+			rep.FindError = "find coordinator of group " + strconv.Quote(g.GroupID) + ": " + ExplainConnError(err)
+		}
+		if ctx.Err() != nil {
+			return rep, rep.Judge(g.Strict)
+		}
+		// Where the group lives and which of its replicas are down: looked
+		// at once at the first failure, then every 5 s.
+		if lastLook.IsZero() || clk.Now().Sub(lastLook) >= 5*time.Second {
+			g.lookAtPartition(ctx, rep)
+			lastLook = clk.Now()
+		}
 		if !g.Wait {
 			return rep, rep.Judge(g.Strict)
 		}
 		if clk.Now().Sub(lastLog) >= 5*time.Second {
-			g.Log.Info("waiting for the group coordinator", "gate", "coordinator", "group", g.GroupID, "error", ExplainConnError(err))
+			attrs := []any{"gate", "coordinator", "group", g.GroupID, "error", ExplainConnError(err)}
+			if rep.Partitions > 0 {
+				down := make([]string, len(rep.DownReplicas))
+				for i, d := range rep.DownReplicas {
+					down[i] = d.String()
+				}
+				attrs = append(attrs, "partition", rep.Partition, "replicas", fmt.Sprint(rep.Replicas), "isr", fmt.Sprint(rep.ISR),
+					"leader", rep.Leader, "down", strings.Join(down, "; "))
+			}
+			if c := checks.Run(checks.CoordinatorChecks, rep.Subject(g.Strict)); len(c) > 0 {
+				attrs = append(attrs, "fix", c[0].Fix)
+			}
+			g.Log.Info("waiting for the group coordinator", attrs...)
 			lastLog = clk.Now()
 		}
 		select {
@@ -133,6 +169,7 @@ func (g *CoordinatorGate) Check(ctx context.Context) (*CoordinatorReport, error)
 		case <-clk.After(200 * time.Millisecond):
 		}
 	}
+	rep.DownReplicas = nil
 	rep.FindError = ""
 	rep.CoordinatorID = coord.ID()
 	rep.CoordinatorAddr = coord.Addr()
@@ -168,4 +205,83 @@ func (g *CoordinatorGate) Check(ctx context.Context) (*CoordinatorReport, error)
 			"partition", rep.Partition, "replicas", fmt.Sprint(rep.Replicas), "isr", fmt.Sprint(rep.ISR))
 	}
 	return rep, nil
+}
+
+// lookAtPartition reads the group's __consumer_offsets partition (leader,
+// replicas, ISR) and which replicas' brokers are not live, for the
+// coordinator-not-available message. What it cannot read stays unset.
+func (g *CoordinatorGate) lookAtPartition(ctx context.Context, rep *CoordinatorReport) {
+	if g.Admin == nil {
+		return
+	}
+	var mds []*sarama.TopicMetadata
+	var regs []Registration
+	var regErr error
+	err := bounded(ctx, func() error {
+		var err error
+		if mds, err = g.Admin.DescribeTopics([]string{consumerOffsetsTopic}); err != nil {
+			return err
+		}
+		controller, err := g.Admin.Controller()
+		if err != nil {
+			regErr = err
+			return nil
+		}
+		regs, _, regErr = DescribeClusterVia(controller)
+		return nil
+	})
+	if err != nil || len(mds) != 1 || len(mds[0].Partitions) == 0 {
+		return
+	}
+	rep.Partitions = len(mds[0].Partitions)
+	rep.Partition = GroupPartition(g.GroupID, rep.Partitions)
+	for _, p := range mds[0].Partitions {
+		if p.ID == rep.Partition {
+			rep.Leader, rep.Replicas, rep.ISR = p.Leader, p.Replicas, p.Isr
+		}
+	}
+	if regErr != nil {
+		return
+	}
+	rep.DownReplicas = downReplicas(rep.Replicas, regs)
+}
+
+// downReplicas are the replicas whose broker is fenced or not registered.
+func downReplicas(replicas []int32, regs []Registration) []AbsentBroker {
+	byID := map[int32]Registration{}
+	for _, r := range regs {
+		byID[r.ID] = r
+	}
+	var out []AbsentBroker
+	for _, id := range replicas {
+		r, ok := byID[id]
+		switch {
+		case !ok:
+			out = append(out, AbsentBroker{ID: id, Addr: "unknown", State: "not registered"})
+		case r.Fenced:
+			out = append(out, AbsentBroker{ID: id, Addr: r.Addr, State: StateFenced})
+		}
+	}
+	return out
+}
+
+// bounded runs f and returns its error, or ctx's error as soon as ctx
+// ends: sarama's client calls do not take a context, and a gate must end
+// with its timeout (CONNECT_INIT_TIMEOUT), not a request timeout later.
+// When ctx ends first, f finishes in the background and its results must
+// not be read.
+func bounded(ctx context.Context, f func() error) error {
+	done := make(chan error, 1)
+	go func() { done <- f() }()
+	select {
+	case err := <-done:
+		return err
+	case <-ctx.Done():
+		select {
+		case err := <-done: // finished as ctx ended: keep its answer
+			return err
+		default:
+			return ctx.Err()
+		}
+	}
 }
