@@ -40,6 +40,7 @@
 //	broker-unreachable                 error           no bootstrap server answers, or a registered broker does not answer at its advertised address
 //	broker-count-below-expected        error           fewer brokers registered than connect-init run waits for
 //	controller-unknown                 error           the metadata names no controller
+//	broker-not-live                    warning         a broker is registered but fenced, or was registered and is gone: no gate waits for it
 //	internal-topic-missing             warning|error   an internal topic does not exist (error when the group already has Connect members)
 //	topic-configs-unreadable           error           an internal topic's settings cannot be read (DescribeConfigs refused): its cleanup.policy is unverified
 //	config-topic-partitions            error           the config topic has more than one partition
