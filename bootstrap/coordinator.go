@@ -112,6 +112,11 @@ type CoordinatorGate struct {
 	Strict bool
 	// Wait is false for doctor: one look, no retries.
 	Wait bool
+
+	// registrations lists the registered brokers with their fenced flag;
+	// nil asks the admin client's controller (DescribeClusterVia). Tests
+	// set it.
+	registrations func() ([]Registration, error)
 }
 
 // Check runs the gate.
@@ -122,12 +127,12 @@ func (g *CoordinatorGate) Check(ctx context.Context) (*CoordinatorReport, error)
 	lastLog := clk.Now()
 	var lastLook time.Time
 	for {
-		err := bounded(ctx, func() error {
-			err := g.Client.RefreshCoordinator(g.GroupID)
-			if err == nil {
-				coord, err = g.Client.Coordinator(g.GroupID)
+		var err error
+		coord, err = bounded(ctx, func() (*sarama.Broker, error) {
+			if err := g.Client.RefreshCoordinator(g.GroupID); err != nil {
+				return nil, err
 			}
-			return err
+			return g.Client.Coordinator(g.GroupID)
 		})
 		if err == nil {
 			break
@@ -214,22 +219,30 @@ func (g *CoordinatorGate) lookAtPartition(ctx context.Context, rep *CoordinatorR
 	if g.Admin == nil {
 		return
 	}
-	var mds []*sarama.TopicMetadata
-	var regs []Registration
-	var regErr error
-	err := bounded(ctx, func() error {
+	type look struct {
+		mds    []*sarama.TopicMetadata
+		regs   []Registration
+		regErr error
+	}
+	l, err := bounded(ctx, func() (look, error) {
+		var l look
 		var err error
-		if mds, err = g.Admin.DescribeTopics([]string{consumerOffsetsTopic}); err != nil {
-			return err
+		if l.mds, err = g.Admin.DescribeTopics([]string{consumerOffsetsTopic}); err != nil {
+			return l, err
+		}
+		if g.registrations != nil {
+			l.regs, l.regErr = g.registrations()
+			return l, nil
 		}
 		controller, err := g.Admin.Controller()
 		if err != nil {
-			regErr = err
-			return nil
+			l.regErr = err
+			return l, nil
 		}
-		regs, _, regErr = DescribeClusterVia(controller)
-		return nil
+		l.regs, _, l.regErr = DescribeClusterVia(controller)
+		return l, nil
 	})
+	mds, regs, regErr := l.mds, l.regs, l.regErr
 	if err != nil || len(mds) != 1 || len(mds[0].Partitions) == 0 {
 		return
 	}
@@ -265,23 +278,31 @@ func downReplicas(replicas []int32, regs []Registration) []AbsentBroker {
 	return out
 }
 
-// bounded runs f and returns its error, or ctx's error as soon as ctx
+// bounded runs f and returns its answer, or ctx's error as soon as ctx
 // ends: sarama's client calls do not take a context, and a gate must end
 // with its timeout (CONNECT_INIT_TIMEOUT), not a request timeout later.
-// When ctx ends first, f finishes in the background and its results must
-// not be read.
-func bounded(ctx context.Context, f func() error) error {
-	done := make(chan error, 1)
-	go func() { done <- f() }()
+// When ctx ends first, f finishes in the background and its answer is
+// dropped; f must not write to variables the caller reads.
+func bounded[T any](ctx context.Context, f func() (T, error)) (T, error) {
+	type answer struct {
+		v   T
+		err error
+	}
+	done := make(chan answer, 1)
+	go func() {
+		v, err := f()
+		done <- answer{v, err}
+	}()
 	select {
-	case err := <-done:
-		return err
+	case a := <-done:
+		return a.v, a.err
 	case <-ctx.Done():
 		select {
-		case err := <-done: // finished as ctx ended: keep its answer
-			return err
+		case a := <-done: // finished as ctx ended: keep its answer
+			return a.v, a.err
 		default:
-			return ctx.Err()
+			var zero T
+			return zero, ctx.Err()
 		}
 	}
 }

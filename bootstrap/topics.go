@@ -273,11 +273,7 @@ func (g *TopicGate) names() []string {
 
 // describe returns metadata for the internal topics that exist.
 func (g *TopicGate) describe(ctx context.Context) (map[string]*sarama.TopicMetadata, error) {
-	var mds []*sarama.TopicMetadata
-	err := bounded(ctx, func() (err error) {
-		mds, err = g.Admin.DescribeTopics(g.names())
-		return err
-	})
+	mds, err := bounded(ctx, func() ([]*sarama.TopicMetadata, error) { return g.Admin.DescribeTopics(g.names()) })
 	if err != nil {
 		return nil, &GateError{Gate: "topics", Err: fmt.Errorf("describe internal topics: %s", ExplainConnError(err))}
 	}
@@ -401,10 +397,8 @@ func (g *TopicGate) describeTopicConfigs(ctx context.Context, existing map[strin
 	for {
 		clear(out)
 		retry := false
-		var results []*sarama.ConfigResourceResult
-		err := bounded(ctx, func() (err error) {
-			results, err = g.Admin.DescribeConfigs(resources, sarama.DescribeConfigsOptions{})
-			return err
+		results, err := bounded(ctx, func() ([]*sarama.ConfigResourceResult, error) {
+			return g.Admin.DescribeConfigs(resources, sarama.DescribeConfigsOptions{})
 		})
 		if err != nil {
 			// The request itself failed: that is every topic's answer.
@@ -487,11 +481,7 @@ func (g *TopicGate) liveBrokers() ([]Registration, error) {
 // propagationGap returns "" when every broker sees every topic with
 // leaders, else what is missing where.
 func (g *TopicGate) propagationGap(ctx context.Context) string {
-	var brokers []Registration
-	err := bounded(ctx, func() (err error) {
-		brokers, err = g.liveBrokers()
-		return err
-	})
+	brokers, err := bounded(ctx, func() ([]Registration, error) { return g.liveBrokers() })
 	if err != nil {
 		return "describe cluster: " + ExplainConnError(err)
 	}
