@@ -179,7 +179,10 @@ func (g *CoordinatorGate) Check(ctx context.Context) (*CoordinatorReport, error)
 	rep.CoordinatorID = coord.ID()
 	rep.CoordinatorAddr = coord.Addr()
 
-	if err := g.Client.RefreshMetadata(consumerOffsetsTopic); err != nil {
+	// Partitions of other groups may be offline (a dead broker holding
+	// their only replica): that is no failure of ours, the metadata read
+	// still holds every partition.
+	if err := g.Client.RefreshMetadata(consumerOffsetsTopic); err != nil && !errors.Is(err, sarama.ErrLeaderNotAvailable) {
 		return rep, &GateError{Gate: "coordinator", Err: fmt.Errorf("describe %s: %s", consumerOffsetsTopic, ExplainConnError(err))}
 	}
 	parts, err := g.Client.Partitions(consumerOffsetsTopic)

@@ -64,8 +64,8 @@ func (c Coordinator) lostEvidence() string {
 	if c.Partitions == 0 {
 		return "the group lives in __consumer_offsets partition " + c.partitionText()
 	}
-	s := fmt.Sprintf("the group lives in __consumer_offsets partition %d (abs(hashCode) %% %d): replicas [%s], ISR [%s], leader %s",
-		c.Partition, c.Partitions, joinIDs(c.Replicas), joinIDs(c.ISR), leaderText(c.Leader))
+	s := fmt.Sprintf("the group lives in __consumer_offsets partition %d (abs(hashCode) %% %d): replicas %s, ISR %s, leader %s",
+		c.Partition, c.Partitions, idList(c.Replicas), idList(c.ISR), leaderText(c.Leader))
 	if len(c.DownReplicas) > 0 {
 		down := make([]string, len(c.DownReplicas))
 		for i, d := range c.DownReplicas {
@@ -76,6 +76,15 @@ func (c Coordinator) lostEvidence() string {
 		s += "; every replica's broker is live"
 	}
 	return s
+}
+
+// idList is "[3, 1]", "[]" when empty.
+func idList(ids []int32) string {
+	parts := make([]string, len(ids))
+	for i, id := range ids {
+		parts[i] = strconv.Itoa(int(id))
+	}
+	return "[" + strings.Join(parts, ", ") + "]"
 }
 
 func leaderText(id int32) string {
