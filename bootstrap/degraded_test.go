@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"strings"
 	"sync"
 	"testing"
@@ -209,5 +210,53 @@ func TestCoordinatorGateEndsWithItsContext(t *testing.T) {
 	}
 	if err == nil || !strings.Contains(err.Error(), checks.IDCoordinatorNotAvailable) && !strings.Contains(err.Error(), "no coordinator") {
 		t.Fatalf("Check = %v, want no coordinator", err)
+	}
+}
+
+// The brokers gate's client connection ends with its context: a bootstrap
+// server that accepts and never answers (a hung broker) does not hold it
+// for sarama's request timeout, and nothing half-connected is kept.
+func TestConnectEndsWithItsContext(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	accepted := make(chan net.Conn, 4)
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			accepted <- c // held open, never answered
+		}
+	}()
+	defer func() {
+		for {
+			select {
+			case c := <-accepted:
+				c.Close()
+			default:
+				return
+			}
+		}
+	}()
+	cfg := sarama.NewConfig()
+	cfg.Version = sarama.MaxVersion
+	cfg.Metadata.Retry.Max = 0
+	clients := &Clients{MemberConfig: cfg, AdminConfig: cfg}
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() {
+		c := <-accepted
+		accepted <- c
+		cancel()
+	}()
+	err = clients.ConnectContext(ctx, []string{l.Addr().String()}, nil)
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("ConnectContext = %v, want the context's end", err)
+	}
+	if clients.Member != nil || clients.Admin != nil {
+		t.Fatal("clients kept after the context ended")
 	}
 }

@@ -152,12 +152,12 @@ func (g *TopicGate) Ensure(ctx context.Context) (*TopicReport, error) {
 			}
 		}
 		for _, s := range missing { // validate all before creating any
-			if err := g.create(s, true); err != nil && !errors.Is(err, sarama.ErrTopicAlreadyExists) {
+			if err := g.create(ctx, s, true); err != nil && !errors.Is(err, sarama.ErrTopicAlreadyExists) {
 				return nil, g.createError(s, err)
 			}
 		}
 		for _, s := range missing {
-			err := g.create(s, false)
+			err := g.create(ctx, s, false)
 			switch {
 			case err == nil:
 				created[s.Name] = true
@@ -306,14 +306,18 @@ func (g *TopicGate) describeUntilPresent(ctx context.Context, clk Clock) (map[st
 	}
 }
 
-func (g *TopicGate) create(s TopicSpec, validateOnly bool) error {
+// create sends one CreateTopics request for s, bounded by ctx.
+func (g *TopicGate) create(ctx context.Context, s TopicSpec, validateOnly bool) error {
 	entries := map[string]*string{}
 	for k, v := range s.Configs {
 		entries[k] = &v
 	}
-	return g.Admin.CreateTopic(s.Name, &sarama.TopicDetail{
-		NumPartitions: s.Partitions, ReplicationFactor: s.ReplicationFactor, ConfigEntries: entries,
-	}, validateOnly)
+	_, err := bounded(ctx, func() (struct{}, error) {
+		return struct{}{}, g.Admin.CreateTopic(s.Name, &sarama.TopicDetail{
+			NumPartitions: s.Partitions, ReplicationFactor: s.ReplicationFactor, ConfigEntries: entries,
+		}, validateOnly)
+	})
+	return err
 }
 
 // createError classifies a creation failure: settings the broker rejects
