@@ -44,6 +44,11 @@ const (
 	// StateGone is a broker seen registered earlier in this run and no
 	// longer registered (ZooKeeper dropped it, or it was unregistered).
 	StateGone = "no longer registered"
+	// StateNotLive is a broker seen earlier, or named as a replica, that
+	// the registrations leave out where the cluster cannot tell fenced
+	// from unregistered (before Kafka 4.0, DescribeCluster omits fenced
+	// brokers).
+	StateNotLive = "not live (fenced or unregistered)"
 	// StateBootstrapOnly is a bootstrap address no live broker advertises,
 	// named when fewer brokers are live than expected.
 	StateBootstrapOnly = "bootstrap address that no live broker advertises"
@@ -308,7 +313,7 @@ func (g *BrokerGate) Probe(ctx context.Context) *BrokerReport {
 	if md == nil {
 		rep.BootstrapErrs = errs
 		rep.Permanent = permanent
-		rep.Absent = g.absent(nil, nil)
+		rep.Absent = g.absent(nil, nil, false)
 		return rep
 	}
 	rep.Metadata = md
@@ -330,7 +335,7 @@ func (g *BrokerGate) Probe(ctx context.Context) *BrokerReport {
 			statuses = append(statuses, BrokerStatus{ID: b.ID(), Addr: b.Addr()})
 		}
 	}
-	rep.Absent = g.absent(statuses, regs)
+	rep.Absent = g.absent(statuses, regs, fencedKnown)
 	var wg sync.WaitGroup
 	for i := range statuses {
 		wg.Add(1)
@@ -354,7 +359,7 @@ func (g *BrokerGate) Probe(ctx context.Context) *BrokerReport {
 // not live: fenced or absent from the metadata, seen earlier and gone, and
 // (when fewer are known than expected) bootstrap addresses no live broker
 // advertises.
-func (g *BrokerGate) absent(live []BrokerStatus, regs []Registration) []AbsentBroker {
+func (g *BrokerGate) absent(live []BrokerStatus, regs []Registration, fencedKnown bool) []AbsentBroker {
 	if g.seen == nil {
 		g.seen = map[int32]string{}
 	}
@@ -382,7 +387,11 @@ func (g *BrokerGate) absent(live []BrokerStatus, regs []Registration) []AbsentBr
 	if live != nil {
 		for id, addr := range g.seen {
 			if !isLive[id] && !registered[id] {
-				out = append(out, AbsentBroker{ID: id, Addr: addr, State: StateGone})
+				state := StateGone
+				if !fencedKnown {
+					state = StateNotLive
+				}
+				out = append(out, AbsentBroker{ID: id, Addr: addr, State: state})
 				addrs[addr] = true
 			}
 		}

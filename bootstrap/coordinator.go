@@ -224,8 +224,9 @@ func (g *CoordinatorGate) lookAtPartition(ctx context.Context, rep *CoordinatorR
 	}
 	type look struct {
 		mds    []*sarama.TopicMetadata
-		regs   []Registration
-		regErr error
+		regs        []Registration
+		fencedKnown bool
+		regErr      error
 	}
 	l, err := bounded(ctx, func() (look, error) {
 		var l look
@@ -235,6 +236,7 @@ func (g *CoordinatorGate) lookAtPartition(ctx context.Context, rep *CoordinatorR
 		}
 		if g.registrations != nil {
 			l.regs, l.regErr = g.registrations()
+			l.fencedKnown = true
 			return l, nil
 		}
 		controller, err := g.Admin.Controller()
@@ -242,7 +244,7 @@ func (g *CoordinatorGate) lookAtPartition(ctx context.Context, rep *CoordinatorR
 			l.regErr = err
 			return l, nil
 		}
-		l.regs, _, l.regErr = DescribeClusterVia(controller)
+		l.regs, l.fencedKnown, l.regErr = DescribeClusterVia(controller)
 		return l, nil
 	})
 	mds, regs, regErr := l.mds, l.regs, l.regErr
@@ -259,11 +261,12 @@ func (g *CoordinatorGate) lookAtPartition(ctx context.Context, rep *CoordinatorR
 	if regErr != nil {
 		return
 	}
-	rep.DownReplicas = downReplicas(rep.Replicas, regs)
+	rep.DownReplicas = downReplicas(rep.Replicas, regs, l.fencedKnown)
 }
 
-// downReplicas are the replicas whose broker is fenced or not registered.
-func downReplicas(replicas []int32, regs []Registration) []AbsentBroker {
+// downReplicas are the replicas whose broker is fenced or not registered;
+// without fencedKnown (before Kafka 4.0) the two look alike.
+func downReplicas(replicas []int32, regs []Registration, fencedKnown bool) []AbsentBroker {
 	byID := map[int32]Registration{}
 	for _, r := range regs {
 		byID[r.ID] = r
@@ -272,8 +275,10 @@ func downReplicas(replicas []int32, regs []Registration) []AbsentBroker {
 	for _, id := range replicas {
 		r, ok := byID[id]
 		switch {
-		case !ok:
+		case !ok && fencedKnown:
 			out = append(out, AbsentBroker{ID: id, Addr: "unknown", State: "not registered"})
+		case !ok:
+			out = append(out, AbsentBroker{ID: id, Addr: "unknown", State: StateNotLive})
 		case r.Fenced:
 			out = append(out, AbsentBroker{ID: id, Addr: r.Addr, State: StateFenced})
 		}

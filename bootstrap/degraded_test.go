@@ -25,7 +25,7 @@ import (
 func TestAbsentBrokersAreNamed(t *testing.T) {
 	g := &BrokerGate{Expected: 3, Bootstrap: []string{"k1:9092", "k2:9092", "k3:9092"}}
 	live := []BrokerStatus{{ID: 1, Addr: "k1:9092", Up: true}, {ID: 2, Addr: "k2:9092", Up: true}}
-	fenced := g.absent(live, []Registration{{1, "k1:9092", false}, {2, "k2:9092", false}, {3, "k3:9092", true}})
+	fenced := g.absent(live, []Registration{{1, "k1:9092", false}, {2, "k2:9092", false}, {3, "k3:9092", true}}, true)
 	if len(fenced) != 1 || fenced[0] != (AbsentBroker{ID: 3, Addr: "k3:9092", State: StateFenced}) {
 		t.Fatalf("absent with broker 3 fenced = %+v", fenced)
 	}
@@ -38,9 +38,16 @@ func TestAbsentBrokersAreNamed(t *testing.T) {
 		t.Errorf("MissingFix = %q", fix)
 	}
 
-	gone := g.absent(live, []Registration{{1, "k1:9092", false}, {2, "k2:9092", false}})
+	gone := g.absent(live, []Registration{{1, "k1:9092", false}, {2, "k2:9092", false}}, true)
 	if len(gone) != 1 || gone[0] != (AbsentBroker{ID: 3, Addr: "k3:9092", State: StateGone}) {
 		t.Fatalf("absent after broker 3 was unregistered = %+v", gone)
+	}
+	// Before Kafka 4.0 the cluster does not say fenced: a broker that left
+	// the registrations is fenced or unregistered.
+	old := &BrokerGate{Expected: 3, Bootstrap: g.Bootstrap}
+	old.absent(live, []Registration{{1, "k1:9092", false}, {2, "k2:9092", false}, {3, "k3:9092", false}}, false)
+	if a := old.absent(live, []Registration{{1, "k1:9092", false}, {2, "k2:9092", false}}, false); len(a) != 1 || a[0].State != StateNotLive {
+		t.Errorf("absent without the fenced flag = %+v, want broker 3 %q", a, StateNotLive)
 	}
 	rep.Absent = gone
 	if fix := MissingFix(rep); !strings.Contains(fix, "start broker 3 again") {
@@ -50,7 +57,7 @@ func TestAbsentBrokersAreNamed(t *testing.T) {
 	// A fresh gate on a cluster that never showed broker 3: its bootstrap
 	// address is all that names it.
 	fresh := &BrokerGate{Expected: 3, Bootstrap: []string{"k1:9092", "k2:9092", "k3:9092"}}
-	only := fresh.absent(live, nil)
+	only := fresh.absent(live, nil, false)
 	if len(only) != 1 || only[0] != (AbsentBroker{ID: -1, Addr: "k3:9092", State: StateBootstrapOnly}) {
 		t.Fatalf("absent with only bootstrap addresses = %+v", only)
 	}
@@ -65,7 +72,7 @@ func TestAbsentBrokersAreNamed(t *testing.T) {
 	}
 	// All live: nothing missing.
 	ok := &BrokerGate{Expected: 2, Bootstrap: []string{"k1:9092", "k2:9092"}}
-	if a := ok.absent(live, []Registration{{1, "k1:9092", false}, {2, "k2:9092", false}}); len(a) != 0 {
+	if a := ok.absent(live, []Registration{{1, "k1:9092", false}, {2, "k2:9092", false}}, true); len(a) != 0 {
 		t.Errorf("absent on a healthy cluster = %+v", a)
 	}
 }

@@ -95,7 +95,7 @@
 //	    "coordinator": {"id": 2, "address": "kafka-2:9092", "partition": 13, "partitions": 50, "leader": 2,
 //	                    "replicas": [2, 3, 1], "isr": [2, 3, 1], "offsets_topic_replication_factor": "3",
 //	                    "find_error": "",                  // set when no coordinator was found (id -1); the partition is still read
-//	                    "down_replicas": []},              // replicas whose broker is not live, like brokers.absent; null if not looked at
+//	                    "down_replicas": []},              // replicas whose broker is not live, like brokers.absent; [] when none
 //	    "group": {                                         // null if not looked at
 //	      "group_id": "connect-cluster",
 //	      "state": "Stable",                               // Stable|Empty|Dead|PreparingRebalance|CompletingRebalance|NotFound
