@@ -289,15 +289,16 @@ func MissingFix(rep *BrokerReport) string {
 			other = append(other, strconv.Itoa(int(a.ID)))
 		}
 	}
-	lower := fmt.Sprintf("or set CONNECT_INIT_EXPECTED_BROKERS=%d if the cluster is that small now", len(rep.Brokers))
+	n := len(rep.Brokers)
+	lower := fmt.Sprintf("or set CONNECT_INIT_EXPECTED_BROKERS=%d if the cluster is that small now", n)
 	switch {
 	case len(fenced) > 0:
 		unreg := make([]string, len(fenced))
 		for i, id := range fenced {
 			unreg[i] = "kafka-cluster unregister --bootstrap-server ... --id " + id
 		}
-		return fmt.Sprintf("restart broker %s; if it is gone for good, unregister it (%s) %s",
-			strings.Join(fenced, ", "), strings.Join(unreg, "; "), lower)
+		return fmt.Sprintf("restart broker %s; if it is gone for good, unregister it (%s), drop it from CONNECT_BOOTSTRAP_SERVERS and set CONNECT_INIT_EXPECTED_BROKERS=%d",
+			strings.Join(fenced, ", "), strings.Join(unreg, "; "), n)
 	case len(other) > 0:
 		return fmt.Sprintf("start broker %s again, %s", strings.Join(other, ", "), lower)
 	}

@@ -214,6 +214,13 @@ func writeBrokers(p *printer, c Cluster) {
 		}
 		fmt.Fprintf(tw, "  broker %d\t%s\t%s\n", br.ID, br.Address, st)
 	}
+	for _, a := range b.Absent {
+		if a.ID >= 0 {
+			fmt.Fprintf(tw, "  broker %d\t%s\tNOT LIVE: %s\n", a.ID, a.Addr, a.State)
+		} else {
+			fmt.Fprintf(tw, "  bootstrap\t%s\tNOT LIVE: %s\n", a.Addr, a.State)
+		}
+	}
 	for _, a := range sortedKeys(b.BootstrapErrors) {
 		fmt.Fprintf(tw, "  bootstrap\t%s\t%s\n", a, b.BootstrapErrors[a])
 	}

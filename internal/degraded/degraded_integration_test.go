@@ -292,6 +292,7 @@ func TestStoppedBroker(t *testing.T) {
 		if code == 0 {
 			t.Fatalf("prepare passed with broker 3 stopped and 3 brokers expected:\n%s", out)
 		}
+		t.Log(gateFailed(out))
 		mustContain(t, "prepare", out, "2/3 brokers up", missingFenced(3, addr3), "CONNECT_INIT_EXPECTED_BROKERS=2")
 		if kafka4 {
 			mustContain(t, "prepare", out, "restart broker 3", "kafka-cluster unregister --bootstrap-server ... --id 3")
@@ -318,6 +319,8 @@ func TestStoppedBroker(t *testing.T) {
 				t.Fatalf("doctor has no broker-not-live warning for broker 3:\n%s", out)
 			}
 			mustContain(t, "doctor's finding", fmt.Sprint(f), "registered but fenced", addr3, "kafka-cluster unregister")
+			_, human := run(t, e, "doctor")
+			mustContain(t, "doctor", human, "NOT LIVE: registered but fenced")
 		}
 		if f := findingIDs(doc)["broker-count-below-expected/cluster"]; f != nil {
 			t.Errorf("doctor counts broker 3 as expected with CONNECT_INIT_EXPECTED_BROKERS=2: %v", f)
@@ -400,6 +403,7 @@ func TestIncident2CoordinatorLost(t *testing.T) {
 	if code == 0 {
 		t.Fatalf("prepare passed with the group's only coordinator replica dead:\n%s", out)
 	}
+	t.Log(gateFailed(out))
 	mustContain(t, "prepare", out, "waiting for the group coordinator",
 		fmt.Sprintf("the group lives in __consumer_offsets partition %d", p), "replicas [3], ISR [", "], leader none",
 		downText(3),
@@ -465,4 +469,14 @@ func downText(id int) string {
 		return fmt.Sprintf("down: broker %d (registered but fenced, last at %s)", id, cluster.Addr(id, "PLAINTEXT"))
 	}
 	return fmt.Sprintf("down: broker %d (not live (fenced or unregistered), last at unknown)", id)
+}
+
+// gateFailed is the "gate failed" line of out, for the test log.
+func gateFailed(out string) string {
+	for _, l := range strings.Split(out, "\n") {
+		if strings.Contains(l, "gate failed") {
+			return l
+		}
+	}
+	return "(no gate failed line)"
 }
