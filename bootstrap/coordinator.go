@@ -223,7 +223,7 @@ func (g *CoordinatorGate) lookAtPartition(ctx context.Context, rep *CoordinatorR
 		return
 	}
 	type look struct {
-		mds    []*sarama.TopicMetadata
+		mds         []*sarama.TopicMetadata
 		regs        []Registration
 		fencedKnown bool
 		regErr      error
