@@ -154,17 +154,6 @@ func (r *BrokerReport) MissingText() string {
 	return strings.Join(parts, "; ")
 }
 
-// AbsentIDs are the ids of the absent brokers whose id is known.
-func (r *BrokerReport) AbsentIDs() []int32 {
-	var ids []int32
-	for _, a := range r.Absent {
-		if a.ID >= 0 {
-			ids = append(ids, a.ID)
-		}
-	}
-	return ids
-}
-
 // BrokerGate waits until the expected number of brokers are registered,
 // every registered broker answers an ApiVersions request on its advertised
 // listener from this host, and a controller is known.
