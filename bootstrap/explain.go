@@ -1,12 +1,9 @@
 package bootstrap
 
 import (
-	"crypto/tls"
-	"crypto/x509"
 	"errors"
 	"fmt"
 	"net"
-	"strings"
 	"syscall"
 
 	"github.com/IBM/sarama"
@@ -36,27 +33,9 @@ func explainWith(err error, cfg *sarama.Config) string {
 	return security.ExplainConnectError(err, cfg)
 }
 
-// IsPermanentConnError reports whether err will not go away by waiting:
-// the broker answered, and refused us for our settings (credentials,
-// certificates, mechanism, security protocol). The broker gate fails fast
-// on these instead of waiting out its timeout.
-func IsPermanentConnError(err error) bool {
-	var (
-		hostErr  x509.HostnameError
-		authErr  x509.UnknownAuthorityError
-		certErr  x509.CertificateInvalidError
-		recErr   tls.RecordHeaderError
-		alertErr tls.AlertError
-		tokErr   *security.TokenError
-		cfgErr   sarama.ConfigurationError
-	)
-	return errors.Is(err, sarama.ErrSASLAuthenticationFailed) ||
-		errors.Is(err, sarama.ErrUnsupportedSASLMechanism) ||
-		errors.Is(err, sarama.ErrIllegalSASLState) ||
-		errors.As(err, &hostErr) || errors.As(err, &authErr) || errors.As(err, &certErr) ||
-		errors.As(err, &recErr) || errors.As(err, &alertErr) || errors.As(err, &tokErr) || errors.As(err, &cfgErr) ||
-		strings.Contains(err.Error(), "tls: ") || security.IsKerberosRefusal(err)
-}
+// IsPermanentConnError reports whether err will not go away by waiting
+// (security.IsPermanentConnectError: the same cases that explain it).
+func IsPermanentConnError(err error) bool { return security.IsPermanentConnectError(err) }
 
 // describeConfig returns the named configs of one resource as a map.
 func describeConfig(admin sarama.ClusterAdmin, res sarama.ConfigResource) (map[string]string, error) {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/connect-init/connect-init/bootstrap/connectproto"
 	"github.com/connect-init/connect-init/bootstrap/registry"
+	"github.com/connect-init/connect-init/checks"
 )
 
 // Group states as DescribeGroups reports them for a classic group.
@@ -318,14 +319,14 @@ func (g *GroupGate) Check(ctx context.Context) (*GroupReport, error) {
 	if !rep.StableSeen {
 		rep.Note = fmt.Sprintf("no Stable snapshot of the group within %s (%d looks; the latest is %s with %d members): the members' config offsets are only visible while the group is Stable, so this decision rests on the latest snapshot and could not check them",
 			waited.Round(time.Millisecond), snapshots, rep.State, len(rep.Members))
-		log.Warn(rep.Note, "group", g.GroupID)
+		log.Warn("no Stable snapshot of the worker group", "group", g.GroupID, "note", rep.Note)
 	}
 	rep.judge()
 	if g.Identity != nil {
 		if err := g.identify(ctx, rep, describe, clock, log); err != nil {
 			return rep, err
 		}
-	} else if len(rep.Foreign) > 0 {
+	} else if len(checks.Errors(GroupResults(rep, "", false))) > 0 {
 		return rep, groupRefusal(g.GroupID, g.ConfigTopic, "", rep)
 	}
 	log.Info("worker group checked", "group", g.GroupID, "state", rep.State, "protocol", rep.Protocol,
@@ -567,4 +568,39 @@ func offsetOrNull(o *int64) any {
 		return "unknown"
 	}
 	return *o
+}
+
+// GroupResults runs the group rules (checks.GroupChecks on the group,
+// checks.MemberChecks on each member) over a judged report, with
+// CONNECT_INIT_GROUP_HANDOVER handover and CONNECT_INIT_STRICT strict. The
+// group gate refuses on their errors and doctor renders them, so the two
+// cannot disagree about the group.
+func GroupResults(rep *GroupReport, handover string, strict bool) []checks.Result {
+	g := checks.Group{GroupID: rep.GroupID, ConfigTopic: rep.ConfigTopic, State: rep.State, StableSeen: rep.StableSeen,
+		Note: rep.Note, Handover: handover, Strict: strict}
+	if ir := rep.Identity; ir != nil {
+		g.RegistryError = ir.RegistryError
+		if c := ir.ClaimedBy; c != nil {
+			g.Claim = &checks.GroupClaim{ConfigTopic: c.ConfigTopic, OffsetTopic: c.OffsetTopic, StatusTopic: c.StatusTopic,
+				URL: c.URL, Host: c.Host, Offset: c.Offset, FirstSeen: c.FirstSeen}
+			if ir.Registry != nil {
+				g.Claim.Registry = ir.Registry.Topic
+			}
+		}
+	}
+	out := checks.Run(checks.GroupChecks, g)
+	foreign := map[string]bool{}
+	for _, f := range rep.Foreign {
+		foreign[f.MemberID] = true
+		out = append(out, checks.Run(checks.MemberChecks, checks.GroupMember{MemberID: f.MemberID, URL: f.URL, ClientHost: f.ClientHost,
+			ConfigTopic: rep.ConfigTopic, Foreign: true, Reasons: f.Reasons, Message: f.Message, Strict: strict})...)
+	}
+	for _, v := range rep.Verdicts {
+		if v.Verdict != VerdictUnverified || foreign[v.MemberID] {
+			continue
+		}
+		out = append(out, checks.Run(checks.MemberChecks, checks.GroupMember{MemberID: v.MemberID, URL: v.URL, ClientHost: v.ClientHost,
+			ConfigTopic: rep.ConfigTopic, Unverified: true, Evidence: v.Evidence, Strict: strict})...)
+	}
+	return out
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"slices"
 	"sort"
 	"strings"
 
@@ -14,6 +15,7 @@ import (
 	"github.com/connect-init/connect-init/bootstrap/connectproto"
 	"github.com/connect-init/connect-init/bootstrap/connectstore"
 	"github.com/connect-init/connect-init/bootstrap/registry"
+	"github.com/connect-init/connect-init/checks"
 )
 
 // Verdicts on a group member.
@@ -542,8 +544,14 @@ func (g *GroupGate) identify(ctx context.Context, rep *GroupReport, describe fun
 	ir := rep.Identity
 	me := id.Cluster
 	me.KafkaClusterID = in.clusterID
-	claimRefused := ir.ClaimedBy != nil && (id.Handover == "" || id.Handover != ir.ClaimedBy.ConfigTopic)
-	if len(rep.Foreign) > 0 || claimRefused {
+	// The rules (checks.GroupChecks, checks.MemberChecks) decide; doctor
+	// renders the same results. A foreign member or another cluster's
+	// claim is refused with the whole story; what is only unproven is
+	// refused under Strict.
+	errs := checks.Errors(GroupResults(rep, id.Handover, id.Strict))
+	if slices.ContainsFunc(errs, func(r checks.Result) bool {
+		return r.ID == checks.IDForeignGroupMember || r.ID == checks.IDGroupRegisteredElsewhere
+	}) {
 		return groupRefusal(g.GroupID, g.ConfigTopic, id.Handover, rep)
 	}
 	if ir.ClaimedBy != nil {
@@ -563,7 +571,7 @@ func (g *GroupGate) identify(ctx context.Context, rep *GroupReport, describe fun
 	for _, v := range unverified {
 		problems = append(problems, fmt.Sprintf("member %q (%s, client host %s): %s", v.MemberID, orUnknown(v.URL), orUnknown(v.ClientHost), v.Evidence))
 	}
-	if len(problems) > 0 && id.Strict {
+	if len(errs) > 0 {
 		return &GateError{Gate: "group", Err: fmt.Errorf("worker group %q: %d member(s) not verified as this Connect cluster's, and CONNECT_INIT_STRICT=true: %s", g.GroupID, len(unverified), strings.Join(problems, "; ")),
 			Fix: "start the group's workers through connect-init so the registry knows them, or stop the unverified workers; unset CONNECT_INIT_STRICT to start with a warning"}
 	}

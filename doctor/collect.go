@@ -65,6 +65,9 @@ type Snapshot struct {
 	// Strict is CONNECT_INIT_STRICT: a single-replica coordinator
 	// partition is then an error, as it is for run.
 	Strict bool
+	// Handover is CONNECT_INIT_GROUP_HANDOVER, which the group rules
+	// judge a registry claim with.
+	Handover string
 	// Specs are the internal topics as configured.
 	Specs []bootstrap.TopicSpec
 
@@ -109,7 +112,7 @@ func Collect(ctx context.Context, cfg *bootstrap.Config, clients *bootstrap.Clie
 		log = slog.New(slog.DiscardHandler)
 	}
 	s := &Snapshot{GroupID: cfg.GroupID, BootstrapServers: cfg.BootstrapServers, ExpectedBrokers: cfg.ExpectedBrokers,
-		Strict: cfg.Settings.Strict, Specs: cfg.Topics}
+		Strict: cfg.Settings.Strict, Handover: cfg.Settings.GroupHandover, Specs: cfg.Topics}
 
 	bg := &bootstrap.BrokerGate{Config: clients.MemberConfig, Bootstrap: cfg.BootstrapServers, Expected: cfg.ExpectedBrokers,
 		Topics: cfg.TopicNames(), Log: log, Clock: opts.Clock}

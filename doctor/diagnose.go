@@ -153,35 +153,6 @@ func (d *diag) coordinator() {
 	}
 }
 
-// identity reports the cluster registry's claim and the members the
-// identity rules could not verify (foreign ones are foreign-group-member).
-func (d *diag) identity(g *bootstrap.GroupReport) {
-	if ir := g.Identity; ir != nil && ir.ClaimedBy != nil {
-		c := ir.ClaimedBy
-		d.add(IDGroupRegisteredElsewhere, SeverityError, g.GroupID,
-			fmt.Sprintf("the worker group %q is registered to another Connect cluster (config topic %q)", g.GroupID, c.ConfigTopic),
-			fmt.Sprintf("cluster registry %q: first claim at offset %d, %s, by %s (host %s); offset topic %q, status topic %q; our config topic %q",
-				orUnknown(registryTopic(ir)), c.Offset, c.FirstSeen.UTC().Format("2006-01-02T15:04:05Z"), orUnknown(c.URL), orUnknown(c.Host), c.OffsetTopic, c.StatusTopic, g.ConfigTopic),
-			fmt.Sprintf("give this cluster its own CONNECT_GROUP_ID; to hand the group over on purpose, stop that cluster's workers and set CONNECT_INIT_GROUP_HANDOVER=%s on this cluster's workers", c.ConfigTopic))
-	}
-	for _, v := range g.Verdicts {
-		if v.Verdict != bootstrap.VerdictUnverified {
-			continue
-		}
-		d.add(IDUnverifiedGroupMember, SeverityWarning, v.MemberID,
-			fmt.Sprintf("group member %q (%s, client host %s) is not proven to belong to this Connect cluster", v.MemberID, orUnknown(v.URL), orUnknown(v.ClientHost)),
-			v.Evidence,
-			"start every worker of this cluster through connect-init so the cluster registry knows it; CONNECT_INIT_STRICT=true makes run and prepare refuse beside unverified members")
-	}
-}
-
-func registryTopic(ir *bootstrap.IdentityReport) string {
-	if ir.Registry == nil {
-		return ""
-	}
-	return ir.Registry.Topic
-}
-
 func (d *diag) group() {
 	g := d.s.Group
 	if d.s.GroupErr != "" {
@@ -191,25 +162,9 @@ func (d *diag) group() {
 	if g == nil {
 		return
 	}
+	// The group rules are the gate's own (bootstrap.GroupResults).
+	d.results(bootstrap.GroupResults(g, d.s.Handover, d.s.Strict))
 	fixForeign := "give every Connect cluster its own CONNECT_GROUP_ID (the workers of one cluster share group.id and the config, offset and status topics; two clusters share none of them); or, if it is a stale worker of this cluster, find it by its client host and advertised URL and stop it"
-	for _, f := range g.Foreign {
-		d.add(IDForeignGroupMember, SeverityError, f.MemberID,
-			fmt.Sprintf("group member %q (%s, client host %s) cannot belong to this Connect cluster", f.MemberID, orUnknown(f.URL), orUnknown(f.ClientHost)),
-			f.Message+fmt.Sprintf(" [reasons: %s; our config topic %q]", strings.Join(f.Reasons, ", "), g.ConfigTopic),
-			fixForeign)
-	}
-	d.identity(g)
-	switch g.State {
-	case bootstrap.GroupEmpty, bootstrap.GroupDead, bootstrap.GroupNotFound, "":
-		d.add(IDGroupEmpty, SeverityInfo, g.GroupID, fmt.Sprintf("the worker group %q has no members", g.GroupID),
-			fmt.Sprintf("group state %s", orUnknown(g.State)), "nothing to do if no worker should be running")
-	}
-	if !g.StableSeen {
-		d.add(IDGroupNotStable, SeverityWarning, g.GroupID,
-			fmt.Sprintf("the worker group %q did not become Stable while doctor looked", g.GroupID),
-			g.Note,
-			"run doctor again; a group that never settles is rebalancing in a loop: look for a worker logging \"Forcing rebalance\" and at the members' client hosts")
-	}
 	foreign := map[string]bool{}
 	for _, f := range g.Foreign {
 		foreign[f.MemberID] = true

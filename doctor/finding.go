@@ -34,17 +34,18 @@ const (
 	IDConsumerOffsetsMissing    = checks.IDConsumerOffsetsMissing
 	IDConsumerOffsetsSingle     = checks.IDConsumerOffsetsSingle
 	IDCoordinatorNotAvailable   = checks.IDCoordinatorNotAvailable
-	IDForeignGroupMember        = "foreign-group-member"
-	IDGroupRegisteredElsewhere  = "group-registered-to-another-cluster"
-	IDUnverifiedGroupMember     = "unverified-group-member"
+	IDForeignGroupMember        = checks.IDForeignGroupMember
+	IDGroupRegisteredElsewhere  = checks.IDGroupRegisteredElsewhere
+	IDUnverifiedGroupMember     = checks.IDUnverifiedGroupMember
 	IDMemberConfigOffsetBehind  = "member-config-offset-behind"
 	IDAssignmentConfigMismatch  = "assignment-config-mismatch"
 	IDDuplicateAdvertisedURL    = "duplicate-advertised-url"
 	IDAdvertisedURLUnresolvable = "advertised-url-unresolvable"
 	IDAdvertisedURLUnreachable  = "advertised-url-unreachable"
 	IDConfigTopicOpenTxn        = "config-topic-open-transaction"
-	IDGroupNotStable            = "group-not-stable"
-	IDGroupEmpty                = "group-empty"
+	IDGroupNotStable            = checks.IDGroupNotStable
+	IDGroupEmpty                = checks.IDGroupEmpty
+	IDRegistryUnreadable        = checks.IDRegistryUnreadable
 	IDCheckFailed               = "check-failed"
 )
 

@@ -1,6 +1,7 @@
 package restclient
 
 import (
+	"bytes"
 	"context"
 	"crypto/tls"
 	"crypto/x509"
@@ -68,6 +69,30 @@ func (c *Client) timeout() time.Duration {
 // The last attempt's answer is returned; an answer of any status is not an
 // error.
 func (c *Client) Get(ctx context.Context, t Target, path string, dial net.IP) (Response, error) {
+	hc, done := c.httpClient(t, dial)
+	defer done()
+	u := t.Base() + strings.TrimPrefix(path, "/")
+	clk := clock.Or(c.Clock)
+	pause := 200 * time.Millisecond
+	for attempt := 0; ; attempt++ {
+		resp, err := c.once(ctx, hc, http.MethodGet, u, nil, maxBody)
+		if attempt >= c.Retries || !retryable(resp, err) || ctx.Err() != nil {
+			return resp, err
+		}
+		c.logger().Debug("REST request failed; retrying", "url", u, "status", resp.Status, "error", err, "attempt", attempt+1)
+		select {
+		case <-ctx.Done():
+			return resp, err
+		case <-clk.After(pause):
+		}
+		pause = min(2*pause, time.Second)
+	}
+}
+
+// httpClient is the HTTP client for one request to t (dialing dial when
+// non-nil): no proxy, no keep-alive, the client's TLS settings with t.Host
+// as the server name. done releases its connections.
+func (c *Client) httpClient(t Target, dial net.IP) (hc *http.Client, done func()) {
 	timeout := c.timeout()
 	dialer := &net.Dialer{Timeout: timeout}
 	tr := &http.Transport{
@@ -94,43 +119,38 @@ func (c *Client) Get(ctx context.Context, t Target, path string, dial net.IP) (R
 		}
 		tr.TLSClientConfig = cfg
 	}
-	defer tr.CloseIdleConnections()
-	hc := &http.Client{Transport: tr, Timeout: timeout}
-	u := t.Base() + strings.TrimPrefix(path, "/")
-	clk := clock.Or(c.Clock)
-	pause := 200 * time.Millisecond
-	for attempt := 0; ; attempt++ {
-		resp, err := c.once(ctx, hc, u)
-		if attempt >= c.Retries || !retryable(resp, err) || ctx.Err() != nil {
-			return resp, err
-		}
-		c.logger().Debug("REST request failed; retrying", "url", u, "status", resp.Status, "error", err, "attempt", attempt+1)
-		select {
-		case <-ctx.Done():
-			return resp, err
-		case <-clk.After(pause):
-		}
-		pause = min(2*pause, time.Second)
-	}
+	return &http.Client{Transport: tr, Timeout: timeout}, tr.CloseIdleConnections
 }
 
-func (c *Client) once(ctx context.Context, hc *http.Client, u string) (Response, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+// once sends one request; a body longer than limit is an error, never
+// silently cut.
+func (c *Client) once(ctx context.Context, hc *http.Client, method, u string, body []byte, limit int64) (Response, error) {
+	var rd io.Reader
+	if body != nil {
+		rd = bytes.NewReader(body)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, u, rd)
 	if err != nil {
 		return Response{}, fmt.Errorf("build request: %w", err)
 	}
 	req.Header.Set("Accept", "application/json")
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
 	resp, err := hc.Do(req)
 	if err != nil {
 		return Response{}, err
 	}
 	defer resp.Body.Close()
-	body, _ := io.ReadAll(io.LimitReader(resp.Body, maxBody))
-	return Response{Status: resp.StatusCode, StatusText: resp.Status, Body: body}, nil
+	b, _ := io.ReadAll(io.LimitReader(resp.Body, limit+1))
+	r := Response{Status: resp.StatusCode, StatusText: resp.Status, Body: b}
+	if int64(len(b)) > limit {
+		r.Body = b[:limit]
+		return r, fmt.Errorf("%s %s: the answer is longer than %d bytes", method, u, limit)
+	}
+	return r, nil
 }
 
-// retryable is the retry policy: connection errors and 5xx but 501;
-// certificate problems are final.
 func retryable(resp Response, err error) bool {
 	if err != nil {
 		var ue x509.UnknownAuthorityError

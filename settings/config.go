@@ -11,6 +11,7 @@ import (
 
 	"github.com/connect-init/connect-init/bootstrap/security"
 	"github.com/connect-init/connect-init/bootstrap/workerconfig"
+	"github.com/connect-init/connect-init/restclient"
 )
 
 // Topic roles, in the order Connect reads its internal topics.
@@ -506,58 +507,11 @@ func splitHostPort(a string) (string, int, error) {
 	return strings.Trim(a[:i], "[]"), port, nil
 }
 
-// checkPeer parses one CONNECT_INIT_PEERS entry as the peer check will:
-// host, host:port, [v6]:port or a URL; a port must be 1-65535.
+// checkPeer checks one CONNECT_INIT_PEERS entry with the peers gate's own
+// parser (restclient.ParsePeer).
 func checkPeer(p string) error {
-	p = strings.TrimSpace(p)
-	if p == "" {
-		return errors.New("is empty")
-	}
-	hostPort := p
-	if i := strings.Index(p, "://"); i >= 0 {
-		scheme := strings.ToLower(p[:i])
-		if scheme != "http" && scheme != "https" {
-			return fmt.Errorf("has scheme %q; use http or https", p[:i])
-		}
-		hostPort = strings.TrimSuffix(p[i+3:], "/")
-		if strings.ContainsAny(hostPort, "/?#") {
-			return errors.New("has a path; give only scheme, host and port")
-		}
-	}
-	switch {
-	case strings.HasPrefix(hostPort, "["):
-		end := strings.Index(hostPort, "]")
-		if end < 0 {
-			return errors.New("has an unclosed '['")
-		}
-		rest := hostPort[end+1:]
-		if rest == "" {
-			return nil
-		}
-		if !strings.HasPrefix(rest, ":") {
-			return errors.New("is not host or host:port")
-		}
-		return checkPort(rest[1:])
-	case strings.Count(hostPort, ":") > 1:
-		return nil // a bare IPv6 address
-	case strings.Contains(hostPort, ":"):
-		h, port, _ := strings.Cut(hostPort, ":")
-		if h == "" {
-			return errors.New("has no host")
-		}
-		return checkPort(port)
-	case strings.ContainsAny(hostPort, "/[] "):
-		return errors.New("is not host or host:port")
-	}
-	return nil
-}
-
-func checkPort(s string) error {
-	n, err := strconv.Atoi(s)
-	if err != nil || n < 1 || n > 65535 {
-		return fmt.Errorf("has port %q; a port is a number from 1 to 65535", s)
-	}
-	return nil
+	_, err := restclient.ParsePeer(p, "http", "8083")
+	return err
 }
 
 // TopicNames returns the internal topic names in role order.

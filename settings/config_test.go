@@ -1,6 +1,7 @@
 package settings
 
 import (
+	"crypto/tls"
 	"strings"
 	"testing"
 )
@@ -145,5 +146,22 @@ func TestPeerEntries(t *testing.T) {
 		if err := checkPeer(p); (err == nil) != ok {
 			t.Errorf("%q: %v", p, err)
 		}
+	}
+}
+
+// TestRESTTLSAllOrNothing: Connect's REST client and server take the
+// listeners.https.* settings as a whole when any exists
+// (AbstractConfig.valuesWithPrefixAllOrNothing), else the top-level ssl.*:
+// with a listeners.https.* setting present, a broken top-level truststore
+// is not read; without one, it is, and it names its variable.
+func TestRESTTLSAllOrNothing(t *testing.T) {
+	broken := "CONNECT_SSL_TRUSTSTORE_LOCATION=/nonexistent/truststore.jks"
+	c, err := loadConfig(t, append(baseWorkerEnv(), broken, "CONNECT_LISTENERS_HTTPS_SSL_ENABLED_PROTOCOLS=TLSv1.3"))
+	if err != nil || c.RESTClientTLS == nil || c.RESTClientTLS.MinVersion != tls.VersionTLS13 {
+		t.Fatalf("with listeners.https.*: tls=%+v err=%v; want the listeners.https.* view only", c.RESTClientTLS, err)
+	}
+	_, err = loadConfig(t, append(baseWorkerEnv(), broken))
+	if err == nil || !strings.Contains(err.Error(), "CONNECT_SSL_TRUSTSTORE_LOCATION") {
+		t.Fatalf("without listeners.https.*: %v; want the top-level truststore read and named", err)
 	}
 }

@@ -78,6 +78,10 @@ type Settings struct {
 	LogFormat string `split_words:"true" default:"text"`
 	// LogLevel is debug, info, warn or error.
 	LogLevel string `split_words:"true" default:"info"`
+	// ConnectorsDir is the directory of connector definitions `connect-init
+	// apply` reads (its --dir); in run, setting it starts a one-shot
+	// `apply --wait-local` beside the worker.
+	ConnectorsDir string `split_words:"true"`
 	// Image is the image flavour (confluent-dub, confluent-ub, debezium,
 	// apache, properties); empty means detect it from the image's files.
 	Image string `split_words:"true"`

@@ -2,8 +2,8 @@ package restcheck
 
 import (
 	"context"
+	"crypto/tls"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/connect-init/connect-init/bootstrap/workerconfig"
@@ -28,16 +28,15 @@ type Health struct {
 	target restclient.Target
 }
 
-// LocalHealth builds the Health for the worker props describe: its local
-// REST URL (the advertised listener on 127.0.0.1 when it binds all
-// interfaces) and a client with timeout. For https the certificate is
-// verified against the advertised host name (the local address is not in
-// the certificate) with the truststore of listeners.https.ssl.* or, when no
-// listeners.https.* setting exists, ssl.* (see TLSConfig). When the
-// advertised host cannot be computed (no rest.advertised.host.name and this
-// machine's name does not resolve), "localhost" is expected instead. Errors
+// LocalHealth builds the Health for a worker with the worker
+// configuration props (as its image hands it to the worker: the settings
+// step's derived configuration, never a fixed CONNECT_* rule), reached at
+// its local REST URL (the advertised listener on 127.0.0.1 when it binds
+// all interfaces) with timeout. For https the certificate is verified with
+// restTLS (the settings step's REST client TLS) against the host of
+// advertisedURL, since the local address is not in the certificate. Errors
 // are bad worker settings (*workerconfig.Error: exit 2).
-func LocalHealth(props workerconfig.Properties, timeout time.Duration) (*Health, error) {
+func LocalHealth(props workerconfig.Properties, advertisedURL string, restTLS *tls.Config, timeout time.Duration) (*Health, error) {
 	base, err := workerconfig.LocalRESTURL(props)
 	if err != nil {
 		return nil, fmt.Errorf("local REST URL: %w", err)
@@ -47,19 +46,13 @@ func LocalHealth(props workerconfig.Properties, timeout time.Duration) (*Health,
 		return nil, fmt.Errorf("local REST URL: %w", err)
 	}
 	rc := &restclient.Client{Timeout: timeout}
-	if strings.HasPrefix(base, "https:") {
-		cfg, err := TLSConfig(props)
-		if err != nil {
-			return nil, fmt.Errorf("TLS settings of the REST listener: %w", err)
+	if t.Scheme == "https" {
+		cfg := &tls.Config{}
+		if restTLS != nil {
+			cfg = restTLS.Clone()
 		}
-		name := "localhost"
-		if adv, err := workerconfig.AdvertisedURL(props); err == nil {
-			if at, err := restclient.Parse(adv); err == nil {
-				name = at.Host
-			}
-		}
-		if !cfg.InsecureSkipVerify {
-			cfg.ServerName = name
+		if at, err := restclient.Parse(advertisedURL); err == nil && !cfg.InsecureSkipVerify {
+			cfg.ServerName = at.Host
 		}
 		rc.TLS = cfg
 	}

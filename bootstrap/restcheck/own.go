@@ -39,42 +39,16 @@ func canonicalURL(raw string) string {
 	return t.scheme + "://" + strings.ToLower(net.JoinHostPort(t.host, t.port))
 }
 
-// parseConfiguredPeer reads one CONNECT_INIT_PEERS entry: host, host:port,
-// [v6]:port or a full URL. A missing port is our advertised port, a missing
-// scheme ours.
+// parseConfiguredPeer reads one CONNECT_INIT_PEERS entry with
+// restclient.ParsePeer, the rule the settings step already checked every
+// entry with (a bad entry exits 2 there, before anything is touched). A
+// missing port is our advertised port, a missing scheme ours.
 func parseConfiguredPeer(p, scheme, port string) (peerInput, error) {
-	bad := func(why string) error {
-		return &ConfigError{Setting: "CONNECT_INIT_PEERS", Problem: fmt.Sprintf("entry %q %s", p, why),
-			Fix: "list peers as host or host:port (e.g. tasks.connect or connect-1:8083), comma-separated"}
+	t, err := restclient.ParsePeer(p, scheme, port)
+	if err != nil {
+		return peerInput{}, fmt.Errorf("CONNECT_INIT_PEERS entry %q %w", strings.TrimSpace(p), err)
 	}
-	p = strings.TrimSpace(p)
-	if p == "" {
-		return peerInput{}, bad("is empty")
-	}
-	in := peerInput{source: SourceConfigured, configured: true, scheme: scheme, port: port}
-	if strings.Contains(p, "://") {
-		t, err := parseTarget(p)
-		if err != nil {
-			return peerInput{}, bad("is not a valid URL")
-		}
-		in.scheme, in.host, in.port = t.scheme, t.host, t.port
-	} else if h, pt, err := net.SplitHostPort(p); err == nil {
-		in.host, in.port = h, pt
-	} else if strings.Count(p, ":") > 1 && net.ParseIP(strings.Trim(p, "[]")) != nil {
-		in.host = strings.Trim(p, "[]")
-	} else if !strings.ContainsAny(p, ":/[] ") {
-		in.host = p
-	} else {
-		return peerInput{}, bad("is not host or host:port")
-	}
-	if in.host == "" {
-		return peerInput{}, bad("has no host")
-	}
-	if in.port == "" {
-		in.port = restclient.DefaultPort(in.scheme)
-	}
-	in.url = in.scheme + "://" + net.JoinHostPort(in.host, in.port) + "/"
-	return in, nil
+	return peerInput{url: t.Raw, source: SourceConfigured, configured: true, scheme: t.Scheme, host: t.Host, port: t.Port}, nil
 }
 
 // ourAddrs lists this container's interface addresses (IP networks, so that

@@ -2,6 +2,7 @@ package restcheck
 
 import (
 	"context"
+	"crypto/tls"
 	"io"
 	"net"
 	"net/http"
@@ -13,7 +14,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/connect-init/connect-init/bootstrap/security"
 	"github.com/connect-init/connect-init/bootstrap/security/securitytest"
+	"github.com/connect-init/connect-init/bootstrap/workerconfig"
+	"github.com/connect-init/connect-init/internal/clock"
+	"github.com/connect-init/connect-init/restclient"
 )
 
 // The self-probe tests use real sockets on loopback: our listener on
@@ -372,14 +377,13 @@ func TestSelfProbeHTTPS(t *testing.T) {
 	for k, v := range pki.BrokerSSLProps("JKS", false) {
 		props["listeners.https."+k] = v
 	}
-	server, err := ServerTLSConfig(props)
+	// The settings step derives both; here they are built the same way
+	// from the listeners.https.* view.
+	client, err := security.TLSConfig(workerconfig.Properties(props).WithPrefix("listeners.https."))
 	if err != nil {
 		t.Fatal(err)
 	}
-	client, err := TLSConfig(props)
-	if err != nil {
-		t.Fatal(err)
-	}
+	server := &tls.Config{Certificates: client.Certificates}
 	p := freePort(t)
 	r := newResolver(map[string][]string{"worker-1.test": {"127.0.0.1"}, "other-name.test": {"127.0.0.1"}})
 	g, ctx, _ := selfGate(t, "", r, p, 1)
@@ -395,10 +399,6 @@ func TestSelfProbeHTTPS(t *testing.T) {
 	rep, _ = g.Check(ctx, "https://other-name.test:"+p+"/", "", nil, nil)
 	if own := rep.Peers[0]; own.Status != StatusUnreachable || !strings.Contains(own.Error, "certificate") {
 		t.Fatalf("own = %+v", own)
-	}
-	// No key store for an https listener: a configuration error naming it.
-	if _, err := ServerTLSConfig(pki.TrustProps("JKS")); err == nil || !strings.Contains(err.Error(), "ssl.keystore.location") {
-		t.Fatalf("err = %v", err)
 	}
 }
 
@@ -460,5 +460,52 @@ func TestParseTarget(t *testing.T) {
 		if _, err := parseTarget(in); err == nil {
 			t.Errorf("%s: no error", in)
 		}
+	}
+}
+
+// TestSelfProbeAnswersNotReady: while connect-init probes its own URL, the
+// worker's port answers every path with 503 and the self-probe's body, so
+// a lock waiter judging this holder, a health check or an orchestrator
+// polling /health reads "not ready" (a 200 here once let a waiter release
+// a holder whose worker had not started); another connect-init's peer
+// check still learns that the host is reachable there.
+func TestSelfProbeAnswersNotReady(t *testing.T) {
+	p := freePort(t)
+	s := SelfProbe{Listen: "127.0.0.1:" + p}
+	srv, res := s.listenSelf("127.0.0.1:"+p, "token-ours")
+	if res != nil {
+		t.Fatalf("listenSelf: %+v", res)
+	}
+	defer srv.close()
+	ctx := context.Background()
+	target := restclient.Target{Scheme: "http", Host: "127.0.0.1", Port: p}
+	target.Raw = target.Base()
+
+	rc := &restclient.Client{Timeout: 2 * time.Second, Clock: clock.NewStepping(time.Unix(0, 0))}
+	h := rc.Health(ctx, target, nil)
+	if h.Ready || h.HTTPStatus != http.StatusServiceUnavailable {
+		t.Errorf("GET /health during the self-probe: ready=%v status=%d (%s), want not ready with 503", h.Ready, h.HTTPStatus, h.Reason)
+	}
+	for _, path := range []string{"", "health", "connectors"} {
+		resp, err := http.Get(target.Base() + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusServiceUnavailable || resp.Header.Get(TokenHeader) != "token-ours" || !isSelfProbeAnswer(body) {
+			t.Errorf("GET /%s: %d token=%q body=%s, want 503 with the token and the self-probe body", path, resp.StatusCode, resp.Header.Get(TokenHeader), body)
+		}
+	}
+
+	g := Gate{Clock: clock.NewStepping(time.Unix(0, 0))}
+	st, code, msg := g.probe(ctx, "http", "127.0.0.1", p, net.ParseIP("127.0.0.1"))
+	if st != StatusOK || code != http.StatusServiceUnavailable {
+		t.Errorf("peer probe of a self-probing host = %s %d %q, want %s (reachable)", st, code, msg, StatusOK)
+	}
+	// A plain 503 (a sick worker) stays a bad response.
+	sick := serve(t, http.StatusServiceUnavailable)
+	if st, _, _ := g.probe(ctx, "http", "127.0.0.1", sick.port(), net.ParseIP("127.0.0.1")); st != StatusBadResponse {
+		t.Errorf("peer probe of a plain 503 = %s, want %s", st, StatusBadResponse)
 	}
 }

@@ -3,7 +3,6 @@ package restcheck
 import (
 	"crypto/tls"
 	"crypto/x509"
-	"errors"
 	"io"
 	"log"
 	"net"
@@ -12,8 +11,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/connect-init/connect-init/bootstrap/workerconfig"
 )
 
 // peerWorld: we are own.test (10.0.0.5 by our interface list; the name
@@ -287,16 +284,15 @@ func TestConfiguredPeerSyntax(t *testing.T) {
 	}
 	for _, in := range []string{"", "a b", "host:1:2", "ftp://x/", "http://"} {
 		_, err := parseConfiguredPeer(in, "http", "8083")
-		var ce *ConfigError
-		if !errors.As(err, &ce) || ce.Setting != "CONNECT_INIT_PEERS" {
-			t.Errorf("%q: %v, want a ConfigError", in, err)
+		if err == nil || !strings.Contains(err.Error(), "CONNECT_INIT_PEERS") {
+			t.Errorf("%q: %v, want an error naming CONNECT_INIT_PEERS", in, err)
 		}
 	}
 	// A bad entry stops Check before any lookup.
 	r := newResolver(nil)
 	g := gate(t, "", r, peerAddrs)
 	g.Peers = []string{"a b"}
-	if _, err := g.Check(ctxFor(t, time.Second), ownURL, "", nil, nil); !errors.As(err, new(*ConfigError)) || len(r.calls) != 0 {
+	if _, err := g.Check(ctxFor(t, time.Second), ownURL, "", nil, nil); err == nil || !strings.Contains(err.Error(), "CONNECT_INIT_PEERS") || len(r.calls) != 0 {
 		t.Fatalf("err=%v calls=%v", err, r.calls)
 	}
 }
@@ -337,31 +333,5 @@ func TestHTTPSPeer(t *testing.T) {
 	rep, _ = g.Check(ctxFor(t, 2*time.Second), ownHTTPS, good, nil, nil)
 	if got := find(t, rep, good); got.Status != StatusUnreachable || !strings.Contains(got.Error, "certificate") {
 		t.Fatalf("untrusted = %+v", got)
-	}
-}
-
-func TestTLSConfigPrefix(t *testing.T) {
-	srv := httptest.NewTLSServer(http.NotFoundHandler())
-	t.Cleanup(srv.Close)
-	pemCA := pemOf(srv.Certificate())
-	// listeners.https.* present: only they count (all or nothing), so the
-	// broken top-level truststore is ignored.
-	cfg, err := TLSConfig(map[string]string{
-		"listeners.https.ssl.truststore.type":         "PEM",
-		"listeners.https.ssl.truststore.certificates": pemCA,
-		"ssl.truststore.location":                     "/nonexistent/truststore.jks",
-	})
-	if err != nil || cfg.RootCAs == nil {
-		t.Fatalf("cfg=%v err=%v", cfg, err)
-	}
-	// None present: ssl.* is used.
-	if _, err := TLSConfig(map[string]string{"ssl.truststore.location": "/nonexistent/truststore.jks"}); err == nil {
-		t.Fatal("top-level truststore was not used")
-	}
-	if !errors.As(func() error {
-		_, err := TLSConfig(map[string]string{"ssl.truststore.location": "/nonexistent/truststore.jks"})
-		return err
-	}(), new(*workerconfig.Error)) {
-		t.Error("a bad truststore is not a configuration error")
 	}
 }

@@ -2,7 +2,6 @@ package restcheck
 
 import (
 	"context"
-	"crypto/tls"
 	"fmt"
 	"log/slog"
 	"net"
@@ -11,29 +10,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/connect-init/connect-init/bootstrap/security"
-	"github.com/connect-init/connect-init/bootstrap/workerconfig"
 	"github.com/connect-init/connect-init/restclient"
 )
-
-// httpsPrefix is the prefix of the REST server's own TLS settings.
-const httpsPrefix = "listeners.https."
-
-// TLSConfig returns the client TLS configuration Connect's own REST client
-// uses to reach other workers (SSLUtils.createClientSideSslContextFactory):
-// the listeners.https.ssl.* settings if any listeners.https.* setting exists
-// ("all or nothing", AbstractConfig.valuesWithPrefixAllOrNothing), else the
-// top-level ssl.* ones. Truststore, keystore (presented if a peer asks for a
-// client certificate), protocols and host-name verification follow
-// security.TLSConfig. Errors are *workerconfig.Error (exit 2).
-func TLSConfig(props workerconfig.Properties) (*tls.Config, error) {
-	for k := range props {
-		if strings.HasPrefix(k, httpsPrefix) {
-			return security.TLSConfig(props.WithPrefix(httpsPrefix))
-		}
-	}
-	return security.TLSConfig(props)
-}
 
 // checkPeer resolves one input and probes each address, retrying rounds
 // until ctx ends. A configured name yields one result per address.
@@ -185,6 +163,10 @@ func (g Gate) probe(ctx context.Context, scheme, host, port string, ip net.IP) (
 	}
 	switch {
 	case err == nil && resp.Status < 500:
+		return StatusOK, resp.Status, ""
+	case err == nil && isSelfProbeAnswer(resp.Body):
+		// Another connect-init's self-probe: the peer's host answers at
+		// this URL, and its worker starts there once the probe ends.
 		return StatusOK, resp.Status, ""
 	case err == nil:
 		return StatusBadResponse, resp.Status, fmt.Sprintf("GET %s%s answered %s", t.Raw, via, resp.StatusText)

@@ -71,22 +71,6 @@ func (e *GateError) Error() string {
 // Unwrap exposes the cause.
 func (e *GateError) Unwrap() error { return e.Err }
 
-// ConfigError is a bad CONNECT_INIT_PEERS entry: exit 2, nothing checked.
-type ConfigError struct {
-	Setting string
-	Problem string
-	Fix     string
-}
-
-// Error names the setting, the problem and the fix, on one line.
-func (e *ConfigError) Error() string {
-	msg := e.Setting + " " + e.Problem
-	if e.Fix != "" {
-		msg += ": " + e.Fix
-	}
-	return msg
-}
-
 // Resolver is the part of *net.Resolver the checks use. It is injectable so
 // that tests (and the real-host test's DNS server) decide what a name
 // resolves to without touching /etc/hosts.
@@ -275,10 +259,11 @@ type peerInput struct {
 // lockURLs and Settings.Peers must resolve and answer GET /. A peer address
 // that is ours on our advertised port is not probed.
 //
-// The error is a *GateError when a fail-severity check is bad, a
-// *ConfigError for an unparsable CONNECT_INIT_PEERS
-// entry, and nil otherwise (warnings are in the report and the log). The
-// report is returned in every case but the configuration error. An empty
+// The error is a *GateError when a fail-severity check is bad, an error
+// naming the entry for an unparsable CONNECT_INIT_PEERS entry (which the
+// settings step rejects first), and nil otherwise (warnings are in the
+// report and the log). The report is returned in every case but the
+// unparsable entry. An empty
 // ownURL skips the self-probe (and the self-skip of peers).
 func (g Gate) Check(ctx context.Context, ownURL, leaderURL string, memberURLs, lockURLs []string) (*Report, error) {
 	policy := g.Policy

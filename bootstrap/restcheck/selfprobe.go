@@ -39,6 +39,22 @@ const (
 // TokenHeader carries the self-probe's token in its answers.
 const TokenHeader = "Connect-Init-Self-Probe"
 
+// selfProbeBody is what the self-probe serves on every path, with 503
+// Service Unavailable: the port answers, but no worker is behind it yet.
+// Connect's own /health answers 503 while the worker starts, so whatever
+// polls the port in that moment (a lock waiter judging this holder, a
+// Docker or Kubernetes health check, a test) reads "not ready". An answer
+// of 200 let a lock waiter take this holder for ready before its worker
+// had started.
+const selfProbeBody = `{"status":"starting","message":"connect-init is checking this worker's advertised URL; the Connect worker has not started yet","connect_init":"self-probe"}`
+
+// isSelfProbeAnswer reports whether body is another connect-init's
+// self-probe: its host is reachable at that URL, and its worker is about
+// to start there.
+func isSelfProbeAnswer(body []byte) bool {
+	return strings.Contains(string(body), `"connect_init":"self-probe"`)
+}
+
 // SelfProbe configures the own-URL check: connect-init binds the worker's
 // own REST listener for a moment, serves a random token on it, and requests
 // the advertised URL several times, each on a new connection, resolving the
@@ -133,7 +149,8 @@ func (s SelfProbe) listenSelf(addr, token string) (*selfServer, *PeerResult) {
 		Handler: http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 			w.Header().Set(TokenHeader, token)
 			w.Header().Set("Content-Type", "application/json")
-			io.WriteString(w, `{"connect_init":"self-probe"}`)
+			w.WriteHeader(http.StatusServiceUnavailable)
+			io.WriteString(w, selfProbeBody)
 		}),
 		ReadHeaderTimeout: 5 * time.Second,
 		ErrorLog:          log.New(io.Discard, "", 0), // TLS handshakes of peers that distrust us are reported by them

@@ -1,10 +1,13 @@
 package security
 
 import (
+	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"io"
 	"net"
+	"os"
 	"strings"
 	"syscall"
 	"testing"
@@ -69,5 +72,41 @@ func TestIsKerberosRefusal(t *testing.T) {
 	}
 	if IsKerberosRefusal(nil) {
 		t.Error("nil is no refusal")
+	}
+}
+
+// TestPermanentConnectErrors: the broker gate fails fast exactly on the
+// refusals that no wait cures, decided by the cases that explain them.
+func TestPermanentConnectErrors(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		err       error
+		permanent bool
+	}{
+		{"host name mismatch", x509.HostnameError{Certificate: &x509.Certificate{}, Host: "b1"}, true},
+		{"unknown CA", x509.UnknownAuthorityError{}, true},
+		{"expired certificate", x509.CertificateInvalidError{Cert: &x509.Certificate{}, Reason: x509.Expired}, true},
+		{"plaintext answer to TLS", tls.RecordHeaderError{Msg: "first record does not look like a TLS handshake"}, true},
+		{"client certificate rejected", errors.New("remote error: tls: bad certificate"), true},
+		{"local TLS alert", tls.AlertError(42), true},
+		{"SASL authentication failed", fmt.Errorf("open: %w", sarama.ErrSASLAuthenticationFailed), true},
+		{"SASL mechanism not enabled", sarama.ErrUnsupportedSASLMechanism, true},
+		{"SASL on a plain listener", sarama.ErrIllegalSASLState, true},
+		{"SCRAM refused", errors.New("SCRAM: server error: invalid-proof"), true},
+		{"Kerberos principal unknown", errors.New("KRB Error: (6) KDC_ERR_C_PRINCIPAL_UNKNOWN"), true},
+		{"Kerberos stale keytab", errors.New("KRBMessage: Decrypting_Error"), true},
+		{"invalid client configuration", sarama.ConfigurationError("Net.SASL.User must not be empty"), true},
+		{"connection refused", fmt.Errorf("dial: %w", syscall.ECONNREFUSED), false},
+		{"closed connection", io.EOF, false},
+		{"timeout", os.ErrDeadlineExceeded, false},
+		{"name does not resolve", &net.DNSError{Name: "kafka-1", Err: "no such host"}, false},
+		{"no broker reachable", sarama.ErrOutOfBrokers, false},
+		{"KDC unreachable", errors.New("KRB Error: cannot reach any KDC in realm EXAMPLE.COM"), false},
+		{"OAUTHBEARER token endpoint refused", &TokenError{Endpoint: "https://idp/token", cause: "401"}, true},
+		{"nil", nil, false},
+	} {
+		if got := IsPermanentConnectError(tc.err); got != tc.permanent {
+			t.Errorf("%s (%v): permanent=%v, want %v", tc.name, tc.err, got, tc.permanent)
+		}
 	}
 }

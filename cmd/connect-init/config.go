@@ -131,6 +131,7 @@ func ownSettings(env []string, s bootstrap.Settings) []configEntry {
 		"CONNECT_INIT_LOG_FORMAT":       s.LogFormat,
 		"CONNECT_INIT_LOG_LEVEL":        s.LogLevel,
 		"CONNECT_INIT_IMAGE":            s.Image,
+		"CONNECT_INIT_CONNECTORS_DIR":   s.ConnectorsDir,
 	}
 	set := map[string]bool{}
 	for _, kv := range env {

@@ -96,6 +96,7 @@ func (g realGates) exec(_ context.Context, st *startup) error {
 		}
 	}
 	st.clients.Close()
+	startApplyChild(st, g.log) // CONNECT_INIT_CONNECTORS_DIR: applycmd.go
 	g.log.Info("starting the worker", "command", strings.Join(st.command.Argv, " "))
 	if err := execFunc(st.command); err != nil {
 		return &configFailure{err}

@@ -8,7 +8,6 @@ import (
 
 	"github.com/connect-init/connect-init/bootstrap"
 	"github.com/connect-init/connect-init/bootstrap/restcheck"
-	"github.com/connect-init/connect-init/bootstrap/workerconfig"
 )
 
 // healthcheckTimeout bounds `connect-init healthcheck` as a whole. A worker
@@ -27,12 +26,15 @@ func healthcheck(ctx context.Context, env []string, s bootstrap.Settings, stdout
 	if s.Timeout > 0 && s.Timeout < timeout {
 		timeout = s.Timeout
 	}
-	props, err := workerconfig.Load(env, s.WorkerConfig)
+	// The worker's settings exactly as its image hands them to it (the
+	// settings step): on Debezium's image REST_PORT, not CONNECT_REST_PORT,
+	// is the port.
+	cfg, err := configOptions.Load(env, s)
 	if err != nil {
 		fmt.Fprintln(stderr, "connect-init healthcheck: bad configuration:", err)
 		return exitConfig
 	}
-	h, err := restcheck.LocalHealth(props, timeout)
+	h, err := restcheck.LocalHealth(cfg.Worker, cfg.AdvertisedURL, cfg.RESTClientTLS, timeout)
 	if err != nil {
 		fmt.Fprintln(stderr, "connect-init healthcheck: bad configuration:", err)
 		return exitConfig

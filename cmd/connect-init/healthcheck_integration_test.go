@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"net"
 	"net/http"
 	"net/url"
@@ -149,7 +150,10 @@ func TestHealthcheckRealWorker(t *testing.T) {
 	}
 
 	// Bad configuration is exit 2, not "unhealthy".
-	bad := map[string]string{"listeners": "http://127.0.0.1:0"}
+	// (The worker settings are read as run reads them, so they are whole
+	// but for the listener.)
+	bad := maps.Clone(props)
+	bad["listeners"] = "http://127.0.0.1:0"
 	if r = runHealthcheck(ctx, t, bad); r.code != exitConfig || !strings.Contains(r.out, "listeners") {
 		t.Errorf("port 0: exit %d, %q", r.code, r.out)
 	}

@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/connect-init/connect-init/bootstrap"
-	"github.com/connect-init/connect-init/bootstrap/restcheck"
 	"github.com/connect-init/connect-init/entrypoint"
 )
 
@@ -128,7 +127,6 @@ func TestPipelineExitCodes(t *testing.T) {
 		{"gate error", &bootstrap.GateError{Gate: "x", Err: errors.New("boom")}, exitGate},
 		{"plain error", errors.New("boom"), exitGate},
 		{"bad setting", &bootstrap.ConfigError{Setting: "CONNECT_X", Problem: "is bad"}, exitConfig},
-		{"bad peers entry", &restcheck.ConfigError{Setting: "CONNECT_INIT_PEERS", Problem: "is bad"}, exitConfig},
 		{"marked bad configuration", &configFailure{errors.New("exec format error")}, exitConfig},
 	}
 	for i, name := range allSteps {

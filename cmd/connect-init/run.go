@@ -12,7 +12,6 @@ import (
 	"github.com/IBM/sarama"
 
 	"github.com/connect-init/connect-init/bootstrap"
-	"github.com/connect-init/connect-init/bootstrap/restcheck"
 	"github.com/connect-init/connect-init/bootstrap/workerconfig"
 	"github.com/connect-init/connect-init/entrypoint"
 	"github.com/connect-init/connect-init/settings"
@@ -33,6 +32,7 @@ var subcommands = []struct{ name, summary string }{
 	{"doctor", "explain the state of the Kafka cluster and the worker group"},
 	{"config", "print the worker configuration as the worker will see it, with where each value comes from"},
 	{"healthcheck", "exit 0 when the local worker has joined its group and serves requests"},
+	{"apply", "create, update (and with --prune delete) connectors from a directory of definitions, then wait until they run"},
 	{"lock", "lock acquire: wait in the worker for its turn to join (run by the worker's config provider)"},
 	{"version", "print the version"},
 	{"help", "print this help"},
@@ -57,6 +57,8 @@ func run(ctx context.Context, args, env []string, stdout, stderr io.Writer) int 
 		return exitOK
 	case "lock":
 		return lockCommand(ctx, args, env, stderr)
+	case "apply":
+		return applyCommand(ctx, args, env, stdout, stderr)
 	case "run", "prepare", "doctor", "healthcheck", "config":
 	default:
 		fmt.Fprintf(stderr, "connect-init: unknown command %q\n", cmd)
@@ -239,8 +241,7 @@ func exitCode(ctx context.Context, err error) int {
 		return se.ExitCode()
 	}
 	var ee *entrypoint.Error
-	var pe *restcheck.ConfigError
-	if bootstrap.AsConfigError(err) || errors.As(err, &ee) || errors.As(err, &pe) || isConfigFailure(err) {
+	if bootstrap.AsConfigError(err) || errors.As(err, &ee) || isConfigFailure(err) {
 		return exitConfig
 	}
 	return exitGate

@@ -231,7 +231,7 @@ func mustRefuse(t *testing.T, group string, s svc, wantStatus string, wantInErro
 
 // mustRefuseLayout is mustRefuse with the bare layout given (nil: s).
 func mustRefuseLayout(t *testing.T, group string, s svc, bareLayout []svc, wantStatus string, wantInError ...string) {
-	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	s.create(t, ctx)
 	m, err := WaitLog(ctx, s.name, refusedRe)
@@ -279,11 +279,24 @@ func mustRefuseLayout(t *testing.T, group string, s svc, bareLayout []svc, wantS
 	ok, fails := postConnectors(t, ctx, group, ids)
 	t.Logf("bare Connect: %d workers in generation %d, leader %s; POST /connectors succeeded on %d of %d, failed: %v", len(ids), gen, leader, ok, len(ids), fails)
 	// Behind a round-robin name each follower's JVM resolves the leader's
-	// URL to one task (and caches it for 30 s): all three followers of a
-	// 4-replica dnsrr service reach the leader by chance with probability
-	// 1/64, in which case this layout looks healthy to Connect for a while.
+	// URL to one task and caches it for 30 s (networkaddress.cache.ttl):
+	// all three followers of a 4-replica dnsrr service reach the leader by
+	// chance with probability 1/64, and the layout looks healthy to Connect
+	// until the cache expires. Ask again after the cache's lifetime, twice
+	// at most: the layout is sound only if every round forwards every
+	// request (chance 1/64^3 for a broken one).
+	for round := 1; ok == len(ids) && round <= 2; round++ {
+		t.Logf("every request reached the leader; asking again once the workers' DNS cache (30 s) has expired (round %d)", round+1)
+		select {
+		case <-ctx.Done():
+			t.Fatal(ctx.Err())
+		case <-time.After(31 * time.Second): // the JVM's cache lifetime, not a guess at readiness
+		}
+		ok, fails = postConnectors(t, ctx, fmt.Sprintf("%s-r%d", group, round), ids)
+		t.Logf("bare Connect, round %d: POST /connectors succeeded on %d of %d, failed: %v", round+1, ok, len(ids), fails)
+	}
 	if ok == len(ids) {
-		t.Fatalf("connect-init refused, but Connect forwarded every request in this layout")
+		t.Fatalf("connect-init refused, but Connect forwarded every request in this layout, in three rounds")
 	}
 }
 

@@ -1,7 +1,9 @@
 // Command demo is `make demo`: it starts a local 3-broker KRaft cluster
 // and two Kafka Connect workers launched through connect-init (the real
-// binary, the real gates and startup lock), prints their REST URLs and
-// stops everything on Ctrl-C.
+// binary, the real gates and startup lock), applies the example connectors
+// of examples/connectors/ with `connect-init apply` and shows their records
+// flowing (a file source into a topic, a file sink out of it), prints the
+// REST URLs and stops everything on Ctrl-C.
 package main
 
 import (
@@ -11,6 +13,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"time"
 
@@ -58,6 +61,7 @@ func demo() error {
 	fmt.Println("brokers:", cluster.Bootstrap())
 
 	var workers []*testbed.Worker
+	var workerEnv []string
 	for i := 1; i <= 2; i++ {
 		props, err := cluster.WorkerProps(map[string]string{
 			"group.id":             "connect-demo",
@@ -73,6 +77,7 @@ func demo() error {
 			return err
 		}
 		env := append(os.Environ(), testbed.EnvFromProps(props)...)
+		workerEnv = env
 		w, err := cluster.StartWorkerCommand(spec, append([]string{binary, "run", "--"}, spec.Argv...), env)
 		if err != nil {
 			return err
@@ -89,6 +94,9 @@ func demo() error {
 		}
 		fmt.Printf("%s ready: %s (try: curl %s/connectors)\n", w.Spec.Name, w.Spec.RESTURL, w.Spec.RESTURL)
 	}
+	if err := applyExample(ctx, binary, workerEnv); err != nil {
+		return err
+	}
 	fmt.Println("\nconnect-init's own log lines are at the top of each worker log.")
 	fmt.Println("Try: go run ./cmd/connect-init doctor  with CONNECT_BOOTSTRAP_SERVERS=" + cluster.Bootstrap() +
 		" CONNECT_GROUP_ID=connect-demo CONNECT_CONFIG_STORAGE_TOPIC=_connect-configs CONNECT_OFFSET_STORAGE_TOPIC=_connect-offsets CONNECT_STATUS_STORAGE_TOPIC=_connect-status")
@@ -97,6 +105,68 @@ func demo() error {
 	fmt.Println("\nstopping workers and brokers...")
 	for _, w := range workers {
 		w.Stop(10 * time.Second)
+	}
+	return nil
+}
+
+// exampleDir is where the example connectors of examples/connectors/ read
+// and write (their "file" settings).
+const exampleDir = "/tmp/connect-init-example"
+
+// applyExample runs `connect-init apply` on examples/connectors/ (a
+// FileStreamSource of exampleDir/input.txt into topic example-lines, a
+// FileStreamSink of that topic into exampleDir/output.txt), then appends
+// lines to the input and shows them arriving in the output.
+func applyExample(ctx context.Context, binary string, env []string) error {
+	root, err := testbed.RepoRoot()
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(exampleDir, 0o755); err != nil {
+		return err
+	}
+	input, output := filepath.Join(exampleDir, "input.txt"), filepath.Join(exampleDir, "output.txt")
+	os.Remove(output)
+	if err := os.WriteFile(input, []byte("hello from connect-init's demo, line 1\n"), 0o644); err != nil {
+		return err
+	}
+	fmt.Println("\n$ connect-init apply --dir examples/connectors")
+	apply := exec.CommandContext(ctx, binary, "apply", "--dir", filepath.Join(root, "examples", "connectors"), "--wait=2m")
+	apply.Env = env
+	apply.Stdout, apply.Stderr = os.Stdout, os.Stderr
+	if err := apply.Run(); err != nil {
+		return fmt.Errorf("connect-init apply: %w", err)
+	}
+	fmt.Println("\nrecords flowing: input.txt -> example-file-source -> topic example-lines -> example-file-sink -> output.txt")
+	f, err := os.OpenFile(input, os.O_APPEND|os.O_WRONLY, 0o644)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	shown := 0
+	for i := 2; i <= 5; i++ {
+		fmt.Fprintf(f, "hello from connect-init's demo, line %d\n", i)
+		deadline := time.Now().Add(30 * time.Second)
+		for {
+			b, _ := os.ReadFile(output)
+			lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
+			if len(b) > 0 && len(lines) >= i {
+				for _, l := range lines[shown:] {
+					fmt.Println("  output.txt:", l)
+				}
+				shown = len(lines)
+				break
+			}
+			if time.Now().After(deadline) {
+				return fmt.Errorf("line %d did not reach %s within 30s", i, output)
+			}
+			select {
+			case <-ctx.Done():
+				return ctx.Err()
+			case <-time.After(200 * time.Millisecond):
+			}
+		}
+		time.Sleep(time.Second)
 	}
 	return nil
 }

@@ -82,6 +82,7 @@ func TestLowLayers(t *testing.T) {
 		"lock":                {"internal/clock"},
 		"bootstrap/restcheck": {"internal/clock", "restclient", "bootstrap/workerconfig", "bootstrap/security"},
 		"entrypoint":          {},
+		"apply":               {"internal/clock", "restclient", "bootstrap/workerconfig"},
 	}
 	all := imports(t)
 	for pkg, ok := range allowed {

@@ -1,0 +1,248 @@
+package apply
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/url"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/connect-init/connect-init/internal/clock"
+	"github.com/connect-init/connect-init/restclient"
+)
+
+// API is the part of Connect's REST API apply uses, on one worker (which
+// forwards writes to the group's leader itself).
+type API struct {
+	REST   *restclient.Client
+	Target restclient.Target
+	// Clock paces the retries of a write Connect refused with 409 (a
+	// rebalance is under way); nil is the system clock.
+	Clock clock.Clock
+}
+
+// TaskStatus is one task's runtime status.
+type TaskStatus struct {
+	ID       int    `json:"id"`
+	State    string `json:"state"`
+	WorkerID string `json:"worker_id"`
+	Trace    string `json:"trace"`
+}
+
+// Status is a connector's runtime status (GET /connectors/<name>/status).
+type Status struct {
+	Connector struct {
+		State    string `json:"state"`
+		WorkerID string `json:"worker_id"`
+		Trace    string `json:"trace"`
+	} `json:"connector"`
+	Tasks []TaskStatus `json:"tasks"`
+}
+
+// Listing is the cluster's connectors with configuration and status.
+type Listing struct {
+	Current map[string]Current
+	Status  map[string]*Status
+}
+
+// connectError is Connect's error body.
+type connectError struct {
+	ErrorCode int    `json:"error_code"`
+	Message   string `json:"message"`
+}
+
+// HTTPError is an answer Connect refused with; Message is Connect's own.
+type HTTPError struct {
+	Request string
+	Status  int
+	Message string
+}
+
+// Error names the request, the status and Connect's message.
+func (e *HTTPError) Error() string {
+	if e.Message != "" {
+		return fmt.Sprintf("%s answered %d: %s", e.Request, e.Status, e.Message)
+	}
+	return fmt.Sprintf("%s answered %d", e.Request, e.Status)
+}
+
+func httpError(req string, resp restclient.Response) *HTTPError {
+	var ce connectError
+	msg := ""
+	if json.Unmarshal(resp.Body, &ce) == nil && ce.Message != "" {
+		msg = ce.Message
+	} else if t := strings.TrimSpace(string(resp.Body)); len(t) < 300 && !strings.ContainsAny(t, "<\n") {
+		msg = t
+	}
+	return &HTTPError{Request: req, Status: resp.Status, Message: msg}
+}
+
+// List reads GET /connectors?expand=info&expand=status.
+func (a *API) List(ctx context.Context) (*Listing, error) {
+	const req = "GET /connectors?expand=info&expand=status"
+	resp, err := a.REST.GetLarge(ctx, a.Target, "connectors?expand=info&expand=status")
+	if err != nil {
+		return nil, fmt.Errorf("%s at %s: %w", req, a.Target.Raw, err)
+	}
+	if resp.Status != http.StatusOK {
+		return nil, httpError(req, resp)
+	}
+	var raw map[string]struct {
+		Info *struct {
+			Config map[string]string `json:"config"`
+		} `json:"info"`
+		Status *Status `json:"status"`
+	}
+	if err := json.Unmarshal(resp.Body, &raw); err != nil {
+		return nil, fmt.Errorf("%s at %s: not Connect's answer: %w", req, a.Target.Raw, err)
+	}
+	l := &Listing{Current: map[string]Current{}, Status: map[string]*Status{}}
+	for name, e := range raw {
+		c := Current{Config: map[string]string{}}
+		if e.Info != nil {
+			c.Config = e.Info.Config
+		}
+		if e.Status != nil {
+			c.State = e.Status.Connector.State
+			l.Status[name] = e.Status
+		}
+		l.Current[name] = c
+	}
+	return l, nil
+}
+
+// FieldError is one config key Connect's validation refused.
+type FieldError struct {
+	Key      string
+	Messages []string
+}
+
+// Validation is Connect's verdict on one configuration.
+type Validation struct {
+	// Errors are per key, sorted by key; a problem that is no key's (an
+	// unknown connector class) is reported on connector.class.
+	Errors []FieldError
+	// Passwords are the keys Connect types as PASSWORD.
+	Passwords []string
+}
+
+// Validate asks PUT /connector-plugins/<class>/config/validate, which
+// writes nothing.
+func (a *API) Validate(ctx context.Context, cfg map[string]string) (*Validation, error) {
+	class := cfg["connector.class"]
+	req := "PUT /connector-plugins/" + class + "/config/validate"
+	body, _ := json.Marshal(cfg)
+	resp, err := a.REST.Do(ctx, a.Target, http.MethodPut, "connector-plugins/"+url.PathEscape(class)+"/config/validate", body)
+	if err != nil {
+		return nil, fmt.Errorf("%s at %s: %w", req, a.Target.Raw, err)
+	}
+	if resp.Status != http.StatusOK {
+		he := httpError(req, resp)
+		// Connect answers an unknown class with an error for the whole
+		// request (no per-field verdict): it belongs to connector.class.
+		if resp.Status == http.StatusBadRequest || resp.Status == http.StatusInternalServerError && strings.Contains(he.Message, "Failed to find any class") {
+			return &Validation{Errors: []FieldError{{Key: "connector.class", Messages: []string{he.Message}}}}, nil
+		}
+		return nil, he
+	}
+	var out struct {
+		ErrorCount int `json:"error_count"`
+		Configs    []struct {
+			Definition struct {
+				Name string `json:"name"`
+				Type string `json:"type"`
+			} `json:"definition"`
+			Value struct {
+				Name   string   `json:"name"`
+				Errors []string `json:"errors"`
+			} `json:"value"`
+		} `json:"configs"`
+	}
+	if err := json.Unmarshal(resp.Body, &out); err != nil {
+		return nil, fmt.Errorf("%s at %s: not Connect's answer: %w", req, a.Target.Raw, err)
+	}
+	v := &Validation{}
+	for _, c := range out.Configs {
+		if c.Definition.Type == "PASSWORD" {
+			v.Passwords = append(v.Passwords, c.Definition.Name)
+		}
+		if len(c.Value.Errors) > 0 {
+			key := c.Value.Name
+			if key == "" {
+				key = c.Definition.Name
+			}
+			v.Errors = append(v.Errors, FieldError{Key: key, Messages: c.Value.Errors})
+		}
+	}
+	sort.Slice(v.Errors, func(i, j int) bool { return v.Errors[i].Key < v.Errors[j].Key })
+	if out.ErrorCount > 0 && len(v.Errors) == 0 {
+		v.Errors = append(v.Errors, FieldError{Key: "connector.class", Messages: []string{fmt.Sprintf("Connect counts %d errors but names no field", out.ErrorCount)}})
+	}
+	return v, nil
+}
+
+// conflictPause is the pause before a write Connect answered 409 is sent
+// again: the rebalance that caused it usually ends within seconds.
+const conflictPause = time.Second
+
+// write sends one write and repeats it while Connect answers 409 (a
+// rebalance is under way, or its config is stale), until ctx ends.
+func (a *API) write(ctx context.Context, method, path string, body []byte, ok ...int) (restclient.Response, error) {
+	req := method + " /" + path
+	for {
+		resp, err := a.REST.Do(ctx, a.Target, method, path, body)
+		if err != nil {
+			return resp, fmt.Errorf("%s at %s: %w", req, a.Target.Raw, err)
+		}
+		for _, s := range ok {
+			if resp.Status == s {
+				return resp, nil
+			}
+		}
+		if resp.Status != http.StatusConflict {
+			return resp, httpError(req, resp)
+		}
+		select {
+		case <-ctx.Done():
+			return resp, fmt.Errorf("%w (gave up: %v)", httpError(req, resp), ctx.Err())
+		case <-clock.Or(a.Clock).After(conflictPause):
+		}
+	}
+}
+
+// PutConfig writes a connector's configuration (creates it when absent).
+func (a *API) PutConfig(ctx context.Context, name string, cfg map[string]string) error {
+	body, _ := json.Marshal(cfg)
+	_, err := a.write(ctx, http.MethodPut, "connectors/"+url.PathEscape(name)+"/config", body, http.StatusOK, http.StatusCreated)
+	return err
+}
+
+// SetState sends PUT /connectors/<name>/<call> (pause, stop or resume).
+func (a *API) SetState(ctx context.Context, name, call string) error {
+	_, err := a.write(ctx, http.MethodPut, "connectors/"+url.PathEscape(name)+"/"+call, nil, http.StatusOK, http.StatusAccepted, http.StatusNoContent)
+	var he *HTTPError
+	if call == "stop" && asHTTP(err, &he) && he.Status == http.StatusNotFound && !strings.Contains(he.Message, name) {
+		return fmt.Errorf("%w (PUT /connectors/<name>/stop exists from Kafka 3.5 on; use state paused on older workers)", err)
+	}
+	return err
+}
+
+// Delete removes a connector.
+func (a *API) Delete(ctx context.Context, name string) error {
+	_, err := a.write(ctx, http.MethodDelete, "connectors/"+url.PathEscape(name), nil, http.StatusOK, http.StatusNoContent)
+	return err
+}
+
+func asHTTP(err error, he **HTTPError) bool {
+	if err == nil {
+		return false
+	}
+	e, ok := err.(*HTTPError)
+	if ok {
+		*he = e
+	}
+	return ok
+}

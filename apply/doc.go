@@ -1,0 +1,28 @@
+// Package apply is connectors as code: `connect-init apply` reads connector
+// definitions from a directory, compares them with what a Kafka Connect
+// cluster runs, prints a plan (create, update with the changed keys only,
+// unchanged, delete only when pruning), has Connect validate every new or
+// changed configuration before anything is written, writes with Connect's
+// own REST calls (PUT /connectors/<name>/config, PUT .../pause|stop|resume,
+// DELETE with pruning) and then waits until every connector of the
+// directory and its tasks run (or are in the state the file asks for).
+//
+// Why it exists: the usual way to create connectors at deployment time is a
+// curl loop in a wrapper script that waits for the REST API and posts JSON,
+// blind to failed tasks and retrying forever on a typo. Here a typo is an
+// error naming the file and line before anything is touched, Connect's own
+// validation is shown per field, a second run writes nothing (an
+// unchanged connector gets no PUT, so no config-topic record and no task
+// restart), and a failed task ends the run with the first lines of its trace.
+//
+// Secrets are never printed: values of keys that look secret (*.password,
+// *secret*, *token*, *.key and the names connect-init's worker settings
+// hide) or that Connect's validation types as PASSWORD show as [hidden],
+// unless the value is a ${provider:path:key} reference, which is passed
+// through untouched for Connect to resolve. Messages from Connect
+// (validation errors, task traces) are scrubbed of every secret value too.
+//
+// The package knows Connect's REST API only (through restclient); which
+// worker to talk to, and the proof that it belongs to the right group, are
+// the command's business (cmd/connect-init/applycmd.go).
+package apply

@@ -1,0 +1,130 @@
+package apply
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/connect-init/connect-init/internal/clock"
+	"github.com/connect-init/connect-init/restclient"
+)
+
+// fakeConnect answers the REST calls apply makes, for the error paths that
+// real workers cannot be made to show on demand (409 during a rebalance, a
+// status that never settles). The real behaviour is proven by
+// apply_integration_test.go on real workers.
+type fakeConnect struct {
+	mu        sync.Mutex
+	configs   map[string]map[string]string
+	status    func(name string) *Status
+	conflicts int // PUT config answers 409 this many times first
+	puts      int
+}
+
+func (f *fakeConnect) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	switch {
+	case r.Method == http.MethodGet && r.URL.Path == "/connectors":
+		out := map[string]any{}
+		for n, c := range f.configs {
+			e := map[string]any{"info": map[string]any{"config": c}}
+			if st := f.status(n); st != nil {
+				e["status"] = st
+			}
+			out[n] = e
+		}
+		json.NewEncoder(w).Encode(out)
+	case r.Method == http.MethodPut && strings.HasSuffix(r.URL.Path, "/config/validate"):
+		io.WriteString(w, `{"error_count":0,"configs":[{"definition":{"name":"db.pass","type":"PASSWORD"},"value":{"name":"db.pass","errors":[]}}]}`)
+	case r.Method == http.MethodPut && strings.HasSuffix(r.URL.Path, "/config"):
+		if f.conflicts > 0 {
+			f.conflicts--
+			w.WriteHeader(http.StatusConflict)
+			io.WriteString(w, `{"error_code":409,"message":"Cannot complete request momentarily due to stale configuration"}`)
+			return
+		}
+		f.puts++
+		var cfg map[string]string
+		json.NewDecoder(r.Body).Decode(&cfg)
+		f.configs[strings.TrimSuffix(strings.TrimPrefix(r.URL.Path, "/connectors/"), "/config")] = cfg
+		w.WriteHeader(http.StatusCreated)
+		io.WriteString(w, `{}`)
+	default:
+		w.WriteHeader(http.StatusNotFound)
+	}
+}
+
+func runFake(t *testing.T, f *fakeConnect, desired []Connector, wait time.Duration) (Result, string, *clock.Stepping) {
+	t.Helper()
+	srv := httptest.NewServer(f)
+	t.Cleanup(srv.Close)
+	tg, err := restclient.Parse(srv.URL + "/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	clk := clock.NewStepping(time.Unix(0, 0))
+	var out bytes.Buffer
+	res := Run(context.Background(), &API{REST: &restclient.Client{}, Target: tg, Clock: clk}, desired,
+		Options{Out: &out, Clock: clk, Wait: wait})
+	return res, out.String(), clk
+}
+
+func running(name string) *Status {
+	st := &Status{Tasks: []TaskStatus{{ID: 0, State: "RUNNING", WorkerID: "w:8083"}}}
+	st.Connector.State = "RUNNING"
+	return st
+}
+
+func TestRunRetriesConflictsOnTheClock(t *testing.T) {
+	f := &fakeConnect{configs: map[string]map[string]string{}, status: running, conflicts: 2}
+	res, out, clk := runFake(t, f, []Connector{conn("a", "", "connector.class", "C", "db.pass", "s3cret")}, time.Minute)
+	if res.Code != ExitOK || f.puts != 1 || !strings.Contains(out, "created a") {
+		t.Fatalf("code %d, %d puts\n%s", res.Code, f.puts, out)
+	}
+	if strings.Contains(out, "s3cret") || !strings.Contains(out, "db.pass = [hidden]") {
+		t.Errorf("a PASSWORD-typed value was printed:\n%s", out)
+	}
+	// Two 409 pauses, then the settle window of polls.
+	if clk.Waited() < 2*conflictPause+DefaultSettle {
+		t.Errorf("waited %v on the clock", clk.Waited())
+	}
+}
+
+func TestRunReportsFailedTaskTrace(t *testing.T) {
+	trace := "org.apache.kafka.connect.errors.ConnectException: boom s3cret\n\tat a\n\tat b\n\tat c\n\tat d\n\tat e\n\tat f\n\tat g\n"
+	failed := func(string) *Status {
+		st := running("a")
+		st.Tasks[0].State, st.Tasks[0].Trace = "FAILED", trace
+		return st
+	}
+	f := &fakeConnect{configs: map[string]map[string]string{}, status: failed}
+	res, out, _ := runFake(t, f, []Connector{conn("a", "", "connector.class", "C", "db.password", "s3cret")}, time.Minute)
+	if res.Code != ExitFailed || !strings.Contains(out, "a: FAILED: task 0 FAILED") || !strings.Contains(out, "ConnectException: boom [hidden]") ||
+		!strings.Contains(out, "... 2 more lines") || strings.Contains(out, "s3cret") {
+		t.Fatalf("code %d\n%s", res.Code, out)
+	}
+}
+
+func TestRunTimesOut(t *testing.T) {
+	pending := func(string) *Status {
+		st := running("a")
+		st.Tasks[0].State = "UNASSIGNED"
+		return st
+	}
+	f := &fakeConnect{configs: map[string]map[string]string{}, status: pending}
+	res, out, clk := runFake(t, f, []Connector{conn("a", "", "connector.class", "C")}, 30*time.Second)
+	if res.Code != ExitFailed || !strings.Contains(out, "a: not RUNNING after 30s: connector RUNNING, 0/1 tasks RUNNING") {
+		t.Fatalf("code %d\n%s", res.Code, out)
+	}
+	if clk.Waited() < 30*time.Second || clk.Waited() > 32*time.Second {
+		t.Errorf("waited %v on the clock for a 30s wait", clk.Waited())
+	}
+}
