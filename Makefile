@@ -58,6 +58,7 @@ containers:
 
 smoke-3x: jar
 	CONNECT_INIT_KAFKA_VERSION=3.9.1 $(GO) test -tags integration -count=1 -timeout 10m -run 'TestE2E|TestConnectProtocolBytes' -v ./cmd/connect-init/
+	CONNECT_INIT_KAFKA_VERSION=3.9.1 $(GO) test -tags integration -count=1 -timeout 10m -v ./internal/degraded/
 
 fuzz:
 	@set -e; for pkg in $$($(GO) list ./...); do \

@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"log/slog"
 	"math/rand/v2"
+	"net"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -31,11 +33,56 @@ type BrokerStatus struct {
 	Err  string `json:"error,omitempty"`
 }
 
+// Broker states of an AbsentBroker.
+const (
+	// StateFenced is a broker the controller still has registered but
+	// fenced: stopped, crashed or cut off (KRaft keeps it until
+	// kafka-cluster unregister). Only DescribeCluster v2 (Kafka 4.0+) says so.
+	StateFenced = "registered but fenced"
+	// StateNotInMetadata is a registered broker the metadata leaves out.
+	StateNotInMetadata = "registered but absent from the metadata"
+	// StateGone is a broker seen registered earlier in this run and no
+	// longer registered (ZooKeeper dropped it, or it was unregistered).
+	StateGone = "no longer registered"
+	// StateNotLive is a broker seen earlier, or named as a replica, that
+	// the registrations leave out where the cluster cannot tell fenced
+	// from unregistered (before Kafka 4.0, DescribeCluster omits fenced
+	// brokers).
+	StateNotLive = "not live (fenced or unregistered)"
+	// StateBootstrapOnly is a bootstrap address no live broker advertises,
+	// named when fewer brokers are live than expected.
+	StateBootstrapOnly = "bootstrap address that no live broker advertises"
+)
+
+// AbsentBroker is a broker that is not live (no gate waits for its
+// metadata), named by id (-1 when only an address is known) and last
+// known address so that the messages say which broker to bring back.
+type AbsentBroker struct {
+	ID    int32  `json:"id"`
+	Addr  string `json:"last_known_address"`
+	State string `json:"state"`
+}
+
+// String is "broker 3 (registered but fenced, last at kafka-3:9092)".
+func (a AbsentBroker) String() string {
+	if a.ID < 0 {
+		return fmt.Sprintf("%s (%s)", a.Addr, a.State)
+	}
+	return fmt.Sprintf("broker %d (%s, last at %s)", a.ID, a.State, a.Addr)
+}
+
 // BrokerReport is the outcome of one look at the cluster.
 type BrokerReport struct {
-	Expected     int            `json:"expected"`
-	Brokers      []BrokerStatus `json:"brokers"`
-	ControllerID int32          `json:"controller_id"`
+	Expected int `json:"expected"`
+	// Brokers are the live brokers: in the metadata and not fenced.
+	Brokers []BrokerStatus `json:"brokers"`
+	// Absent are the brokers known to exist or to have existed that are
+	// not live: fenced, unregistered, or only a bootstrap address.
+	Absent []AbsentBroker `json:"absent,omitempty"`
+	// FencedKnown is true when the cluster said which brokers are fenced
+	// (DescribeCluster v2, Kafka 4.0+).
+	FencedKnown  bool  `json:"fenced_known"`
+	ControllerID int32 `json:"controller_id"`
 	// BootstrapErrs holds, per bootstrap address, why it did not answer
 	// (only filled when none answered).
 	BootstrapErrs map[string]string `json:"bootstrap_errors,omitempty"`
@@ -82,12 +129,29 @@ func (r *BrokerReport) Summary() string {
 		s += "; waiting for " + strings.Join(waiting, "; ")
 	}
 	if len(r.Brokers) < r.Expected {
-		s += fmt.Sprintf("; %d of %d expected brokers registered", len(r.Brokers), r.Expected)
+		s += fmt.Sprintf("; %d of %d expected brokers live", len(r.Brokers), r.Expected)
+	}
+	if missing := r.MissingText(); missing != "" {
+		s += "; missing: " + missing
 	}
 	if r.ControllerID < 0 {
 		s += "; no controller known yet"
 	}
 	return s
+}
+
+// MissingText names the brokers that are not live, and, when fewer are
+// known than expected, how many more are expected without a known id; ""
+// when nothing is missing.
+func (r *BrokerReport) MissingText() string {
+	var parts []string
+	for _, a := range r.Absent {
+		parts = append(parts, a.String())
+	}
+	if n := r.Expected - len(r.Brokers) - len(r.Absent); n > 0 && len(r.Brokers) > 0 {
+		parts = append(parts, fmt.Sprintf("%d more broker(s) of unknown id", n))
+	}
+	return strings.Join(parts, "; ")
 }
 
 // BrokerGate waits until the expected number of brokers are registered,
@@ -109,6 +173,11 @@ type BrokerGate struct {
 	// MaxBackoff caps the wait between attempts (default 400ms), so that
 	// readiness is seen within about half a second.
 	MaxBackoff time.Duration
+
+	// seen is every broker registration seen by this gate, id -> last
+	// address: the highest known set of ids, so a broker that leaves the
+	// registrations is still named.
+	seen map[int32]string
 }
 
 // Wait polls until the cluster is ready or ctx ends. On ctx's end it
@@ -191,9 +260,38 @@ func (g *BrokerGate) fix(rep *BrokerReport) string {
 		}
 	}
 	if len(rep.Brokers) < rep.Expected {
-		return "start the missing brokers, or lower CONNECT_INIT_EXPECTED_BROKERS if the cluster is smaller"
+		return MissingFix(rep)
 	}
 	return ""
+}
+
+// MissingFix is what to do about too few live brokers: restart the
+// missing ones by id, or unregister a fenced one that is gone for good and
+// lower CONNECT_INIT_EXPECTED_BROKERS.
+func MissingFix(rep *BrokerReport) string {
+	var fenced, other []string
+	for _, a := range rep.Absent {
+		switch {
+		case a.State == StateFenced:
+			fenced = append(fenced, strconv.Itoa(int(a.ID)))
+		case a.ID >= 0:
+			other = append(other, strconv.Itoa(int(a.ID)))
+		}
+	}
+	n := len(rep.Brokers)
+	lower := fmt.Sprintf("or set CONNECT_INIT_EXPECTED_BROKERS=%d if the cluster is that small now", n)
+	switch {
+	case len(fenced) > 0:
+		unreg := make([]string, len(fenced))
+		for i, id := range fenced {
+			unreg[i] = "kafka-cluster unregister --bootstrap-server ... --id " + id
+		}
+		return fmt.Sprintf("restart broker %s; if it is gone for good, unregister it (%s), drop it from CONNECT_BOOTSTRAP_SERVERS and set CONNECT_INIT_EXPECTED_BROKERS=%d",
+			strings.Join(fenced, ", "), strings.Join(unreg, "; "), n)
+	case len(other) > 0:
+		return fmt.Sprintf("start broker %s again, %s", strings.Join(other, ", "), lower)
+	}
+	return "start the missing brokers, " + lower
 }
 
 // Probe looks at the cluster once: metadata from the first bootstrap server
@@ -201,18 +299,35 @@ func (g *BrokerGate) fix(rep *BrokerReport) string {
 // at its advertised address, in parallel.
 func (g *BrokerGate) Probe(ctx context.Context) *BrokerReport {
 	rep := &BrokerReport{Expected: g.Expected, ControllerID: -1}
-	md, errs, permanent := g.bootstrapMetadata(ctx)
+	md, mdAddr, errs, permanent := g.bootstrapMetadata(ctx)
 	if md == nil {
 		rep.BootstrapErrs = errs
 		rep.Permanent = permanent
+		rep.Absent = g.absent(nil, nil, false)
 		return rep
 	}
 	rep.Metadata = md
 	rep.ControllerID = md.ControllerID
-	statuses := make([]BrokerStatus, len(md.Brokers))
+	regs, fencedKnown, regErr := DescribeClusterAt(ctx, g.Config, mdAddr)
+	if regErr != nil {
+		regs = nil // an old broker without DescribeCluster: the metadata is all we know
+	}
+	rep.FencedKnown = fencedKnown
+	fenced := map[int32]bool{}
+	for _, r := range regs {
+		if r.Fenced {
+			fenced[r.ID] = true
+		}
+	}
+	var statuses []BrokerStatus
+	for _, b := range md.Brokers {
+		if !fenced[b.ID()] {
+			statuses = append(statuses, BrokerStatus{ID: b.ID(), Addr: b.Addr()})
+		}
+	}
+	rep.Absent = g.absent(statuses, regs, fencedKnown)
 	var wg sync.WaitGroup
-	for i, b := range md.Brokers {
-		statuses[i] = BrokerStatus{ID: b.ID(), Addr: b.Addr()}
+	for i := range statuses {
 		wg.Add(1)
 		go func(st *BrokerStatus) {
 			defer wg.Done()
@@ -230,10 +345,101 @@ func (g *BrokerGate) Probe(ctx context.Context) *BrokerReport {
 	return rep
 }
 
+// absent records the registrations seen and returns the brokers that are
+// not live: fenced or absent from the metadata, seen earlier and gone, and
+// (when fewer are known than expected) bootstrap addresses no live broker
+// advertises.
+func (g *BrokerGate) absent(live []BrokerStatus, regs []Registration, fencedKnown bool) []AbsentBroker {
+	if g.seen == nil {
+		g.seen = map[int32]string{}
+	}
+	isLive := map[int32]bool{}
+	addrs := map[string]bool{}
+	for _, b := range live {
+		isLive[b.ID] = true
+		addrs[b.Addr] = true
+		g.seen[b.ID] = b.Addr
+	}
+	registered := map[int32]bool{}
+	var out []AbsentBroker
+	for _, r := range regs {
+		registered[r.ID] = true
+		g.seen[r.ID] = r.Addr
+		addrs[r.Addr] = true
+		switch {
+		case isLive[r.ID]:
+		case r.Fenced:
+			out = append(out, AbsentBroker{ID: r.ID, Addr: r.Addr, State: StateFenced})
+		default:
+			out = append(out, AbsentBroker{ID: r.ID, Addr: r.Addr, State: StateNotInMetadata})
+		}
+	}
+	if live != nil {
+		for id, addr := range g.seen {
+			if !isLive[id] && !registered[id] {
+				state := StateGone
+				if !fencedKnown {
+					state = StateNotLive
+				}
+				out = append(out, AbsentBroker{ID: id, Addr: addr, State: state})
+				addrs[addr] = true
+			}
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
+	if live != nil && len(live)+len(out) < g.Expected {
+		for _, a := range g.Bootstrap {
+			if !addrs[a] {
+				out = append(out, AbsentBroker{ID: -1, Addr: a, State: StateBootstrapOnly})
+			}
+		}
+	}
+	return out
+}
+
+// Registration is one broker the cluster has registered.
+type Registration struct {
+	ID     int32
+	Addr   string
+	Fenced bool
+}
+
+// DescribeClusterAt asks the broker at addr for the registered brokers,
+// fenced ones included where the broker can say so (DescribeCluster v2,
+// Kafka 4.0+; fencedKnown is then true). sarama's ClusterAdmin asks 4.x
+// brokers for fenced brokers too but drops the flag, which made a stopped
+// broker look live; this reads it.
+func DescribeClusterAt(ctx context.Context, cfg *sarama.Config, addr string) (regs []Registration, fencedKnown bool, err error) {
+	b := sarama.NewBroker(addr)
+	if err := b.Open(cfg); err != nil && !errors.Is(err, sarama.ErrAlreadyConnected) {
+		return nil, false, err
+	}
+	defer b.Close()
+	stop := context.AfterFunc(ctx, func() { b.Close() })
+	defer stop()
+	return DescribeClusterVia(b)
+}
+
+// DescribeClusterVia is DescribeClusterAt over an open broker connection.
+func DescribeClusterVia(b *sarama.Broker) (regs []Registration, fencedKnown bool, err error) {
+	req := &sarama.DescribeClusterRequest{Version: 2, EndpointType: sarama.DescribeClusterEndpointTypeBrokers, IncludeFencedBrokers: true}
+	resp, err := b.DescribeCluster(req)
+	if err != nil {
+		return nil, false, err
+	}
+	if !errors.Is(resp.Err, sarama.ErrNoError) {
+		return nil, false, resp.Err
+	}
+	for _, r := range resp.Brokers {
+		regs = append(regs, Registration{ID: r.BrokerID, Addr: net.JoinHostPort(r.Host, strconv.Itoa(int(r.Port))), Fenced: r.IsFenced})
+	}
+	return regs, req.Version >= 2, nil
+}
+
 // bootstrapMetadata asks all bootstrap servers in parallel and keeps the
 // first answer; when none answers it returns why, per address, and whether
 // every one of them refused us for good.
-func (g *BrokerGate) bootstrapMetadata(ctx context.Context) (*sarama.MetadataResponse, map[string]string, bool) {
+func (g *BrokerGate) bootstrapMetadata(ctx context.Context) (*sarama.MetadataResponse, string, map[string]string, bool) {
 	type result struct {
 		addr string
 		md   *sarama.MetadataResponse
@@ -251,12 +457,12 @@ func (g *BrokerGate) bootstrapMetadata(ctx context.Context) (*sarama.MetadataRes
 	for range g.Bootstrap {
 		r := <-results
 		if r.err == nil {
-			return r.md, nil, false
+			return r.md, r.addr, nil, false
 		}
 		errs[r.addr] = explainWith(r.err, g.Config)
 		permanent = permanent && IsPermanentConnError(r.err)
 	}
-	return nil, errs, permanent
+	return nil, "", errs, permanent
 }
 
 // ping opens a connection to addr (TLS and SASL included) and sends an

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"strconv"
+	"strings"
 	"time"
 	"unicode/utf16"
 
@@ -53,6 +54,10 @@ type CoordinatorReport struct {
 	Brokers                       int    `json:"brokers"`
 	// FindError is why no coordinator was found, "" once one was.
 	FindError string `json:"find_error,omitempty"`
+	// DownReplicas are the replicas of the group's partition whose broker
+	// is not live (fenced or no longer registered), read when no
+	// coordinator was found.
+	DownReplicas []AbsentBroker `json:"down_replicas,omitempty"`
 	// Checks are the broken rules (checks.CoordinatorChecks).
 	Checks []checks.Result `json:"checks,omitempty"`
 	// Warning is set when the group's partition has fewer than two in-sync
@@ -68,7 +73,11 @@ func (r *CoordinatorReport) Subject(strict bool) checks.Coordinator {
 	if r.Partitions == 0 {
 		partition = GroupPartition(r.GroupID, 50)
 	}
-	return checks.Coordinator{GroupID: r.GroupID, Found: r.CoordinatorID >= 0, FindError: r.FindError,
+	var down []checks.DownBroker
+	for _, d := range r.DownReplicas {
+		down = append(down, checks.DownBroker{ID: d.ID, Text: d.String()})
+	}
+	return checks.Coordinator{GroupID: r.GroupID, Found: r.CoordinatorID >= 0, FindError: r.FindError, DownReplicas: down,
 		Partition: partition, Partitions: r.Partitions, Leader: r.Leader, Replicas: r.Replicas, ISR: r.ISR,
 		OffsetsTopicReplicationFactor: r.OffsetsTopicReplicationFactor, Brokers: r.Brokers, Strict: strict}
 }
@@ -103,6 +112,11 @@ type CoordinatorGate struct {
 	Strict bool
 	// Wait is false for doctor: one look, no retries.
 	Wait bool
+
+	// registrations lists the registered brokers with their fenced flag;
+	// nil asks the admin client's controller (DescribeClusterVia). Tests
+	// set it.
+	registrations func() ([]Registration, error)
 }
 
 // Check runs the gate.
@@ -111,20 +125,47 @@ func (g *CoordinatorGate) Check(ctx context.Context) (*CoordinatorReport, error)
 	rep := &CoordinatorReport{GroupID: g.GroupID, CoordinatorID: -1, Leader: -1, Partition: -1}
 	var coord *sarama.Broker
 	lastLog := clk.Now()
+	var lastLook time.Time
 	for {
-		err := g.Client.RefreshCoordinator(g.GroupID)
-		if err == nil {
-			coord, err = g.Client.Coordinator(g.GroupID)
-		}
+		var err error
+		coord, err = bounded(ctx, func() (*sarama.Broker, error) {
+			if err := g.Client.RefreshCoordinator(g.GroupID); err != nil {
+				return nil, err
+			}
+			return g.Client.Coordinator(g.GroupID)
+		})
 		if err == nil {
 			break
 		}
-		rep.FindError = "find coordinator of group " + strconv.Quote(g.GroupID) + ": " + ExplainConnError(err)
+		if ctx.Err() == nil || rep.FindError == "" {
+			rep.FindError = "find coordinator of group " + strconv.Quote(g.GroupID) + ": " + ExplainConnError(err)
+		}
+		if ctx.Err() != nil {
+			return rep, rep.Judge(g.Strict)
+		}
+		// Where the group lives and which of its replicas are down: looked
+		// at once at the first failure, then every 5 s.
+		if lastLook.IsZero() || clk.Now().Sub(lastLook) >= 5*time.Second {
+			g.lookAtPartition(ctx, rep)
+			lastLook = clk.Now()
+		}
 		if !g.Wait {
 			return rep, rep.Judge(g.Strict)
 		}
 		if clk.Now().Sub(lastLog) >= 5*time.Second {
-			g.Log.Info("waiting for the group coordinator", "gate", "coordinator", "group", g.GroupID, "error", ExplainConnError(err))
+			attrs := []any{"gate", "coordinator", "group", g.GroupID, "error", ExplainConnError(err)}
+			if rep.Partitions > 0 {
+				down := make([]string, len(rep.DownReplicas))
+				for i, d := range rep.DownReplicas {
+					down[i] = d.String()
+				}
+				attrs = append(attrs, "partition", rep.Partition, "replicas", fmt.Sprint(rep.Replicas), "isr", fmt.Sprint(rep.ISR),
+					"leader", rep.Leader, "down", strings.Join(down, "; "))
+			}
+			if c := checks.Run(checks.CoordinatorChecks, rep.Subject(g.Strict)); len(c) > 0 {
+				attrs = append(attrs, "fix", c[0].Fix)
+			}
+			g.Log.Info("waiting for the group coordinator", attrs...)
 			lastLog = clk.Now()
 		}
 		select {
@@ -133,11 +174,15 @@ func (g *CoordinatorGate) Check(ctx context.Context) (*CoordinatorReport, error)
 		case <-clk.After(200 * time.Millisecond):
 		}
 	}
+	rep.DownReplicas = nil
 	rep.FindError = ""
 	rep.CoordinatorID = coord.ID()
 	rep.CoordinatorAddr = coord.Addr()
 
-	if err := g.Client.RefreshMetadata(consumerOffsetsTopic); err != nil {
+	// Partitions of other groups may be offline (a dead broker holding
+	// their only replica): that is no failure of ours, the metadata read
+	// still holds every partition.
+	if err := g.Client.RefreshMetadata(consumerOffsetsTopic); err != nil && !errors.Is(err, sarama.ErrLeaderNotAvailable) {
 		return rep, &GateError{Gate: "coordinator", Err: fmt.Errorf("describe %s: %s", consumerOffsetsTopic, ExplainConnError(err))}
 	}
 	parts, err := g.Client.Partitions(consumerOffsetsTopic)
@@ -168,4 +213,104 @@ func (g *CoordinatorGate) Check(ctx context.Context) (*CoordinatorReport, error)
 			"partition", rep.Partition, "replicas", fmt.Sprint(rep.Replicas), "isr", fmt.Sprint(rep.ISR))
 	}
 	return rep, nil
+}
+
+// lookAtPartition reads the group's __consumer_offsets partition (leader,
+// replicas, ISR) and which replicas' brokers are not live, for the
+// coordinator-not-available message. What it cannot read stays unset.
+func (g *CoordinatorGate) lookAtPartition(ctx context.Context, rep *CoordinatorReport) {
+	if g.Admin == nil {
+		return
+	}
+	type look struct {
+		mds         []*sarama.TopicMetadata
+		regs        []Registration
+		fencedKnown bool
+		regErr      error
+	}
+	l, err := bounded(ctx, func() (look, error) {
+		var l look
+		var err error
+		if l.mds, err = g.Admin.DescribeTopics([]string{consumerOffsetsTopic}); err != nil {
+			return l, err
+		}
+		if g.registrations != nil {
+			l.regs, l.regErr = g.registrations()
+			l.fencedKnown = true
+			return l, nil
+		}
+		controller, err := g.Admin.Controller()
+		if err != nil {
+			l.regErr = err
+			return l, nil
+		}
+		l.regs, l.fencedKnown, l.regErr = DescribeClusterVia(controller)
+		return l, nil
+	})
+	mds, regs, regErr := l.mds, l.regs, l.regErr
+	if err != nil || len(mds) != 1 || len(mds[0].Partitions) == 0 {
+		return
+	}
+	rep.Partitions = len(mds[0].Partitions)
+	rep.Partition = GroupPartition(g.GroupID, rep.Partitions)
+	for _, p := range mds[0].Partitions {
+		if p.ID == rep.Partition {
+			rep.Leader, rep.Replicas, rep.ISR = p.Leader, p.Replicas, p.Isr
+		}
+	}
+	if regErr != nil {
+		return
+	}
+	rep.DownReplicas = downReplicas(rep.Replicas, regs, l.fencedKnown)
+}
+
+// downReplicas are the replicas whose broker is fenced or not registered;
+// without fencedKnown (before Kafka 4.0) the two look alike.
+func downReplicas(replicas []int32, regs []Registration, fencedKnown bool) []AbsentBroker {
+	byID := map[int32]Registration{}
+	for _, r := range regs {
+		byID[r.ID] = r
+	}
+	var out []AbsentBroker
+	for _, id := range replicas {
+		r, ok := byID[id]
+		switch {
+		case !ok && fencedKnown:
+			out = append(out, AbsentBroker{ID: id, Addr: "unknown", State: "not registered"})
+		case !ok:
+			out = append(out, AbsentBroker{ID: id, Addr: "unknown", State: StateNotLive})
+		case r.Fenced:
+			out = append(out, AbsentBroker{ID: id, Addr: r.Addr, State: StateFenced})
+		}
+	}
+	return out
+}
+
+// bounded runs f and returns its answer, or ctx's error as soon as ctx
+// ends: sarama's client calls do not take a context, and a gate must end
+// with its timeout (CONNECT_INIT_TIMEOUT), not a request timeout later.
+// When ctx ends first, f finishes in the background and its answer is
+// dropped; f must not write to variables the caller reads.
+func bounded[T any](ctx context.Context, f func() (T, error)) (T, error) {
+	type answer struct {
+		v   T
+		err error
+	}
+	done := make(chan answer, 1)
+	go func() {
+		v, err := f()
+		done <- answer{v, err}
+	}()
+	select {
+	case a := <-done:
+		return a.v, a.err
+	case <-ctx.Done():
+		select {
+		case a := <-done: // finished as ctx ended: keep its answer
+			return a.v, a.err
+		default:
+			var zero T
+			return zero, ctx.Err()
+		}
+	}
 }

@@ -56,23 +56,58 @@ func NewClients(cfg *Config) (*Clients, error) {
 // Metadata.Full off (a big cluster's full topic list is not our business),
 // and such a client learns brokers and controller only from a request.
 func (c *Clients) Connect(bootstrap, seedTopics []string) error {
+	return c.ConnectContext(context.Background(), bootstrap, seedTopics)
+}
+
+// ConnectContext is Connect bounded by ctx: sarama's clients dial without
+// a context (5 s per address), and the brokers gate must end with its
+// timeout. Clients connected after ctx ended are closed, never kept.
+func (c *Clients) ConnectContext(ctx context.Context, bootstrap, seedTopics []string) error {
+	type pair struct {
+		member sarama.Client
+		admin  sarama.ClusterAdmin
+		err    error
+	}
+	done := make(chan pair, 1)
+	go func() {
+		member, admin, err := c.dial(bootstrap, seedTopics)
+		done <- pair{member, admin, err}
+	}()
+	select {
+	case p := <-done:
+		if p.err != nil {
+			return p.err
+		}
+		c.Member, c.Admin = p.member, p.admin
+		return nil
+	case <-ctx.Done():
+		go func() {
+			if p := <-done; p.err == nil {
+				p.admin.Close()
+				p.member.Close()
+			}
+		}()
+		return fmt.Errorf("connect to %v: %w", bootstrap, ctx.Err())
+	}
+}
+
+func (c *Clients) dial(bootstrap, seedTopics []string) (sarama.Client, sarama.ClusterAdmin, error) {
 	member, err := newSeededClient(bootstrap, c.MemberConfig, seedTopics)
 	if err != nil {
-		return err
+		return nil, nil, err
 	}
 	adminClient, err := newSeededClient(bootstrap, c.AdminConfig, seedTopics)
 	if err != nil {
 		member.Close()
-		return err
+		return nil, nil, err
 	}
 	admin, err := sarama.NewClusterAdminFromClient(adminClient)
 	if err != nil {
 		adminClient.Close()
 		member.Close()
-		return fmt.Errorf("connect admin client to %v: %s", bootstrap, ExplainConnError(err))
+		return nil, nil, fmt.Errorf("connect admin client to %v: %s", bootstrap, ExplainConnError(err))
 	}
-	c.Member, c.Admin = member, admin
-	return nil
+	return member, admin, nil
 }
 
 func newSeededClient(bootstrap []string, cfg *sarama.Config, seedTopics []string) (sarama.Client, error) {
@@ -108,7 +143,7 @@ func (c *Cluster) Brokers(ctx context.Context) (err error) {
 	if rep.Brokers, err = bg.Wait(ctx); err != nil {
 		return err
 	}
-	if err := clients.Connect(cfg.BootstrapServers, cfg.TopicNames()); err != nil {
+	if err := clients.ConnectContext(ctx, cfg.BootstrapServers, cfg.TopicNames()); err != nil {
 		return &GateError{Gate: "brokers", Err: err}
 	}
 	return nil

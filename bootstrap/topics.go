@@ -152,12 +152,12 @@ func (g *TopicGate) Ensure(ctx context.Context) (*TopicReport, error) {
 			}
 		}
 		for _, s := range missing { // validate all before creating any
-			if err := g.create(s, true); err != nil && !errors.Is(err, sarama.ErrTopicAlreadyExists) {
+			if err := g.create(ctx, s, true); err != nil && !errors.Is(err, sarama.ErrTopicAlreadyExists) {
 				return nil, g.createError(s, err)
 			}
 		}
 		for _, s := range missing {
-			err := g.create(s, false)
+			err := g.create(ctx, s, false)
 			switch {
 			case err == nil:
 				created[s.Name] = true
@@ -205,9 +205,17 @@ func (g *TopicGate) judgeUntilSettled(ctx context.Context, clk Clock, existing m
 			}
 			select {
 			case <-ctx.Done():
+				return rep, err // the last look's verdict: the deadline came first
 			case <-clk.After(200 * time.Millisecond):
 			}
+			last := err
+			if ctx.Err() != nil {
+				return rep, last
+			}
 			if existing, err = g.describe(ctx); err != nil {
+				if ctx.Err() != nil {
+					return rep, last
+				}
 				return rep, err
 			}
 			continue
@@ -265,7 +273,7 @@ func (g *TopicGate) names() []string {
 
 // describe returns metadata for the internal topics that exist.
 func (g *TopicGate) describe(ctx context.Context) (map[string]*sarama.TopicMetadata, error) {
-	mds, err := g.Admin.DescribeTopics(g.names())
+	mds, err := bounded(ctx, func() ([]*sarama.TopicMetadata, error) { return g.Admin.DescribeTopics(g.names()) })
 	if err != nil {
 		return nil, &GateError{Gate: "topics", Err: fmt.Errorf("describe internal topics: %s", ExplainConnError(err))}
 	}
@@ -298,14 +306,18 @@ func (g *TopicGate) describeUntilPresent(ctx context.Context, clk Clock) (map[st
 	}
 }
 
-func (g *TopicGate) create(s TopicSpec, validateOnly bool) error {
+// create sends one CreateTopics request for s, bounded by ctx.
+func (g *TopicGate) create(ctx context.Context, s TopicSpec, validateOnly bool) error {
 	entries := map[string]*string{}
 	for k, v := range s.Configs {
 		entries[k] = &v
 	}
-	return g.Admin.CreateTopic(s.Name, &sarama.TopicDetail{
-		NumPartitions: s.Partitions, ReplicationFactor: s.ReplicationFactor, ConfigEntries: entries,
-	}, validateOnly)
+	_, err := bounded(ctx, func() (struct{}, error) {
+		return struct{}{}, g.Admin.CreateTopic(s.Name, &sarama.TopicDetail{
+			NumPartitions: s.Partitions, ReplicationFactor: s.ReplicationFactor, ConfigEntries: entries,
+		}, validateOnly)
+	})
+	return err
 }
 
 // createError classifies a creation failure: settings the broker rejects
@@ -389,7 +401,9 @@ func (g *TopicGate) describeTopicConfigs(ctx context.Context, existing map[strin
 	for {
 		clear(out)
 		retry := false
-		results, err := g.Admin.DescribeConfigs(resources, sarama.DescribeConfigsOptions{})
+		results, err := bounded(ctx, func() ([]*sarama.ConfigResourceResult, error) {
+			return g.Admin.DescribeConfigs(resources, sarama.DescribeConfigsOptions{})
+		})
 		if err != nil {
 			// The request itself failed: that is every topic's answer.
 			retry = errors.Is(err, sarama.ErrUnknownTopicOrPartition)
@@ -442,10 +456,36 @@ func (g *TopicGate) waitPropagated(ctx context.Context, clk Clock) error {
 	}
 }
 
+// liveBrokers are the registered brokers that are not fenced: a stopped
+// broker stays registered in KRaft until kafka-cluster unregister, and
+// waiting for its metadata would hold every worker back. It asks with
+// fenced brokers included and reads the flag (DescribeClusterVia); brokers
+// older than 4.0 leave fenced brokers out themselves, and those without
+// DescribeCluster answer through sarama's metadata fallback.
+func (g *TopicGate) liveBrokers() ([]Registration, error) {
+	if controller, err := g.Admin.Controller(); err == nil {
+		if regs, _, err := DescribeClusterVia(controller); err == nil {
+			var out []Registration
+			for _, r := range regs {
+				if !r.Fenced {
+					out = append(out, r)
+				}
+			}
+			return out, nil
+		}
+	}
+	brokers, _, err := g.Admin.DescribeCluster()
+	out := make([]Registration, len(brokers))
+	for i, b := range brokers {
+		out[i] = Registration{ID: b.ID(), Addr: b.Addr()}
+	}
+	return out, err
+}
+
 // propagationGap returns "" when every broker sees every topic with
 // leaders, else what is missing where.
 func (g *TopicGate) propagationGap(ctx context.Context) string {
-	brokers, _, err := g.Admin.DescribeCluster()
+	brokers, err := bounded(ctx, func() ([]Registration, error) { return g.liveBrokers() })
 	if err != nil {
 		return "describe cluster: " + ExplainConnError(err)
 	}
@@ -460,24 +500,24 @@ func (g *TopicGate) propagationGap(ctx context.Context) string {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			mds[i], errs[i] = Metadata(ctx, g.Config, b.Addr(), g.names())
+			mds[i], errs[i] = Metadata(ctx, g.Config, b.Addr, g.names())
 		}()
 	}
 	wg.Wait()
 	for i, b := range brokers {
 		if errs[i] != nil {
-			return fmt.Sprintf("broker %d: %s", b.ID(), ExplainConnError(errs[i]))
+			return fmt.Sprintf("broker %d at %s: %s", b.ID, b.Addr, ExplainConnError(errs[i]))
 		}
 		for _, t := range mds[i].Topics {
 			if !errors.Is(t.Err, sarama.ErrNoError) {
-				return fmt.Sprintf("broker %d does not know topic %q yet (%v)", b.ID(), t.Name, t.Err)
+				return fmt.Sprintf("broker %d does not know topic %q yet (%v)", b.ID, t.Name, t.Err)
 			}
 			if len(t.Partitions) == 0 {
-				return fmt.Sprintf("broker %d shows topic %q without partitions", b.ID(), t.Name)
+				return fmt.Sprintf("broker %d shows topic %q without partitions", b.ID, t.Name)
 			}
 			for _, p := range t.Partitions {
 				if p.Leader < 0 || !errors.Is(p.Err, sarama.ErrNoError) && !errors.Is(p.Err, sarama.ErrReplicaNotAvailable) {
-					return fmt.Sprintf("broker %d shows topic %q partition %d without a leader", b.ID(), t.Name, p.ID)
+					return fmt.Sprintf("broker %d shows topic %q partition %d without a leader", b.ID, t.Name, p.ID)
 				}
 			}
 			if n, ok := want[t.Name]; ok && n >= 0 && n != len(t.Partitions) {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"log/slog"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -20,11 +21,14 @@ type topicAdmin struct {
 	sarama.ClusterAdmin
 	// describes are DescribeTopics answers, one per call (the last repeats).
 	describes [][]*sarama.TopicMetadata
+	mu        sync.Mutex // the gate may leave a call running when its context ends
 	calls     int
 	configs   func(names []string) ([]*sarama.ConfigResourceResult, error)
 }
 
 func (a *topicAdmin) DescribeTopics([]string) ([]*sarama.TopicMetadata, error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
 	i := min(a.calls, len(a.describes)-1)
 	a.calls++
 	return a.describes[i], nil
@@ -36,6 +40,13 @@ func (a *topicAdmin) DescribeConfigs(rs []*sarama.ConfigResource, _ sarama.Descr
 		names = append(names, r.Name)
 	}
 	return a.configs(names)
+}
+
+// looks is how many DescribeTopics calls were made.
+func (a *topicAdmin) looks() int {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.calls
 }
 
 func topicMD(name string, partitions int, leader int32) *sarama.TopicMetadata {
@@ -104,8 +115,8 @@ func TestTopicGateWaitsOutOfflinePartitions(t *testing.T) {
 		if err != nil || rep.Failed() {
 			t.Fatalf("judgeUntilSettled = %v, %+v; want a pass once the leader is back", err, rep)
 		}
-		if admin.calls != 4 {
-			t.Errorf("described %d times, want 4 (three offline looks, then healthy)", admin.calls)
+		if admin.looks() != 4 {
+			t.Errorf("described %d times, want 4 (three offline looks, then healthy)", admin.looks())
 		}
 	})
 	t.Run("deadline", func(t *testing.T) {
@@ -124,16 +135,16 @@ func TestTopicGateWaitsOutOfflinePartitions(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), `topic "s" has partitions without a leader`) {
 			t.Fatalf("judgeUntilSettled = %v, want the offline partition at the deadline", err)
 		}
-		if clk.Waited() < 2*time.Second || admin.calls < 2 {
-			t.Fatalf("gave up after %v and %d looks, want it to keep looking until the deadline", clk.Waited(), admin.calls)
+		if clk.Waited() < 2*time.Second || admin.looks() < 2 {
+			t.Fatalf("gave up after %v and %d looks, want it to keep looking until the deadline", clk.Waited(), admin.looks())
 		}
 	})
 	t.Run("doctor does not wait", func(t *testing.T) {
 		admin := &topicAdmin{describes: [][]*sarama.TopicMetadata{offline, healthy}, configs: compactConfigs}
 		g := &TopicGate{Admin: admin, Specs: testSpecs, Log: slog.New(slog.DiscardHandler), Clock: clock.NewStepping(time.Unix(0, 0))}
 		rep, err := g.Ensure(context.Background())
-		if err == nil || rep == nil || admin.calls != 1 {
-			t.Fatalf("Ensure without Create = %v after %d looks, want one look and the offline error", err, admin.calls)
+		if err == nil || rep == nil || admin.looks() != 1 {
+			t.Fatalf("Ensure without Create = %v after %d looks, want one look and the offline error", err, admin.looks())
 		}
 	})
 }

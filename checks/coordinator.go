@@ -40,6 +40,58 @@ type Coordinator struct {
 	// Strict is CONNECT_INIT_STRICT: a single-replica partition is then an
 	// error.
 	Strict bool
+	// DownReplicas are the partition's replicas whose broker is not live
+	// (read when no coordinator was found).
+	DownReplicas []DownBroker
+}
+
+// DownBroker is a replica's broker that is not live: its id and the line
+// naming it with its state and last address.
+type DownBroker struct {
+	ID   int32
+	Text string
+}
+
+// allReplicasDown reports whether every replica of the group's partition
+// is on a broker that is not live (known only once the partition was read).
+func (c Coordinator) allReplicasDown() bool {
+	return c.Partitions > 0 && len(c.Replicas) > 0 && len(c.DownReplicas) == len(c.Replicas)
+}
+
+// lostEvidence is where the group lives when no coordinator was found:
+// the partition, its replicas, ISR and leader, and the replicas down.
+func (c Coordinator) lostEvidence() string {
+	if c.Partitions == 0 {
+		return "the group lives in __consumer_offsets partition " + c.partitionText()
+	}
+	s := fmt.Sprintf("the group lives in __consumer_offsets partition %d (abs(hashCode) %% %d): replicas %s, ISR %s, leader %s",
+		c.Partition, c.Partitions, idList(c.Replicas), idList(c.ISR), leaderText(c.Leader))
+	if len(c.DownReplicas) > 0 {
+		down := make([]string, len(c.DownReplicas))
+		for i, d := range c.DownReplicas {
+			down[i] = d.Text
+		}
+		s += "; down: " + strings.Join(down, "; ")
+	} else {
+		s += "; every replica's broker is live"
+	}
+	return s
+}
+
+// idList is "[3, 1]", "[]" when empty.
+func idList(ids []int32) string {
+	parts := make([]string, len(ids))
+	for i, id := range ids {
+		parts[i] = strconv.Itoa(int(id))
+	}
+	return "[" + strings.Join(parts, ", ") + "]"
+}
+
+func leaderText(id int32) string {
+	if id < 0 {
+		return "none"
+	}
+	return strconv.Itoa(int(id))
 }
 
 func orUnknown(s string) string {
@@ -84,10 +136,22 @@ var CoordinatorChecks = []Check[Coordinator]{
 			return fmt.Sprintf("no coordinator can be found for the worker group %q", c.GroupID)
 		},
 		Evidence: func(c Coordinator) string {
-			return c.FindError + "; the group lives in __consumer_offsets partition " + c.partitionText()
+			return c.FindError + "; " + c.lostEvidence()
 		},
-		Fix: func(Coordinator) string {
-			return "the leader of that __consumer_offsets partition is down: bring its replicas' brokers back; then raise its replication so one broker loss cannot do this again: connect-init repair --topics=offsets prints the plan, connect-init repair --topics=offsets --execute carries it out online (and set offsets.topic.replication.factor=3 on the brokers)"
+		Fix: func(c Coordinator) string {
+			raise := "then raise its replication online so one broker loss cannot do this again: connect-init repair --topics=offsets prints the plan, connect-init repair --topics=offsets --execute carries it out (and set offsets.topic.replication.factor=3 on the brokers)"
+			switch {
+			case c.allReplicasDown():
+				ids := make([]int32, len(c.DownReplicas))
+				for i, d := range c.DownReplicas {
+					ids[i] = d.ID
+				}
+				return fmt.Sprintf("bring broker %s back: every replica of __consumer_offsets partition %d is on it, and the offsets committed there are not available until it returns; %s",
+					joinIDs(ids), c.Partition, raise)
+			case c.Partitions > 0:
+				return fmt.Sprintf("wait for the leader election of __consumer_offsets partition %d: it has live replicas, so a new leader should take over within seconds; if none does, check the controller's log", c.Partition)
+			}
+			return "the leader of that __consumer_offsets partition is down: bring its replicas' brokers back; " + raise
 		},
 	},
 	{

@@ -61,16 +61,25 @@ func (d *diag) brokers() {
 				"every broker must be reachable from the workers at the address it advertises: check the broker's advertised.listeners and the network between here and it, or start it")
 		}
 	}
+	for _, a := range b.Absent {
+		if a.ID < 0 {
+			continue // only an address: the count finding names it
+		}
+		d.add(IDBrokerNotLive, SeverityWarning, fmt.Sprintf("broker %d", a.ID),
+			fmt.Sprintf("broker %d is %s; no gate waits for it", a.ID, a.State),
+			fmt.Sprintf("last known address %s; live brokers: [%s]", a.Addr, liveIDs(b)),
+			notLiveFix(a))
+	}
 	if len(b.Brokers) < d.s.ExpectedBrokers {
-		var ids []string
-		for _, br := range b.Brokers {
-			ids = append(ids, strconv.Itoa(int(br.ID)))
+		missing := ""
+		if m := b.MissingText(); m != "" {
+			missing = "; missing: " + m
 		}
 		d.add(IDBrokerCountBelowExpected, SeverityError, "cluster",
-			fmt.Sprintf("%d brokers registered, %d expected", len(b.Brokers), d.s.ExpectedBrokers),
-			fmt.Sprintf("registered brokers: [%s]; connect-init run waits for %d (from CONNECT_INIT_EXPECTED_BROKERS, the bootstrap list, the internal topics' replication factors or CONNECT_CUB_KAFKA_MIN_BROKERS)",
-				strings.Join(ids, " "), d.s.ExpectedBrokers),
-			"start the missing brokers, or set CONNECT_INIT_EXPECTED_BROKERS to the real cluster size")
+			fmt.Sprintf("%d brokers live, %d expected", len(b.Brokers), d.s.ExpectedBrokers),
+			fmt.Sprintf("live brokers: [%s]%s; connect-init run waits for %d (from CONNECT_INIT_EXPECTED_BROKERS, the bootstrap list, the internal topics' replication factors or CONNECT_CUB_KAFKA_MIN_BROKERS)",
+				liveIDs(b), missing, d.s.ExpectedBrokers),
+			bootstrap.MissingFix(b))
 	}
 	if b.ControllerID < 0 {
 		d.add(IDControllerUnknown, SeverityError, "cluster", "the metadata names no controller",
@@ -107,6 +116,23 @@ func (d *diag) topics() {
 		subject.WorkersRunning = d.groupHasWorkers()
 		d.results(checks.Run(checks.TopicChecks, subject))
 	}
+}
+
+// liveIDs are the live brokers' ids, space separated.
+func liveIDs(b *bootstrap.BrokerReport) string {
+	var ids []string
+	for _, br := range b.Brokers {
+		ids = append(ids, strconv.Itoa(int(br.ID)))
+	}
+	return strings.Join(ids, " ")
+}
+
+// notLiveFix is what to do about one broker that is not live.
+func notLiveFix(a bootstrap.AbsentBroker) string {
+	if a.State == bootstrap.StateFenced {
+		return fmt.Sprintf("restart broker %d; if it is gone for good, unregister it: kafka-cluster unregister --bootstrap-server ... --id %d", a.ID, a.ID)
+	}
+	return fmt.Sprintf("start broker %d again if it should be part of the cluster; otherwise nothing to do", a.ID)
 }
 
 // coordinator renders the coordinator checks (checks.CoordinatorChecks,

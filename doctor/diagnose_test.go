@@ -81,6 +81,11 @@ func TestFindingDerivation(t *testing.T) {
 			s.Brokers.ControllerID = -1
 		}, map[string]Severity{IDBrokerUnreachable: SeverityError, IDBrokerCountBelowExpected: SeverityError, IDControllerUnknown: SeverityError},
 			[]string{"k2 does not resolve"}},
+		{"broker fenced, fewer live than expected", func(s *Snapshot) {
+			s.Brokers.Brokers = s.Brokers.Brokers[:2]
+			s.Brokers.Absent = []bootstrap.AbsentBroker{{ID: 3, Addr: "k3:9092", State: bootstrap.StateFenced}}
+		}, map[string]Severity{IDBrokerNotLive: SeverityWarning, IDBrokerCountBelowExpected: SeverityError},
+			[]string{"last known address k3:9092", "missing: broker 3 (registered but fenced, last at k3:9092)"}},
 		{"fresh cluster", func(s *Snapshot) {
 			for i := range s.Topics.Topics {
 				s.Topics.Topics[i] = bootstrap.TopicResult{Role: s.Topics.Topics[i].Role, Name: s.Topics.Topics[i].Name, Outcome: bootstrap.TopicMissing}

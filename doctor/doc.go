@@ -38,8 +38,9 @@
 //
 //	id                                 severity        condition
 //	broker-unreachable                 error           no bootstrap server answers, or a registered broker does not answer at its advertised address
-//	broker-count-below-expected        error           fewer brokers registered than connect-init run waits for
+//	broker-count-below-expected        error           fewer brokers live than connect-init run waits for; the missing ones named by id and last address
 //	controller-unknown                 error           the metadata names no controller
+//	broker-not-live                    warning         a broker is registered but fenced, or was registered and is gone: no gate waits for it
 //	internal-topic-missing             warning|error   an internal topic does not exist (error when the group already has Connect members)
 //	topic-configs-unreadable           error           an internal topic's settings cannot be read (DescribeConfigs refused): its cleanup.policy is unverified
 //	config-topic-partitions            error           the config topic has more than one partition
@@ -83,14 +84,18 @@
 //	    "brokers": {                                       // null if not looked at
 //	      "expected": 3, "registered": 3, "reachable": 3, "controller_id": 1,
 //	      "list": [{"id": 1, "advertised_address": "kafka-1:9092", "reachable": true, "error": ""}],
-//	      "bootstrap_errors": {"kafka-1:9092": "connection refused"}   // only when no bootstrap server answered
+//	      "bootstrap_errors": {"kafka-1:9092": "connection refused"},  // only when no bootstrap server answered
+//	      "absent": [{"id": 3, "last_known_address": "kafka-3:9092",  // brokers not live: "registered but fenced",
+//	                  "state": "registered but fenced"}]             // "no longer registered", ... (id -1: a bootstrap address only)
 //	    },
 //	    "topics": [{"role": "config", "name": "_connect-configs", "exists": true, "partitions": 1,
 //	                "replication_factor": 3, "configured_replication_factor": 3,
 //	                "cleanup_policy": "compact", "min_insync_replicas": "2",
 //	                "under_replicated_partitions": [], "offline_partitions": []}],
 //	    "coordinator": {"id": 2, "address": "kafka-2:9092", "partition": 13, "partitions": 50, "leader": 2,
-//	                    "replicas": [2, 3, 1], "isr": [2, 3, 1], "offsets_topic_replication_factor": "3"},  // null if none
+//	                    "replicas": [2, 3, 1], "isr": [2, 3, 1], "offsets_topic_replication_factor": "3",
+//	                    "find_error": "",                  // set when no coordinator was found (id -1); the partition is still read
+//	                    "down_replicas": []},              // replicas whose broker is not live, like brokers.absent; [] when none
 //	    "group": {                                         // null if not looked at
 //	      "group_id": "connect-cluster",
 //	      "state": "Stable",                               // Stable|Empty|Dead|PreparingRebalance|CompletingRebalance|NotFound

@@ -23,6 +23,7 @@ const (
 	IDBrokerUnreachable         = "broker-unreachable"
 	IDBrokerCountBelowExpected  = "broker-count-below-expected"
 	IDControllerUnknown         = "controller-unknown"
+	IDBrokerNotLive             = "broker-not-live"
 	IDInternalTopicMissing      = checks.IDInternalTopicMissing
 	IDTopicConfigsUnreadable    = checks.IDTopicConfigsUnreadable
 	IDConfigTopicPartitions     = checks.IDConfigTopicPartitions

@@ -57,6 +57,9 @@ type Brokers struct {
 	ControllerID    int32             `json:"controller_id"`
 	List            []Broker          `json:"list"`
 	BootstrapErrors map[string]string `json:"bootstrap_errors,omitempty"`
+	// Absent are the brokers that are not live (fenced, unregistered, or
+	// only a bootstrap address), by id and last known address.
+	Absent []bootstrap.AbsentBroker `json:"absent"`
 }
 
 // Broker is one registered broker as seen from here.
@@ -91,6 +94,10 @@ type Coordinator struct {
 	Replicas                      []int32 `json:"replicas"`
 	ISR                           []int32 `json:"isr"`
 	OffsetsTopicReplicationFactor string  `json:"offsets_topic_replication_factor"`
+	// FindError is why no coordinator was found (ID is then -1); the
+	// partition, its replicas and the replicas down are still filled.
+	FindError    string                   `json:"find_error,omitempty"`
+	DownReplicas []bootstrap.AbsentBroker `json:"down_replicas"`
 }
 
 // NewDocument builds the document from a snapshot and its findings.
@@ -126,7 +133,10 @@ func NewDocument(s *Snapshot, findings []Finding, version string, now time.Time)
 	}
 	if b := s.Brokers; b != nil {
 		c.Brokers = &Brokers{Expected: b.Expected, Registered: len(b.Brokers), Reachable: b.UpCount(), ControllerID: b.ControllerID,
-			List: []Broker{}, BootstrapErrors: b.BootstrapErrs}
+			List: []Broker{}, BootstrapErrors: b.BootstrapErrs, Absent: b.Absent}
+		if c.Brokers.Absent == nil {
+			c.Brokers.Absent = []bootstrap.AbsentBroker{}
+		}
 		for _, br := range b.Brokers {
 			c.Brokers.List = append(c.Brokers.List, Broker{ID: br.ID, Address: br.Addr, Reachable: br.Up, Error: br.Err})
 		}
@@ -143,9 +153,13 @@ func NewDocument(s *Snapshot, findings []Finding, version string, now time.Time)
 				UnderReplicated: nonNilInt32(t.UnderReplicated), Offline: nonNilInt32(t.Offline)})
 		}
 	}
-	if co := s.Coordinator; co != nil && co.CoordinatorID >= 0 {
+	if co := s.Coordinator; co != nil && (co.CoordinatorID >= 0 || co.Partitions > 0) {
 		c.Coordinator = &Coordinator{ID: co.CoordinatorID, Address: co.CoordinatorAddr, Partition: co.Partition, Partitions: co.Partitions,
-			Leader: co.Leader, Replicas: nonNilInt32(co.Replicas), ISR: nonNilInt32(co.ISR), OffsetsTopicReplicationFactor: co.OffsetsTopicReplicationFactor}
+			Leader: co.Leader, Replicas: nonNilInt32(co.Replicas), ISR: nonNilInt32(co.ISR), OffsetsTopicReplicationFactor: co.OffsetsTopicReplicationFactor,
+			FindError: co.FindError, DownReplicas: co.DownReplicas}
+		if c.Coordinator.DownReplicas == nil {
+			c.Coordinator.DownReplicas = []bootstrap.AbsentBroker{}
+		}
 	}
 	c.Group = s.Group
 	c.Recheck = s.Recheck
@@ -200,6 +214,13 @@ func writeBrokers(p *printer, c Cluster) {
 		}
 		fmt.Fprintf(tw, "  broker %d\t%s\t%s\n", br.ID, br.Address, st)
 	}
+	for _, a := range b.Absent {
+		if a.ID >= 0 {
+			fmt.Fprintf(tw, "  broker %d\t%s\tNOT LIVE: %s\n", a.ID, a.Addr, a.State)
+		} else {
+			fmt.Fprintf(tw, "  bootstrap\t%s\tNOT LIVE: %s\n", a.Addr, a.State)
+		}
+	}
 	for _, a := range sortedKeys(b.BootstrapErrors) {
 		fmt.Fprintf(tw, "  bootstrap\t%s\t%s\n", a, b.BootstrapErrors[a])
 	}
@@ -231,7 +252,17 @@ func writeTopics(p *printer, c Cluster) {
 }
 
 func writeCoordinator(p *printer, c Cluster) {
-	if co := c.Coordinator; co != nil {
+	co := c.Coordinator
+	switch {
+	case co == nil:
+	case co.ID < 0:
+		var down []string
+		for _, d := range co.DownReplicas {
+			down = append(down, d.String())
+		}
+		p.f("Coordinator  none found; __consumer_offsets partition %d of %d, leader %d, replicas %v, ISR %v, down: %s\n",
+			co.Partition, co.Partitions, co.Leader, co.Replicas, co.ISR, noneIfEmpty(strings.Join(down, "; ")))
+	default:
 		p.f("Coordinator  broker %d (%s), __consumer_offsets partition %d of %d, leader %d, replicas %v, ISR %v\n",
 			co.ID, co.Address, co.Partition, co.Partitions, co.Leader, co.Replicas, co.ISR)
 	}
@@ -384,4 +415,11 @@ func printRegistry(p *printer, ir *bootstrap.IdentityReport) {
 			w.FirstSeen.UTC().Format("2006-01-02T15:04:05Z"), w.LastSeen.UTC().Format("2006-01-02T15:04:05Z"))
 	}
 	tw.Flush()
+}
+
+func noneIfEmpty(s string) string {
+	if s == "" {
+		return "none"
+	}
+	return s
 }

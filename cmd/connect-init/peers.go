@@ -9,6 +9,7 @@ import (
 	"github.com/connect-init/connect-init/bootstrap/connectproto"
 	"github.com/connect-init/connect-init/bootstrap/restcheck"
 	"github.com/connect-init/connect-init/bootstrap/workerconfig"
+	"github.com/connect-init/connect-init/lock"
 )
 
 // checkPeers runs the last gates before the exec, with a fresh timeout
@@ -50,6 +51,24 @@ func checkPeers(ctx context.Context, cfg *bootstrap.Config, clients *bootstrap.C
 	}
 	log.Info("peers checked", "own_url", own, "peers", len(rep.Peers), "warnings", rep.Warned, "took", time.Since(start).Round(time.Millisecond).String())
 	return nil
+}
+
+// releaseReady is the release reason a holder's own readiness check writes
+// (lock/ready.go); a hold lease expiry writes "hold lease expired".
+const releaseReady = "ready"
+
+// releasedAsReady are the URLs of the lock queue's holders released as
+// ready, other than own: only they are expected to answer. A holder whose
+// hold lease expired never got ready (it may have crashed), and probing it
+// would hold this worker back for the peer check's whole warning wait.
+func releasedAsReady(entries []lock.Entry, own string) []string {
+	var ready []string
+	for _, e := range entries {
+		if e.URL != "" && e.URL != own && e.State == lock.StateReleased && e.ReleaseReason == releaseReady {
+			ready = append(ready, e.URL)
+		}
+	}
+	return ready
 }
 
 // selfProbe binds the listener the worker advertises, as the worker will

@@ -71,11 +71,7 @@ func takeStartupLock(ctx context.Context, cfg *bootstrap.Config, clients *bootst
 	// answer: waiters and holders still starting have no REST server yet.
 	var ready []string
 	if snap, err := l.Queue(ctx); err == nil {
-		for _, e := range snap.Entries {
-			if e.URL != "" && e.URL != url && e.State == lock.StateReleased {
-				ready = append(ready, e.URL)
-			}
-		}
+		ready = releasedAsReady(snap.Entries, url)
 	}
 	return ready, nil
 }

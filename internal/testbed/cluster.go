@@ -444,3 +444,22 @@ func escapeProperty(v string) string {
 	}
 	return v
 }
+
+// Unregister removes node id's broker registration from the KRaft
+// controller (kafka-cluster unregister), as an operator does for a broker
+// that is gone for good. The node must be stopped.
+func (c *Cluster) Unregister(ctx context.Context, id int) error {
+	argv := append([]string{"java"}, JVMFlags(128, c.Opts.Dir)...)
+	argv = append(argv, "-cp", c.Dist.Classpath(), "org.apache.kafka.tools.ClusterTool", "unregister",
+		"--bootstrap-server", c.Bootstrap(), "--id", itoa(id))
+	logPath := filepath.Join(c.Opts.Dir, fmt.Sprintf("unregister-%d-%d.log", id, time.Now().UnixNano()))
+	p, err := StartProcess(fmt.Sprintf("unregister-%d", id), argv, nil, c.Opts.Dir, logPath)
+	if err != nil {
+		return err
+	}
+	code, err := p.ExitCode(ctx)
+	if err != nil || code != 0 {
+		return fmt.Errorf("testbed: unregister broker %d: exit %d %v\n%s", id, code, err, tail(p.Log(), 3000))
+	}
+	return nil
+}
