@@ -11,25 +11,26 @@ import (
 	"github.com/connect-init/connect-init/bootstrap/workerconfig"
 )
 
-// Role selects which of Connect's client settings apply, following
+// ClientKind selects which of Connect's client settings apply, following
 // Connect's precedence: top-level settings for the worker's group member
 // and config-topic reader, top-level overlaid with admin.* for admin work.
-type Role int
+// (A topic's Role, by contrast, is config, offset or status.)
+type ClientKind int
 
 const (
-	// RoleMember is the worker's group member and config consumer.
-	RoleMember Role = iota
-	// RoleAdmin is topic creation and description.
-	RoleAdmin
+	// ClientMember is the worker's group member and config consumer.
+	ClientMember ClientKind = iota
+	// ClientAdmin is topic creation and description.
+	ClientAdmin
 )
 
-// ClientProps returns the worker properties that apply to role.
-func ClientProps(worker workerconfig.Properties, role Role) workerconfig.Properties {
+// ClientProps returns the worker properties that apply to a client of kind.
+func ClientProps(worker workerconfig.Properties, kind ClientKind) workerconfig.Properties {
 	out := workerconfig.Properties{}
 	for k, v := range worker {
 		out[k] = v
 	}
-	if role == RoleAdmin {
+	if kind == ClientAdmin {
 		for k, v := range worker.WithPrefix("admin.") {
 			out[k] = v
 		}
@@ -37,14 +38,14 @@ func ClientProps(worker workerconfig.Properties, role Role) workerconfig.Propert
 	return out
 }
 
-// SaramaConfig builds the sarama configuration for role from the worker
+// SaramaConfig builds the sarama configuration for a client of kind from the worker
 // settings. It negotiates API versions with each broker (MaxVersion plus
 // ApiVersions requests), so one binary speaks to Kafka 2.x through 4.x, and
 // it turns off sarama's own retries and background refreshes: the gates
 // retry on their own schedule and need the first error, not "run out of
 // available brokers".
-func SaramaConfig(worker workerconfig.Properties, role Role) (*sarama.Config, error) {
-	props := ClientProps(worker, role)
+func SaramaConfig(worker workerconfig.Properties, kind ClientKind) (*sarama.Config, error) {
+	props := ClientProps(worker, kind)
 	cfg := sarama.NewConfig()
 	cfg.Version = sarama.MaxVersion
 	cfg.ApiVersionsRequest = true

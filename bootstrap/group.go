@@ -553,14 +553,8 @@ func (g *GroupGate) ConfigEndOffsets(ctx context.Context) (hw, lso int64, err er
 // reads offsets, as the worker itself would), with the cluster-identity
 // rules on and read-only: set Identity.Register to write the registry.
 func NewGroupGate(cfg *Config, clients *Clients, log *slog.Logger, clock Clock) *GroupGate {
-	g := &GroupGate{Admin: clients.Admin, Client: clients.Member, GroupID: cfg.GroupID, Log: log, Clock: clock,
-		Identity: NewIdentity(cfg, clients, false)}
-	for _, t := range cfg.Topics {
-		if t.Role == RoleConfig {
-			g.ConfigTopic = t.Name
-		}
-	}
-	return g
+	return &GroupGate{Admin: clients.Admin, Client: clients.Member, GroupID: cfg.GroupID, ConfigTopic: cfg.ConfigTopic().Name,
+		Log: log, Clock: clock, Identity: NewIdentity(cfg, clients, false)}
 }
 
 func offsetOrNull(o *int64) any {

@@ -40,11 +40,11 @@ func (c *Clients) Close() {
 // NewClients builds the sarama configurations for both roles (errors here
 // are configuration errors) without connecting.
 func NewClients(cfg *Config) (*Clients, error) {
-	member, err := SaramaConfig(cfg.Worker, RoleMember)
+	member, err := SaramaConfig(cfg.Worker, ClientMember)
 	if err != nil {
 		return nil, err
 	}
-	admin, err := SaramaConfig(cfg.Worker, RoleAdmin)
+	admin, err := SaramaConfig(cfg.Worker, ClientAdmin)
 	if err != nil {
 		return nil, err
 	}
