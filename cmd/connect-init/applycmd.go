@@ -85,15 +85,8 @@ func applyCommand(ctx context.Context, args, env []string, stdout, stderr io.Wri
 	fs.DurationVar(&af.wait, "wait", 5*time.Minute, "how long to wait for every connector and task to be in the desired state (0: do not wait)")
 	fs.StringVar(&af.url, "url", "", "the REST URL of a worker of the group (default: CONNECT_INIT_PEERS, else the group's members)")
 	fs.BoolVar(&af.waitLocal, "wait-local", false, "wait for this container's worker to be ready, then apply once (started by run)")
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			fs.SetOutput(stderr)
-			fmt.Fprintln(stderr, "usage of connect-init apply:")
-			fs.PrintDefaults()
-			return exitOK
-		}
-		logConfigError(earlyLogger(stderr, env, args), &bootstrap.ConfigError{Setting: "command line", Problem: err.Error(), Fix: "see connect-init apply -h"})
-		return exitConfig
+	if code, done := parseCommandFlags(fs, args, env, stderr, "apply"); done {
+		return code
 	}
 	s.Flags = setFlags(fs)
 	if flagSet(fs, "dir") {
@@ -200,12 +193,6 @@ func applyCommand(ctx context.Context, args, env []string, stdout, stderr io.Wri
 			"unchanged", res.Plan.Count(apply.Unchanged), "deleted", res.Plan.Count(apply.Delete))
 	}
 	return res.Code
-}
-
-func flagSet(fs *flag.FlagSet, name string) bool {
-	set := false
-	fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
-	return set
 }
 
 // peerURL turns a CONNECT_INIT_PEERS entry (host, host:port or a URL) into

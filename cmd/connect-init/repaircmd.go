@@ -84,19 +84,8 @@ func repairCommand(ctx context.Context, args, env []string, stdout, stderr io.Wr
 		rf.rateBytes, rf.throttle = n, v
 		return nil
 	})
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			fs.SetOutput(stderr)
-			fmt.Fprintln(stderr, "usage of connect-init repair [--topics=offsets,internal] [--replication-factor N] [--execute] [--throttle=50MB/s]:")
-			fs.PrintDefaults()
-			return exitOK
-		}
-		setting := "command line"
-		if name := flagName(err); name != "" {
-			setting = "--" + name
-		}
-		logConfigError(earlyLogger(stderr, env, args), &bootstrap.ConfigError{Setting: setting, Problem: err.Error(), Fix: "see connect-init repair -h"})
-		return exitConfig
+	if code, done := parseCommandFlags(fs, args, env, stderr, "repair [--topics=offsets,internal] [--replication-factor N] [--execute] [--throttle=50MB/s]"); done {
+		return code
 	}
 	if fs.NArg() > 0 {
 		logConfigError(earlyLogger(stderr, env, args), &bootstrap.ConfigError{Setting: "command line", Problem: fmt.Sprintf("repair takes no arguments (got %q)", fs.Args()), Fix: "see connect-init repair -h"})
@@ -123,23 +112,6 @@ func repairCommand(ctx context.Context, args, env []string, stdout, stderr io.Wr
 		return se.ExitCode()
 	}
 	return code
-}
-
-// flagName finds the flag a flag package error is about ("" if none).
-func flagName(err error) string {
-	msg := err.Error()
-	for _, mid := range []string{" for flag -", " for -"} {
-		if i := strings.Index(msg, mid); i >= 0 {
-			name, _, _ := strings.Cut(msg[i+len(mid):], ":")
-			return strings.TrimLeft(name, "-")
-		}
-	}
-	for _, pre := range []string{"flag needs an argument: -", "flag provided but not defined: -"} {
-		if i := strings.Index(msg, pre); i >= 0 {
-			return strings.TrimLeft(strings.TrimSpace(msg[i+len(pre):]), "-")
-		}
-	}
-	return ""
 }
 
 // runRepair connects, asks the brokers for their defaults, and plans or

@@ -78,15 +78,8 @@ func run(ctx context.Context, args, env []string, stdout, stderr io.Writer) int 
 	fs.SetOutput(io.Discard) // a bad flag is one error event, not a page of usage
 	bindFlags(fs, &settings)
 	asJSON := fs.Bool("json", false, "doctor, config: print one JSON document")
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			fs.SetOutput(stderr)
-			fmt.Fprintf(stderr, "usage of connect-init %s:\n", cmd)
-			fs.PrintDefaults()
-			return exitOK
-		}
-		logConfigError(earlyLogger(stderr, env, args), &bootstrap.ConfigError{Setting: "command line", Problem: err.Error(), Fix: "see connect-init " + cmd + " -h"})
-		return exitConfig
+	if code, done := parseCommandFlags(fs, args, env, stderr, cmd); done {
+		return code
 	}
 	settings.Flags = setFlags(fs)
 	if err := settings.Validate(); err != nil {
