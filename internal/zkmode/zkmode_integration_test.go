@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -254,16 +255,58 @@ func TestPrepareRepeatedPrepareDoctor(t *testing.T) {
 	}
 }
 
-// run with the startup lock: two real 3.4.1 workers launched through
-// connect-init run at the same instant on a new group. One takes the lock
-// and execs; the other waits, sees the holder ready as a member of the
-// Stable group (3.4 workers have no GET /health), releases it, takes the
-// lock and execs. Both become healthy and the group ends Stable with 2
-// members.
+// providerLine is what connect-init's config provider logs in the worker
+// when it starts waiting for the lock.
+const providerLine = "Waiting for this worker's turn to join the group"
+
+var (
+	jarOnce sync.Once
+	jarPath string
+	jarErr  error
+)
+
+// providerJar builds the in-worker lock's provider with the project's own
+// build (make jar) once per test binary and returns its path.
+func providerJar(t *testing.T) string {
+	t.Helper()
+	jarOnce.Do(func() {
+		root, err := testbed.RepoRoot()
+		if err != nil {
+			jarErr = err
+			return
+		}
+		cmd := exec.Command("make", "-s", "jar")
+		cmd.Dir = root
+		if out, err := cmd.CombinedOutput(); err != nil {
+			jarErr = fmt.Errorf("make jar: %v\n%s", err, out)
+			return
+		}
+		jarPath = filepath.Join(root, "bin", "connect-init-provider.jar")
+	})
+	if jarErr != nil {
+		t.Fatal(jarErr)
+	}
+	return jarPath
+}
+
+// run with the startup lock, in both lock modes: two real 3.4.1 workers
+// launched through connect-init run at the same instant on a new group.
+// exec: one takes the lock and execs, the other waits before its exec.
+// worker: both exec at once with the provider jar on their classpath, and
+// each JVM waits in the provider after its plugin scan. Either way the
+// second sees the holder ready as a member of the Stable group (3.4
+// workers have no GET /health), releases it and takes the lock; both
+// become healthy and the group ends Stable with 2 members.
 func TestRunWithStartupLock(t *testing.T) {
+	for _, mode := range []string{"exec", "worker"} {
+		t.Run(mode, func(t *testing.T) { runWithLock(t, mode) })
+	}
+}
+
+func runWithLock(t *testing.T, mode string) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	group := newGroup("zk-lock")
+	group := newGroup("zk-lock-" + mode)
 	var workers []*testbed.Worker
 	for _, name := range []string{"a", "b"} {
 		props := groupProps(t, group, 3)
@@ -271,7 +314,12 @@ func TestRunWithStartupLock(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		e := env(props, "CONNECT_INIT_TIMEOUT=2m", "CONNECT_INIT_LOCK_MODE=exec")
+		e := env(props, "CONNECT_INIT_TIMEOUT=2m", "CONNECT_INIT_LOCK_MODE="+mode)
+		if mode == "worker" {
+			jar := providerJar(t)
+			spec.AddClasspath(jar)
+			e = append(e, "CONNECT_INIT_LOCK_JAR="+jar, "CONNECT_INIT_WORKER_CONFIG="+spec.PropsFile)
+		}
 		w, err := cluster.StartWorkerCommand(spec, append([]string{binary, "run", "--"}, spec.Argv...), e)
 		if err != nil {
 			t.Fatal(err)
@@ -287,7 +335,14 @@ func TestRunWithStartupLock(t *testing.T) {
 		if err != nil || !strings.Contains(string(cmdline), "org.apache.kafka.connect.cli.ConnectDistributed") {
 			t.Errorf("pid %d is not the Connect worker (%v): %q", w.Pid(), err, cmdline)
 		}
-		mustContain(t, "worker "+w.Spec.Name, w.Log(), "startup lock mode", "acquired startup lock", `msg="starting the worker"`)
+		mustContain(t, "worker "+w.Spec.Name, w.Log(), `msg="startup lock mode" component=connect-init mode=`+mode,
+			`msg="starting the worker"`)
+		if n := w.CountInLog(`msg="acquired startup lock"`); n != 1 {
+			t.Errorf("worker %s logged \"acquired startup lock\" %d times, want 1", w.Spec.Name, n)
+		}
+		if mode == "worker" {
+			mustContain(t, "worker "+w.Spec.Name, w.Log(), providerLine)
+		}
 	}
 	var first, second *testbed.Worker
 	for i, w := range workers {
@@ -299,7 +354,7 @@ func TestRunWithStartupLock(t *testing.T) {
 		t.Fatalf("want exactly one worker to release the other; logs:\n%s\n----\n%s", tail(workers[0].Log()), tail(workers[1].Log()))
 	}
 	holder := "holder=" + first.Spec.RESTURL + "/"
-	mustContain(t, "the second worker", second.Log(), "waiting for startup lock",
+	mustContain(t, "the second worker", second.Log(), `msg="waiting for startup lock"`,
 		`msg="startup lock holder is ready" component=connect-init `+holder+` why="member of the stable group at config offset`,
 		"reason=ready")
 
@@ -361,6 +416,7 @@ func TestKilledBroker(t *testing.T) {
 	go func() { defer wg.Done(); code3, out3 = run(t, exp3, "prepare") }()
 	wg.Wait()
 
+	t.Logf("expecting 3: %s", lineWith(out3, "gate failed"))
 	waiting := fmt.Sprintf("waiting for broker %d at %s: ", victim, addr)
 	if code2 != 0 {
 		t.Errorf("prepare exit %d with CONNECT_INIT_EXPECTED_BROKERS=2 and broker %d killed:\n%s", code2, victim, out2)
@@ -422,4 +478,14 @@ func restart(t *testing.T, id int) {
 		case <-time.After(200 * time.Millisecond):
 		}
 	}
+}
+
+// lineWith is the first line of out containing substr, for the test log.
+func lineWith(out, substr string) string {
+	for _, l := range strings.Split(out, "\n") {
+		if strings.Contains(l, substr) {
+			return l
+		}
+	}
+	return "(no line with " + substr + ")"
 }
