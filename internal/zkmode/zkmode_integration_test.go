@@ -448,6 +448,14 @@ func TestKilledBroker(t *testing.T) {
 	if c, _ := doc["counts"].(map[string]any); code != 0 || c["error"] != float64(0) {
 		t.Errorf("doctor exit %d with %v errors, want 0 with the 2 expected brokers live:\n%s", code, c["error"], out)
 	}
+	// Expecting 3, doctor (one look, no history of registrations) names
+	// the bootstrap address no live broker advertises.
+	code, doc, out = doctorJSON(t, exp3)
+	f := findings(doc)["broker-count-below-expected/cluster"]
+	if code != 1 || f == nil || f["severity"] != "error" {
+		t.Fatalf("doctor exit %d, want 1 with a broker-count-below-expected error expecting 3:\n%s", code, out)
+	}
+	mustContain(t, "doctor's finding", fmt.Sprint(f), "missing: "+addr+" (bootstrap address that no live broker advertises)")
 }
 
 // restart starts broker id again and waits until it is back in the
