@@ -128,3 +128,13 @@ func (c *Cluster) writeZooKeeperBrokerConfig(n *Node) error {
 	n.props = filepath.Join(n.dir, "server.properties")
 	return writeProperties(n.props, props)
 }
+
+// ZooKeeperLog returns everything the ZooKeeper server has logged so far
+// ("" for a KRaft cluster): its own account of sessions, such as
+// "Expiring session 0x..., timeout of 6000ms exceeded".
+func (c *Cluster) ZooKeeperLog() string {
+	if c.zk == nil {
+		return ""
+	}
+	return c.zk.proc.Log()
+}

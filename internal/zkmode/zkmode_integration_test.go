@@ -384,21 +384,9 @@ func runWithLock(t *testing.T, mode string) {
 // id and last address, with the fix. doctor --json with 2 expected reports
 // the 2 live brokers and no error.
 func TestKilledBroker(t *testing.T) {
-	ids, controller := metadataBrokers(t, cluster.Addr(1, "PLAINTEXT"))
-	if len(ids) != 3 {
-		t.Fatalf("the cluster has brokers %v before the kill, want 3", ids)
-	}
-	victim := 3 // a broker that is not the controller, so that no election runs
-	if controller == 3 {
-		victim = 2
-	}
+	victim, live := nonController(t)
 	addr := cluster.Addr(victim, "PLAINTEXT")
-	var live []int
-	for id := 1; id <= 3; id++ {
-		if id != victim {
-			live = append(live, id)
-		}
-	}
+	expired := strings.Count(cluster.ZooKeeperLog(), expiringSession)
 	cluster.Kill(victim)
 	defer restart(t, victim)
 	if ids, _ := metadataBrokers(t, cluster.Addr(live[0], "PLAINTEXT")); !ids[int32(victim)] {
@@ -431,6 +419,11 @@ func TestKilledBroker(t *testing.T) {
 	if ids, _ := metadataBrokers(t, cluster.Addr(live[0], "PLAINTEXT")); ids[int32(victim)] {
 		t.Errorf("broker %d is still in the Metadata after prepare passed without it: %v", victim, ids)
 	}
+	// ZooKeeper dropped it because its session timed out.
+	if n := strings.Count(cluster.ZooKeeperLog(), expiringSession); n != expired+1 {
+		t.Errorf("ZooKeeper expired %d sessions since the kill, want 1 (the killed broker's)", n-expired)
+	}
+	mustContain(t, "ZooKeeper's log", cluster.ZooKeeperLog(), fmt.Sprintf("timeout of %dms exceeded", zkSession.Milliseconds()))
 
 	code, out := run(t, exp2, "prepare")
 	if code != 0 {
@@ -456,6 +449,78 @@ func TestKilledBroker(t *testing.T) {
 		t.Fatalf("doctor exit %d, want 1 with a broker-count-below-expected error expecting 3:\n%s", code, out)
 	}
 	mustContain(t, "doctor's finding", fmt.Sprint(f), "missing: "+addr+" (bootstrap address that no live broker advertises)")
+}
+
+// expiringSession is what ZooKeeper logs when a session times out.
+const expiringSession = "Expiring session 0x"
+
+// nonController returns a broker that is not the controller (3, else 2),
+// so that no controller election runs, and the other two.
+func nonController(t *testing.T) (victim int, live []int) {
+	t.Helper()
+	ids, controller := metadataBrokers(t, cluster.Addr(1, "PLAINTEXT"))
+	if len(ids) != 3 {
+		t.Fatalf("the cluster has brokers %v, want 3", ids)
+	}
+	victim = 3
+	if controller == 3 {
+		victim = 2
+	}
+	for id := 1; id <= 3; id++ {
+		if id != victim {
+			live = append(live, id)
+		}
+	}
+	return victim, live
+}
+
+// A gracefully stopped broker in ZooKeeper mode closes its ZooKeeper
+// session as it shuts down, so it leaves the registrations, and the
+// Metadata, at once: no session expires. prepare with
+// CONNECT_INIT_EXPECTED_BROKERS=2 passes without waiting for it. Expecting
+// 3, this run never saw it registered, so prepare fails at its timeout
+// naming its bootstrap address, with the fix.
+func TestStoppedBroker(t *testing.T) {
+	victim, live := nonController(t)
+	addr := cluster.Addr(victim, "PLAINTEXT")
+	expired := strings.Count(cluster.ZooKeeperLog(), expiringSession)
+	cluster.Stop(victim)
+	defer restart(t, victim)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	for {
+		if ids, _ := metadataBrokers(t, cluster.Addr(live[0], "PLAINTEXT")); !ids[int32(victim)] {
+			break
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("broker %d still in the Metadata after it stopped", victim)
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+	if n := strings.Count(cluster.ZooKeeperLog(), expiringSession); n != expired {
+		t.Errorf("ZooKeeper expired %d sessions after broker %d stopped, want none (it closes its session)", n-expired, victim)
+	}
+
+	props := groupProps(t, newGroup("zk-stop"), 2)
+	exp2 := env(props, "CONNECT_INIT_TIMEOUT=60s", "CONNECT_INIT_EXPECTED_BROKERS=2")
+	exp3 := env(props, "CONNECT_INIT_TIMEOUT=6s")
+	code, out := run(t, exp2, "prepare")
+	if code != 0 {
+		t.Errorf("prepare exit %d with CONNECT_INIT_EXPECTED_BROKERS=2 and broker %d stopped:\n%s", code, victim, out)
+	}
+	mustContain(t, "prepare expecting 2", out, "all brokers up", "brokers=2 expected=2")
+	if strings.Contains(out, "waiting for broker") {
+		t.Errorf("prepare waited for a broker that left the registrations:\n%s", out)
+	}
+	code, out = run(t, exp3, "prepare")
+	t.Logf("expecting 3: %s", lineWith(out, "gate failed"))
+	if code != 1 {
+		t.Errorf("prepare exit %d expecting 3 brokers with broker %d stopped, want 1:\n%s", code, victim, out)
+	}
+	mustContain(t, "prepare expecting 3", out,
+		fmt.Sprintf("2/3 brokers up; 2 of 3 expected brokers live; missing: %s (bootstrap address that no live broker advertises)", addr),
+		"start the missing brokers, or set CONNECT_INIT_EXPECTED_BROKERS=2")
 }
 
 // restart starts broker id again and waits until it is back in the
