@@ -63,7 +63,7 @@ smoke-3x: jar
 	CONNECT_INIT_KAFKA_VERSION=3.9.1 $(GO) test -tags integration -count=1 -timeout 10m -v ./internal/degraded/
 
 ## smoke-zk: prepare, a repeated prepare, doctor --json, run with the startup lock, a killed and a stopped broker on
-## Kafka 3.4.1 in ZooKeeper mode (the Kafka of Confluent Platform 7.4), about 80 s
+## Kafka 3.4.1 in ZooKeeper mode (the Kafka of Confluent Platform 7.4), 70-95 s
 smoke-zk: jar
 	$(GO) test -tags integration -count=1 -timeout 10m -v ./internal/zkmode/
 
