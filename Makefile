@@ -8,7 +8,7 @@ GOBIN := $(shell $(GO) env GOPATH)/bin
 # "context deadline exceeded" when a duration runs out (golang/go#75804).
 FUZZTIME ?= 50000x
 
-.PHONY: build jar deps demo test unit lint integration containers smoke-3x fuzz bench clean
+.PHONY: build jar deps demo test unit lint integration containers smoke-3x smoke-zk fuzz bench clean
 
 ## build: the static binary, version stamped
 build:
@@ -26,8 +26,9 @@ $(JAR): java/connect-init-provider/pom.xml $(shell find java/connect-init-provid
 demo:
 	$(GO) run ./internal/demo
 
-## test: everything CI runs: lint, unit tests, real-Kafka integration tests (newest 4.x), the 3.x smoke test, short fuzzing
-test: deps lint unit integration smoke-3x fuzz
+## test: everything CI runs: lint, unit tests, real-Kafka integration tests (newest 4.x), the 3.9 KRaft and
+## 3.4 ZooKeeper-mode smoke tests, short fuzzing
+test: deps lint unit integration smoke-3x smoke-zk fuzz
 
 ## deps: what the integration tests need besides Go, Java and Maven, from Debian's packages: the MIT
 ## Kerberos KDC (GSSAPI tests) and docker.io with a running dockerd (Swarm and Compose scenarios).
@@ -48,8 +49,9 @@ unit:
 	$(GO) test -race -count=1 ./...
 
 # Integration packages each start one real cluster; -p 1 keeps one cluster at a time on a 2-core machine.
+# internal/zkmode runs only on its ZooKeeper-mode cluster: smoke-zk runs it.
 integration: jar
-	$(GO) test -tags integration -count=1 -p 1 -timeout 45m ./...
+	$(GO) test -tags integration -count=1 -p 1 -timeout 45m $$($(GO) list ./... | grep -v '/internal/zkmode$$')
 
 # The real Docker Swarm / Compose scenarios alone (part of integration too);
 # .ci/install-docker installs and starts what they need.
@@ -59,6 +61,11 @@ containers:
 smoke-3x: jar
 	CONNECT_INIT_KAFKA_VERSION=3.9.1 $(GO) test -tags integration -count=1 -timeout 10m -run 'TestE2E|TestConnectProtocolBytes' -v ./cmd/connect-init/
 	CONNECT_INIT_KAFKA_VERSION=3.9.1 $(GO) test -tags integration -count=1 -timeout 10m -v ./internal/degraded/
+
+## smoke-zk: prepare, a repeated prepare, doctor --json, run with the startup lock, a killed and a stopped broker on
+## Kafka 3.4.1 in ZooKeeper mode (the Kafka of Confluent Platform 7.4), 70-95 s
+smoke-zk: jar
+	$(GO) test -tags integration -count=1 -timeout 10m -v ./internal/zkmode/
 
 fuzz:
 	@set -e; for pkg in $$($(GO) list ./...); do \

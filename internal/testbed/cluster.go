@@ -55,6 +55,12 @@ type ClusterOptions struct {
 	// stopped: every broker can then be stopped or killed and the quorum
 	// lives on (incident 2 with a killed broker). Controllers is ignored.
 	DedicatedController bool
+	// ZooKeeper runs the cluster in ZooKeeper mode (Kafka before 4.0, such
+	// as 3.4, the Kafka of Confluent Platform 7.4): one ZooKeeper server in
+	// its own JVM and Brokers brokers registered in it by broker.id, no
+	// KRaft controller. Controllers and DedicatedController must be unset.
+	// Mode() tells it from $CONNECT_INIT_KAFKA_MODE.
+	ZooKeeper bool
 }
 
 // ControllerID is the id of the dedicated controller node, or 0 without one.
@@ -65,13 +71,15 @@ func (c *Cluster) ControllerID() int {
 	return 0
 }
 
-// Cluster is a running KRaft cluster of combined nodes on loopback.
+// Cluster is a running KRaft cluster of combined nodes on loopback, or a
+// ZooKeeper-mode cluster (ClusterOptions.ZooKeeper).
 type Cluster struct {
 	Dist *Dist
 	Opts ClusterOptions
 
 	mu    sync.Mutex
 	nodes map[int]*Node
+	zk    *zooKeeper // ZooKeeper mode only
 }
 
 // Node is one combined broker+controller.
@@ -141,6 +149,9 @@ func startCluster(ctx context.Context, dist *Dist, opts ClusterOptions) (*Cluste
 	if opts.Dir == "" {
 		return nil, fmt.Errorf("testbed: ClusterOptions.Dir is required")
 	}
+	if opts.ZooKeeper && (opts.Controllers != 0 || opts.DedicatedController) {
+		return nil, fmt.Errorf("testbed: ClusterOptions.ZooKeeper has no KRaft controllers: leave Controllers and DedicatedController unset")
+	}
 	if err := os.MkdirAll(opts.Dir, 0o755); err != nil {
 		return nil, err
 	}
@@ -148,6 +159,11 @@ func startCluster(ctx context.Context, dist *Dist, opts ClusterOptions) (*Cluste
 		return nil, err
 	}
 	c := &Cluster{Dist: dist, Opts: opts, nodes: map[int]*Node{}}
+	if opts.ZooKeeper {
+		if err := c.startZooKeeper(ctx); err != nil {
+			return nil, err
+		}
+	}
 	names := []string{"INTERNAL", "CONTROLLER", "PLAINTEXT"}
 	for _, l := range opts.Listeners {
 		names = append(names, strings.ToUpper(l.Name))
@@ -169,6 +185,13 @@ func startCluster(ctx context.Context, dist *Dist, opts ClusterOptions) (*Cluste
 	}
 	clusterID := newClusterID()
 	for _, n := range c.nodes {
+		if opts.ZooKeeper { // no storage to format: ZooKeeper holds the metadata
+			if err := c.writeZooKeeperBrokerConfig(n); err != nil {
+				c.Close()
+				return nil, err
+			}
+			continue
+		}
 		if err := c.writeConfig(n); err != nil {
 			return nil, err
 		}
@@ -340,7 +363,11 @@ func (c *Cluster) WaitStarted(ctx context.Context, id int) error {
 	c.mu.Unlock()
 	ctx, cancel := context.WithTimeout(ctx, 90*time.Second)
 	defer cancel()
-	if err := n.proc.WaitForLog(ctx, "Kafka Server started"); err != nil {
+	started := "Kafka Server started"
+	if c.Opts.ZooKeeper {
+		started = zkBrokerStarted
+	}
+	if err := n.proc.WaitForLog(ctx, started); err != nil {
 		return err
 	}
 	if id == c.ControllerID() {
@@ -417,6 +444,9 @@ func (c *Cluster) Close() {
 	if ctrl := c.ControllerID(); ctrl > 0 {
 		c.Kill(ctrl)
 	}
+	if c.zk != nil {
+		c.zk.proc.Kill()
+	}
 }
 
 func writeProperties(path string, props map[string]string) error {
@@ -447,8 +477,13 @@ func escapeProperty(v string) string {
 
 // Unregister removes node id's broker registration from the KRaft
 // controller (kafka-cluster unregister), as an operator does for a broker
-// that is gone for good. The node must be stopped.
+// that is gone for good. The node must be stopped. A ZooKeeper-mode
+// cluster has no such command: its brokers leave the registrations when
+// their ZooKeeper session ends.
 func (c *Cluster) Unregister(ctx context.Context, id int) error {
+	if c.Opts.ZooKeeper {
+		return fmt.Errorf("testbed: unregister broker %d: a ZooKeeper-mode cluster has no broker registrations to remove", id)
+	}
 	argv := append([]string{"java"}, JVMFlags(128, c.Opts.Dir)...)
 	argv = append(argv, "-cp", c.Dist.Classpath(), "org.apache.kafka.tools.ClusterTool", "unregister",
 		"--bootstrap-server", c.Bootstrap(), "--id", itoa(id))

@@ -3,6 +3,7 @@ package testbed
 import (
 	"context"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -19,6 +20,9 @@ type WorkerSpec struct {
 	Props     map[string]string
 	RESTURL   string // http://127.0.0.1:<port>
 	Dir       string
+	// NoHealth is set for workers before Kafka 3.9, which have no
+	// GET /health: WaitHealthy then asks through the herder's queue.
+	NoHealth bool
 }
 
 // WorkerProps returns the properties of a worker on c: bootstrap, JSON
@@ -81,7 +85,7 @@ func (c *Cluster) NewWorkerSpec(name string, props map[string]string, heapMB int
 	argv = append(argv, "-cp", c.Dist.Classpath(), "org.apache.kafka.connect.cli.ConnectDistributed", propsFile)
 	return &WorkerSpec{
 		Name: name, Argv: argv, PropsFile: propsFile, Props: props, Dir: dir,
-		RESTURL: restURL(props["listeners"]),
+		RESTURL: restURL(props["listeners"]), NoHealth: c.Dist.Version < "3.9",
 	}, nil
 }
 
@@ -124,16 +128,16 @@ func (c *Cluster) StartWorkerCommand(spec *WorkerSpec, argv, env []string) (*Wor
 }
 
 // WaitHealthy polls GET /health until it answers 200, the worker exits or
-// ctx ends.
+// ctx ends. A worker without /health (before Kafka 3.9, Spec.NoHealth) is
+// healthy when a request through its herder's queue is answered: GET
+// /connectors/<a name that cannot exist> answers 404 "Connector ... not
+// found" only once the herder ticks, that is once the worker joined its
+// group and read the config topic.
 func (w *Worker) WaitHealthy(ctx context.Context) error {
 	client := &http.Client{Timeout: 2 * time.Second}
 	for {
-		resp, err := client.Get(w.Spec.RESTURL + "/health")
-		if err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return nil
-			}
+		if w.healthy(client) {
+			return nil
 		}
 		select {
 		case <-w.Done():
@@ -143,4 +147,25 @@ func (w *Worker) WaitHealthy(ctx context.Context) error {
 		case <-time.After(200 * time.Millisecond):
 		}
 	}
+}
+
+// noSuchConnector is a connector name no test creates.
+const noSuchConnector = "testbed-readiness-probe-no-such-connector"
+
+func (w *Worker) healthy(client *http.Client) bool {
+	if !w.Spec.NoHealth {
+		resp, err := client.Get(w.Spec.RESTURL + "/health")
+		if err != nil {
+			return false
+		}
+		resp.Body.Close()
+		return resp.StatusCode == http.StatusOK
+	}
+	resp, err := client.Get(w.Spec.RESTURL + "/connectors/" + noSuchConnector)
+	if err != nil {
+		return false
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
+	return resp.StatusCode == http.StatusNotFound && strings.Contains(string(body), "Connector "+noSuchConnector+" not found")
 }
