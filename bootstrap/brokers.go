@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"net"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -49,6 +50,9 @@ const (
 	// from unregistered (before Kafka 4.0, DescribeCluster omits fenced
 	// brokers).
 	StateNotLive = "not live (fenced or unregistered)"
+	// StateReplicaOnly is a broker the registrations leave out that the
+	// internal topics' metadata still names as a replica.
+	StateReplicaOnly = "not live, still a replica of the internal topics"
 	// StateBootstrapOnly is a bootstrap address no live broker advertises,
 	// named when fewer brokers are live than expected.
 	StateBootstrapOnly = "bootstrap address that no live broker advertises"
@@ -67,6 +71,9 @@ type AbsentBroker struct {
 func (a AbsentBroker) String() string {
 	if a.ID < 0 {
 		return fmt.Sprintf("%s (%s)", a.Addr, a.State)
+	}
+	if a.Addr == "" || a.Addr == "unknown" {
+		return fmt.Sprintf("broker %d (%s; address unknown)", a.ID, a.State)
 	}
 	return fmt.Sprintf("broker %d (%s, last at %s)", a.ID, a.State, a.Addr)
 }
@@ -325,7 +332,7 @@ func (g *BrokerGate) Probe(ctx context.Context) *BrokerReport {
 			statuses = append(statuses, BrokerStatus{ID: b.ID(), Addr: b.Addr()})
 		}
 	}
-	rep.Absent = g.absent(statuses, regs, fencedKnown)
+	rep.Absent = replicaAbsent(g.absent(statuses, regs, fencedKnown), statuses, md, g.seen)
 	var wg sync.WaitGroup
 	for i := range statuses {
 		wg.Add(1)
@@ -395,6 +402,42 @@ func (g *BrokerGate) absent(live []BrokerStatus, regs []Registration, fencedKnow
 		}
 	}
 	return out
+}
+
+// replicaAbsent adds to absent the brokers the metadata names as replicas
+// of the internal topics but that are neither live nor listed: a broker
+// that left the registrations before this run saw it (a controlled
+// shutdown leaves ZooKeeper at once, an unregistered KRaft broker) is
+// still a replica of the partitions it held, so it can be named by id. Its
+// address is the one seen earlier in this run, or unknown.
+func replicaAbsent(absent []AbsentBroker, live []BrokerStatus, md *sarama.MetadataResponse, seen map[int32]string) []AbsentBroker {
+	known := map[int32]bool{}
+	for _, b := range live {
+		known[b.ID] = true
+	}
+	for _, a := range absent {
+		known[a.ID] = true
+	}
+	var ids []int32
+	for _, t := range md.Topics {
+		for _, p := range t.Partitions {
+			for _, id := range p.Replicas {
+				if !known[id] {
+					known[id] = true
+					ids = append(ids, id)
+				}
+			}
+		}
+	}
+	slices.Sort(ids)
+	for _, id := range ids {
+		addr := seen[id]
+		if addr == "" {
+			addr = "unknown"
+		}
+		absent = append(absent, AbsentBroker{ID: id, Addr: addr, State: StateReplicaOnly})
+	}
+	return absent
 }
 
 // Registration is one broker the cluster has registered.

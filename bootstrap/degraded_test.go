@@ -267,3 +267,37 @@ func TestConnectEndsWithItsContext(t *testing.T) {
 		t.Fatal("clients kept after the context ended")
 	}
 }
+
+// A broker that left the registrations before this run saw it (a
+// controlled shutdown in ZooKeeper mode) is still a replica of the
+// internal topics' partitions: it is named by that id, besides the
+// bootstrap address no live broker advertises; live and already listed
+// brokers are not repeated.
+func TestAbsentBrokerNamedAsReplica(t *testing.T) {
+	live := []BrokerStatus{{ID: 1, Addr: "k1:9092", Up: true}, {ID: 2, Addr: "k2:9092", Up: true}}
+	fresh := &BrokerGate{Expected: 3, Bootstrap: []string{"k1:9092", "k2:9092", "k3:9092"}}
+	md := &sarama.MetadataResponse{Topics: []*sarama.TopicMetadata{
+		{Name: "configs", Partitions: []*sarama.PartitionMetadata{{ID: 0, Replicas: []int32{3, 1, 2}}}},
+		{Name: "offsets", Partitions: []*sarama.PartitionMetadata{{ID: 0, Replicas: []int32{1, 2, 3}}, {ID: 1, Replicas: []int32{2, 3, 4}}}},
+	}}
+	got := replicaAbsent(fresh.absent(live, nil, false), live, md, fresh.seen)
+	want := []AbsentBroker{
+		{ID: -1, Addr: "k3:9092", State: StateBootstrapOnly},
+		{ID: 3, Addr: "unknown", State: StateReplicaOnly},
+		{ID: 4, Addr: "unknown", State: StateReplicaOnly},
+	}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("absent = %v, want %v", got, want)
+	}
+	rep := &BrokerReport{Expected: 3, Brokers: live, Absent: got, ControllerID: 1}
+	if s := rep.MissingText(); !strings.Contains(s, "broker 3 (not live, still a replica of the internal topics; address unknown)") || strings.Contains(s, "unknown id") {
+		t.Errorf("MissingText = %q", s)
+	}
+	// Seen earlier in the run: listed once, with its address.
+	seen := &BrokerGate{Expected: 3, Bootstrap: fresh.Bootstrap}
+	seen.absent(append(live, BrokerStatus{ID: 3, Addr: "k3:9092"}), nil, false)
+	again := replicaAbsent(seen.absent(live, nil, false), live, md, seen.seen)
+	if n := strings.Count(fmt.Sprint(again), "ID:3"); n > 1 || len(again) != 2 || again[0] != (AbsentBroker{ID: 3, Addr: "k3:9092", State: StateNotLive}) {
+		t.Errorf("absent after broker 3 was seen = %+v", again)
+	}
+}

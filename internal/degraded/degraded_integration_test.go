@@ -468,7 +468,7 @@ func downText(id int) string {
 	if kafka4 {
 		return fmt.Sprintf("down: broker %d (registered but fenced, last at %s)", id, cluster.Addr(id, "PLAINTEXT"))
 	}
-	return fmt.Sprintf("down: broker %d (not live (fenced or unregistered), last at unknown)", id)
+	return fmt.Sprintf("down: broker %d (not live (fenced or unregistered); address unknown)", id)
 }
 
 // gateFailed is the "gate failed" line of out, for the test log.

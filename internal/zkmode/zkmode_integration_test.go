@@ -484,6 +484,12 @@ func TestStoppedBroker(t *testing.T) {
 	victim, live := nonController(t)
 	addr := cluster.Addr(victim, "PLAINTEXT")
 	expired := strings.Count(cluster.ZooKeeperLog(), expiringSession)
+	// A group whose internal topics exist with a replica on every broker,
+	// as on a cluster where a worker restarts after a broker left.
+	existing := groupProps(t, newGroup("zk-stop-existing"), 3)
+	if code, out := run(t, env(existing, "CONNECT_INIT_TIMEOUT=60s"), "prepare"); code != 0 {
+		t.Fatalf("prepare exit %d with every broker up:\n%s", code, out)
+	}
 	cluster.Stop(victim)
 	defer restart(t, victim)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
@@ -521,6 +527,14 @@ func TestStoppedBroker(t *testing.T) {
 	mustContain(t, "prepare expecting 3", out,
 		fmt.Sprintf("2/3 brokers up; 2 of 3 expected brokers live; missing: %s (bootstrap address that no live broker advertises)", addr),
 		"start the missing brokers, or set CONNECT_INIT_EXPECTED_BROKERS=2")
+	// Where the internal topics hold a replica on it, the broker that left
+	// before this run saw it is named by id as well.
+	code, out = run(t, env(existing, "CONNECT_INIT_TIMEOUT=6s"), "prepare")
+	if code != 1 {
+		t.Errorf("prepare exit %d expecting 3 brokers with broker %d stopped, want 1:\n%s", code, victim, out)
+	}
+	mustContain(t, "prepare expecting 3, topics existing", out,
+		fmt.Sprintf("broker %d (not live, still a replica of the internal topics; address unknown)", victim))
 }
 
 // restart starts broker id again and waits until it is back in the
