@@ -486,8 +486,11 @@ func foreignReassignment(ctx context.Context, t *testing.T, admin sarama.Cluster
 	if err != nil {
 		t.Fatal(err)
 	}
+	// 4 MB: a follower's first fetch takes up to replica.fetch.max.bytes
+	// (1 MiB) before the throttle holds it back, so a smaller log is copied
+	// at once and the reassignment ends before repair looks.
 	var msgs []*sarama.ProducerMessage
-	for i := 0; i < 300; i++ {
+	for i := 0; i < 4000; i++ {
 		msgs = append(msgs, &sarama.ProducerMessage{Topic: topic, Value: sarama.ByteEncoder(make([]byte, 1000))})
 	}
 	if err := producer.SendMessages(msgs); err != nil {
