@@ -5,10 +5,7 @@ package main
 import (
 	"context"
 	"fmt"
-	"os/exec"
-	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -25,34 +22,14 @@ import (
 // providerLine is what the provider logs when it starts waiting.
 const providerLine = "Waiting for this worker's turn to join the group"
 
-var (
-	jarOnce sync.Once
-	jarPath string
-	jarErr  error
-)
-
-// providerJar builds the provider with the project's own build (make jar)
-// once per test binary and returns its path.
+// providerJar is testbed.ProviderJar, failing the test when the build does.
 func providerJar(t *testing.T) string {
 	t.Helper()
-	jarOnce.Do(func() {
-		root, err := testbed.RepoRoot()
-		if err != nil {
-			jarErr = err
-			return
-		}
-		cmd := exec.Command("make", "-s", "jar")
-		cmd.Dir = root
-		if out, err := cmd.CombinedOutput(); err != nil {
-			jarErr = fmt.Errorf("make jar: %v\n%s", err, out)
-			return
-		}
-		jarPath = filepath.Join(root, "bin", providerJarName)
-	})
-	if jarErr != nil {
-		t.Fatal(jarErr)
+	jar, err := testbed.ProviderJar()
+	if err != nil {
+		t.Fatal(err)
 	}
-	return jarPath
+	return jar
 }
 
 // newInWorkerLockWorker is newLockWorker with the provider jar on the

@@ -140,7 +140,7 @@ func bringupOnce(ctx context.Context, b *bed, admin sarama.ClusterAdmin, sc *sce
 		specs[i] = spec
 		extra := append([]string{"CONNECT_INIT_TIMEOUT=6m"}, sc.extraEnv...)
 		if sc.inWorker {
-			jar, err := providerJar()
+			jar, err := testbed.ProviderJar()
 			if err != nil {
 				return err
 			}

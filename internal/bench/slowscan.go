@@ -1,15 +1,10 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"strings"
 	"sync"
-
-	"github.com/connect-init/connect-init/internal/testbed"
 )
 
 // slowPluginDirs is how many bulky plugins the slow-scan scenarios get.
@@ -63,30 +58,4 @@ func linkOrCopy(src, dst string) error {
 		return err
 	}
 	return os.WriteFile(dst, data, 0o644)
-}
-
-var (
-	jarOnce sync.Once
-	jarPath string
-	jarErr  error
-)
-
-// providerJar builds connect-init's config provider with the project's own
-// build (make jar) once per bench run and returns its path.
-func providerJar() (string, error) {
-	jarOnce.Do(func() {
-		root, err := testbed.RepoRoot()
-		if err != nil {
-			jarErr = err
-			return
-		}
-		cmd := exec.Command("make", "-s", "jar")
-		cmd.Dir = root
-		if out, err := cmd.CombinedOutput(); err != nil {
-			jarErr = errors.New("make jar: " + err.Error() + "\n" + strings.TrimSpace(string(out)))
-			return
-		}
-		jarPath = filepath.Join(root, "bin", "connect-init-provider.jar")
-	})
-	return jarPath, jarErr
 }

@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -259,34 +258,14 @@ func TestPrepareRepeatedPrepareDoctor(t *testing.T) {
 // when it starts waiting for the lock.
 const providerLine = "Waiting for this worker's turn to join the group"
 
-var (
-	jarOnce sync.Once
-	jarPath string
-	jarErr  error
-)
-
-// providerJar builds the in-worker lock's provider with the project's own
-// build (make jar) once per test binary and returns its path.
+// providerJar is testbed.ProviderJar, failing the test when the build does.
 func providerJar(t *testing.T) string {
 	t.Helper()
-	jarOnce.Do(func() {
-		root, err := testbed.RepoRoot()
-		if err != nil {
-			jarErr = err
-			return
-		}
-		cmd := exec.Command("make", "-s", "jar")
-		cmd.Dir = root
-		if out, err := cmd.CombinedOutput(); err != nil {
-			jarErr = fmt.Errorf("make jar: %v\n%s", err, out)
-			return
-		}
-		jarPath = filepath.Join(root, "bin", "connect-init-provider.jar")
-	})
-	if jarErr != nil {
-		t.Fatal(jarErr)
+	jar, err := testbed.ProviderJar()
+	if err != nil {
+		t.Fatal(err)
 	}
-	return jarPath
+	return jar
 }
 
 // run with the startup lock, in both lock modes: two real 3.4.1 workers
