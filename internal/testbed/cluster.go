@@ -258,6 +258,25 @@ func (c *Cluster) writeConfig(n *Node) error {
 	} else {
 		roles = "broker"
 	}
+	props := c.brokerProps(n, protoMap, listeners)
+	props["process.roles"] = roles
+	props["node.id"] = itoa(n.ID)
+	props["controller.quorum.voters"] = strings.Join(voters, ",")
+	props["controller.listener.names"] = "CONTROLLER"
+	if n.ID == c.ControllerID() {
+		props["process.roles"] = "controller"
+		props["listeners"] = fmt.Sprintf("CONTROLLER://127.0.0.1:%d", n.Ports["CONTROLLER"])
+		delete(props, "advertised.listeners")
+		delete(props, "inter.broker.listener.name")
+	}
+	return c.writeNodeProps(n, props)
+}
+
+// brokerProps are the broker settings every node of the test bed shares,
+// KRaft or ZooKeeper: the listeners given on loopback followed by the
+// options' extra ones, advertised as configured, and the small-cluster
+// settings (few threads, small buffers, replication factors of at most 3).
+func (c *Cluster) brokerProps(n *Node, protoMap, listeners []string) map[string]string {
 	advertised := []string{
 		fmt.Sprintf("INTERNAL://127.0.0.1:%d", n.Ports["INTERNAL"]),
 		"PLAINTEXT://" + c.advertisedAddr(n, "PLAINTEXT"),
@@ -268,15 +287,8 @@ func (c *Cluster) writeConfig(n *Node) error {
 		listeners = append(listeners, fmt.Sprintf("%s://127.0.0.1:%d", name, n.Ports[name]))
 		advertised = append(advertised, name+"://"+c.advertisedAddr(n, name))
 	}
-	rf := c.Opts.Brokers
-	if rf > 3 {
-		rf = 3
-	}
-	props := map[string]string{
-		"process.roles":                            roles,
-		"node.id":                                  itoa(n.ID),
-		"controller.quorum.voters":                 strings.Join(voters, ","),
-		"controller.listener.names":                "CONTROLLER",
+	rf := min(c.Opts.Brokers, 3)
+	return map[string]string{
 		"inter.broker.listener.name":               "INTERNAL",
 		"listeners":                                strings.Join(listeners, ","),
 		"advertised.listeners":                     strings.Join(advertised, ","),
@@ -294,12 +306,11 @@ func (c *Cluster) writeConfig(n *Node) error {
 		"socket.send.buffer.bytes":                 "-1",
 		"socket.receive.buffer.bytes":              "-1",
 	}
-	if n.ID == c.ControllerID() {
-		props["process.roles"] = "controller"
-		props["listeners"] = fmt.Sprintf("CONTROLLER://127.0.0.1:%d", n.Ports["CONTROLLER"])
-		delete(props, "advertised.listeners")
-		delete(props, "inter.broker.listener.name")
-	}
+}
+
+// writeNodeProps applies the options' broker and per-node overrides to
+// props and writes the node's server.properties.
+func (c *Cluster) writeNodeProps(n *Node, props map[string]string) error {
 	for k, v := range c.Opts.BrokerProps {
 		props[k] = v
 	}

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
 	"time"
 )
 
@@ -88,45 +87,10 @@ func (c *Cluster) writeZooKeeperBrokerConfig(n *Node) error {
 		fmt.Sprintf("INTERNAL://127.0.0.1:%d", n.Ports["INTERNAL"]),
 		fmt.Sprintf("PLAINTEXT://127.0.0.1:%d", n.Ports["PLAINTEXT"]),
 	}
-	advertised := []string{
-		fmt.Sprintf("INTERNAL://127.0.0.1:%d", n.Ports["INTERNAL"]),
-		"PLAINTEXT://" + c.advertisedAddr(n, "PLAINTEXT"),
-	}
-	for _, l := range c.Opts.Listeners {
-		name := strings.ToUpper(l.Name)
-		protoMap = append(protoMap, name+":"+strings.ToUpper(l.Protocol))
-		listeners = append(listeners, fmt.Sprintf("%s://127.0.0.1:%d", name, n.Ports[name]))
-		advertised = append(advertised, name+"://"+c.advertisedAddr(n, name))
-	}
-	rf := min(c.Opts.Brokers, 3)
-	props := map[string]string{
-		"broker.id":                                itoa(n.ID),
-		"zookeeper.connect":                        c.ZooKeeperConnect(),
-		"inter.broker.listener.name":               "INTERNAL",
-		"listeners":                                strings.Join(listeners, ","),
-		"advertised.listeners":                     strings.Join(advertised, ","),
-		"listener.security.protocol.map":           strings.Join(protoMap, ","),
-		"log.dirs":                                 filepath.Join(n.dir, "data"),
-		"offsets.topic.replication.factor":         itoa(rf),
-		"transaction.state.log.replication.factor": itoa(rf),
-		"transaction.state.log.min.isr":            "1",
-		"group.initial.rebalance.delay.ms":         "0",
-		"num.network.threads":                      "2",
-		"num.io.threads":                           "2",
-		"num.recovery.threads.per.data.dir":        "1",
-		"log.cleaner.threads":                      "1",
-		"log.cleaner.dedupe.buffer.size":           "2097152",
-		"socket.send.buffer.bytes":                 "-1",
-		"socket.receive.buffer.bytes":              "-1",
-	}
-	for k, v := range c.Opts.BrokerProps {
-		props[k] = v
-	}
-	for k, v := range c.Opts.NodeProps[n.ID] {
-		props[k] = v
-	}
-	n.props = filepath.Join(n.dir, "server.properties")
-	return writeProperties(n.props, props)
+	props := c.brokerProps(n, protoMap, listeners)
+	props["broker.id"] = itoa(n.ID)
+	props["zookeeper.connect"] = c.ZooKeeperConnect()
+	return c.writeNodeProps(n, props)
 }
 
 // ZooKeeperLog returns everything the ZooKeeper server has logged so far
