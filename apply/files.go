@@ -12,7 +12,7 @@ import (
 	"strings"
 	"unicode"
 
-	"github.com/connect-init/connect-init/bootstrap/workerconfig"
+	"github.com/connect-init/connect-init/workerconfig"
 )
 
 // Desired states a definition may ask for ("state"); empty leaves the

@@ -5,7 +5,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/connect-init/connect-init/bootstrap/workerconfig"
+	"github.com/connect-init/connect-init/workerconfig"
 )
 
 // Hidden replaces a secret value in every output.

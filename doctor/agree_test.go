@@ -5,8 +5,8 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/connect-init/connect-init/bootstrap"
 	"github.com/connect-init/connect-init/checks"
+	"github.com/connect-init/connect-init/gate"
 )
 
 // ruleIDs are the ids the topics and coordinator gates judge.
@@ -59,7 +59,7 @@ func TestGatesAndDoctorAgree(t *testing.T) {
 		}, false},
 		{"missing topics on a fresh cluster", func(s *Snapshot) {
 			for i := range s.Topics.Topics {
-				s.Topics.Topics[i] = bootstrap.TopicResult{Role: s.Topics.Topics[i].Role, Name: s.Topics.Topics[i].Name, Outcome: bootstrap.TopicMissing}
+				s.Topics.Topics[i] = gate.TopicResult{Role: s.Topics.Topics[i].Role, Name: s.Topics.Topics[i].Name, Outcome: gate.TopicMissing}
 			}
 			s.Group, s.Peers = nil, nil
 		}, false},
@@ -70,7 +70,7 @@ func TestGatesAndDoctorAgree(t *testing.T) {
 			s.Coordinator.ISR, s.Strict = []int32{1}, true
 		}, true},
 		{"no coordinator", func(s *Snapshot) {
-			s.Coordinator = &bootstrap.CoordinatorReport{GroupID: s.GroupID, CoordinatorID: -1, Partition: -1, FindError: "coordinator not available"}
+			s.Coordinator = &gate.CoordinatorReport{GroupID: s.GroupID, CoordinatorID: -1, Partition: -1, FindError: "coordinator not available"}
 			s.Group, s.Peers = nil, nil
 		}, true},
 	}
@@ -82,14 +82,14 @@ func TestGatesAndDoctorAgree(t *testing.T) {
 			// The gates' verdicts, by the functions the gates decide with.
 			topicErr := s.Topics.Judge(s.Specs)
 			coordErr := s.Coordinator.Judge(s.Strict)
-			var gate []checks.Result
+			var gateChecks []checks.Result
 			for _, tr := range s.Topics.Topics {
-				gate = append(gate, tr.Checks...)
+				gateChecks = append(gateChecks, tr.Checks...)
 			}
-			gate = append(gate, s.Coordinator.Checks...)
+			gateChecks = append(gateChecks, s.Coordinator.Checks...)
 			gateFails := topicErr != nil || coordErr != nil
 			for _, err := range []error{topicErr, coordErr} {
-				var ge *bootstrap.GateError
+				var ge *gate.GateError
 				if err != nil && !errors.As(err, &ge) {
 					t.Fatalf("gate error %v is not a *GateError", err)
 				}
@@ -101,7 +101,7 @@ func TestGatesAndDoctorAgree(t *testing.T) {
 				t.Fatalf("gate fails %v (%v, %v), doctor fails %v (%+v); want both %v", gateFails, topicErr, coordErr, doctorFails, fs, c.fails)
 			}
 			for _, sev := range []Severity{SeverityError, SeverityWarning, SeverityInfo} {
-				if g, d := keys(gate, sev), keys(fs, sev); !slices.Equal(g, d) {
+				if g, d := keys(gateChecks, sev), keys(fs, sev); !slices.Equal(g, d) {
 					t.Errorf("%s: gate %v, doctor %v", sev, g, d)
 				}
 			}

@@ -9,8 +9,11 @@ import (
 
 	"github.com/IBM/sarama"
 
-	"github.com/connect-init/connect-init/bootstrap"
-	"github.com/connect-init/connect-init/bootstrap/connectproto"
+	"github.com/connect-init/connect-init/connect/proto"
+	"github.com/connect-init/connect-init/gate"
+	"github.com/connect-init/connect-init/internal/clock"
+	"github.com/connect-init/connect-init/kafka"
+	"github.com/connect-init/connect-init/settings"
 )
 
 // Options tune the looks doctor takes. The zero value gives the defaults.
@@ -27,7 +30,7 @@ type Options struct {
 	// (default 2s).
 	PeerTimeout time.Duration
 	// Clock is the gates' clock (default the system clock).
-	Clock bootstrap.Clock
+	Clock clock.Clock
 }
 
 func (o Options) withDefaults() Options {
@@ -41,7 +44,7 @@ func (o Options) withDefaults() Options {
 		o.PeerTimeout = 2 * time.Second
 	}
 	if o.Clock == nil {
-		o.Clock = bootstrap.SystemClock{}
+		o.Clock = clock.System{}
 	}
 	return o
 }
@@ -69,14 +72,14 @@ type Snapshot struct {
 	// judge a registry claim with.
 	Handover string
 	// Specs are the internal topics as configured.
-	Specs []bootstrap.TopicSpec
+	Specs []settings.TopicSpec
 
-	Brokers *bootstrap.BrokerReport
+	Brokers *gate.BrokerReport
 	// ConnectErr is why the Kafka clients could not connect after the
 	// broker probe.
 	ConnectErr string
 
-	Topics    *bootstrap.TopicReport
+	Topics    *gate.TopicReport
 	TopicsErr string
 
 	// ConsumerOffsetsMissing is true when __consumer_offsets does not
@@ -84,10 +87,10 @@ type Snapshot struct {
 	// FindCoordinator would create the topic.
 	ConsumerOffsetsMissing bool
 
-	Coordinator    *bootstrap.CoordinatorReport
+	Coordinator    *gate.CoordinatorReport
 	CoordinatorErr string
 
-	Group    *bootstrap.GroupReport
+	Group    *gate.GroupReport
 	GroupErr string
 	// Recheck is set when the config topic had an open transaction at the
 	// first read and was read again.
@@ -100,13 +103,13 @@ type Snapshot struct {
 }
 
 // Collect takes doctor's one-shot looks with the caller's configuration and
-// unconnected clients (bootstrap.NewClients): brokers, internal topics
+// unconnected clients (kafka.NewClients): brokers, internal topics
 // (inspect only), the group's coordinator, the worker group (a short wait
 // for a Stable snapshot) and each member's advertised URL. It never creates
 // or changes anything: in particular it does not send FindCoordinator when
 // __consumer_offsets does not exist, since that would create it. Failures
 // are recorded in the snapshot, never returned.
-func Collect(ctx context.Context, cfg *bootstrap.Config, clients *bootstrap.Clients, log *slog.Logger, opts Options) *Snapshot {
+func Collect(ctx context.Context, cfg *settings.Config, clients *kafka.Clients, log *slog.Logger, opts Options) *Snapshot {
 	opts = opts.withDefaults()
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
@@ -114,7 +117,7 @@ func Collect(ctx context.Context, cfg *bootstrap.Config, clients *bootstrap.Clie
 	s := &Snapshot{GroupID: cfg.GroupID, BootstrapServers: cfg.BootstrapServers, ExpectedBrokers: cfg.ExpectedBrokers,
 		Strict: cfg.Settings.Strict, Handover: cfg.Settings.GroupHandover, Specs: cfg.Topics}
 
-	bg := &bootstrap.BrokerGate{Config: clients.MemberConfig, Bootstrap: cfg.BootstrapServers, Expected: cfg.ExpectedBrokers,
+	bg := &gate.BrokerGate{Config: clients.MemberConfig, Bootstrap: cfg.BootstrapServers, Expected: cfg.ExpectedBrokers,
 		Topics: cfg.TopicNames(), Log: log, Clock: opts.Clock}
 	s.Brokers = bg.Probe(ctx)
 	if s.Brokers.Brokers == nil {
@@ -127,7 +130,7 @@ func Collect(ctx context.Context, cfg *bootstrap.Config, clients *bootstrap.Clie
 		return s
 	}
 
-	tg := &bootstrap.TopicGate{Admin: clients.Admin, Config: clients.AdminConfig, Specs: cfg.Topics, Log: log, Clock: opts.Clock, Create: false}
+	tg := &gate.TopicGate{Admin: clients.Admin, Config: clients.AdminConfig, Specs: cfg.Topics, Log: log, Clock: opts.Clock, Create: false}
 	rep, err := tg.Ensure(ctx)
 	s.Topics = rep
 	if err != nil && rep == nil {
@@ -146,7 +149,7 @@ func Collect(ctx context.Context, cfg *bootstrap.Config, clients *bootstrap.Clie
 		return s
 	}
 
-	cg := &bootstrap.CoordinatorGate{Client: clients.Member, Admin: clients.Admin, GroupID: cfg.GroupID, Log: log, Clock: opts.Clock,
+	cg := &gate.CoordinatorGate{Client: clients.Member, Admin: clients.Admin, GroupID: cfg.GroupID, Log: log, Clock: opts.Clock,
 		Strict: false, Wait: false}
 	s.Coordinator, err = cg.Check(ctx)
 	if err != nil {
@@ -157,10 +160,10 @@ func Collect(ctx context.Context, cfg *bootstrap.Config, clients *bootstrap.Clie
 		}
 	}
 
-	gg := bootstrap.NewGroupGate(cfg, clients, log, opts.Clock)
+	gg := gate.NewGroupGate(cfg, clients, log, opts.Clock)
 	gg.StableWait = opts.StableWait
 	s.Group, err = gg.Check(ctx)
-	var ge *bootstrap.GateError
+	var ge *gate.GateError
 	if err != nil && (s.Group == nil || !errors.As(err, &ge)) {
 		s.GroupErr = err.Error()
 	}
@@ -185,19 +188,19 @@ func Collect(ctx context.Context, cfg *bootstrap.Config, clients *bootstrap.Clie
 		}
 	}
 
-	s.Peers = checkPeers(ctx, g, connectproto.LeaderFirstURLs(g.Decoded), opts.PeerTimeout)
+	s.Peers = checkPeers(ctx, g, proto.LeaderFirstURLs(g.Decoded), opts.PeerTimeout)
 	return s
 }
 
 // consumerOffsetsMissing asks a reachable broker whether __consumer_offsets
 // exists, with automatic topic creation off.
-func consumerOffsetsMissing(ctx context.Context, cfg *sarama.Config, brokers *bootstrap.BrokerReport) (bool, error) {
+func consumerOffsetsMissing(ctx context.Context, cfg *sarama.Config, brokers *gate.BrokerReport) (bool, error) {
 	var lastErr error
 	for _, b := range brokers.Brokers {
 		if !b.Up {
 			continue
 		}
-		md, err := bootstrap.Metadata(ctx, cfg, b.Addr, []string{"__consumer_offsets"})
+		md, err := kafka.Metadata(ctx, cfg, b.Addr, []string{"__consumer_offsets"})
 		if err != nil {
 			lastErr = err
 			continue
@@ -220,11 +223,11 @@ func consumerOffsetsMissing(ctx context.Context, cfg *sarama.Config, brokers *bo
 	if lastErr == nil {
 		lastErr = errors.New("no broker is reachable")
 	}
-	return false, fmt.Errorf("describe __consumer_offsets: %s", bootstrap.ExplainConnError(lastErr))
+	return false, fmt.Errorf("describe __consumer_offsets: %s", kafka.ExplainConnError(lastErr))
 }
 
 // Run is doctor end to end: Collect, Diagnose, and the document.
-func Run(ctx context.Context, cfg *bootstrap.Config, clients *bootstrap.Clients, log *slog.Logger, opts Options, version string) *Document {
+func Run(ctx context.Context, cfg *settings.Config, clients *kafka.Clients, log *slog.Logger, opts Options, version string) *Document {
 	s := Collect(ctx, cfg, clients, log, opts)
 	clock := opts.withDefaults().Clock
 	return NewDocument(s, Diagnose(s), version, clock.Now())

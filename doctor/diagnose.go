@@ -6,9 +6,10 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/connect-init/connect-init/bootstrap"
-	"github.com/connect-init/connect-init/bootstrap/connectproto"
 	"github.com/connect-init/connect-init/checks"
+	"github.com/connect-init/connect-init/connect/proto"
+	"github.com/connect-init/connect-init/gate"
+	"github.com/connect-init/connect-init/settings"
 )
 
 // Diagnose derives the findings from a snapshot, errors first, then
@@ -79,7 +80,7 @@ func (d *diag) brokers() {
 			fmt.Sprintf("%d brokers live, %d expected", len(b.Brokers), d.s.ExpectedBrokers),
 			fmt.Sprintf("live brokers: [%s]%s; connect-init run waits for %d (from CONNECT_INIT_EXPECTED_BROKERS, the bootstrap list, the internal topics' replication factors or CONNECT_CUB_KAFKA_MIN_BROKERS)",
 				liveIDs(b), missing, d.s.ExpectedBrokers),
-			bootstrap.MissingFix(b))
+			gate.MissingFix(b))
 	}
 	if b.ControllerID < 0 {
 		d.add(IDControllerUnknown, SeverityError, "cluster", "the metadata names no controller",
@@ -90,7 +91,7 @@ func (d *diag) brokers() {
 // groupHasWorkers reports whether the group has Connect members, which
 // tells a fresh cluster (topics not created yet: fine) from a running one.
 func (d *diag) groupHasWorkers() bool {
-	return d.s.Group != nil && d.s.Group.ProtocolType == connectproto.ProtocolType && len(d.s.Group.Members) > 0
+	return d.s.Group != nil && d.s.Group.ProtocolType == proto.ProtocolType && len(d.s.Group.Members) > 0
 }
 
 // results adds check results as findings.
@@ -107,7 +108,7 @@ func (d *diag) topics() {
 	if t == nil {
 		return
 	}
-	specs := map[string]bootstrap.TopicSpec{}
+	specs := map[string]settings.TopicSpec{}
 	for _, sp := range d.s.Specs {
 		specs[sp.Name] = sp
 	}
@@ -119,7 +120,7 @@ func (d *diag) topics() {
 }
 
 // liveIDs are the live brokers' ids, space separated.
-func liveIDs(b *bootstrap.BrokerReport) string {
+func liveIDs(b *gate.BrokerReport) string {
 	var ids []string
 	for _, br := range b.Brokers {
 		ids = append(ids, strconv.Itoa(int(br.ID)))
@@ -128,8 +129,8 @@ func liveIDs(b *bootstrap.BrokerReport) string {
 }
 
 // notLiveFix is what to do about one broker that is not live.
-func notLiveFix(a bootstrap.AbsentBroker) string {
-	if a.State == bootstrap.StateFenced {
+func notLiveFix(a gate.AbsentBroker) string {
+	if a.State == gate.StateFenced {
 		return fmt.Sprintf("restart broker %d; if it is gone for good, unregister it: kafka-cluster unregister --bootstrap-server ... --id %d", a.ID, a.ID)
 	}
 	return fmt.Sprintf("start broker %d again if it should be part of the cluster; otherwise nothing to do", a.ID)
@@ -162,15 +163,15 @@ func (d *diag) group() {
 	if g == nil {
 		return
 	}
-	// The group rules are the gate's own (bootstrap.GroupResults).
-	d.results(bootstrap.GroupResults(g, d.s.Handover, d.s.Strict))
+	// The group rules are the gate's own (gate.GroupResults).
+	d.results(gate.GroupResults(g, d.s.Handover, d.s.Strict))
 	fixForeign := "give every Connect cluster its own CONNECT_GROUP_ID (the workers of one cluster share group.id and the config, offset and status topics; two clusters share none of them); or, if it is a stale worker of this cluster, find it by its client host and advertised URL and stop it"
 	foreign := map[string]bool{}
 	for _, f := range g.Foreign {
 		foreign[f.MemberID] = true
 	}
 	for _, m := range g.Members {
-		if m.Assignment != nil && m.Assignment.Error == connectproto.AssignmentConfigMismatch {
+		if m.Assignment != nil && m.Assignment.Error == proto.AssignmentConfigMismatch {
 			d.add(IDAssignmentConfigMismatch, SeverityError, m.MemberID,
 				fmt.Sprintf("the leader %q handed out CONFIG_MISMATCH: it cannot read its config topic up to the highest offset a member reported", m.Assignment.LeaderID),
 				fmt.Sprintf("member %q got assignment error 1 from leader %q (%s) at config offset %d", m.MemberID, m.Assignment.LeaderID, orUnknown(m.Assignment.LeaderURL), m.Assignment.ConfigOffset),
@@ -201,14 +202,14 @@ func (d *diag) topicExists(name string) bool {
 	}
 	for _, t := range d.s.Topics.Topics {
 		if t.Name == name {
-			return t.Outcome != bootstrap.TopicMissing
+			return t.Outcome != gate.TopicMissing
 		}
 	}
 	return true
 }
 
-func (d *diag) duplicateURLs(g *bootstrap.GroupReport) {
-	byURL := map[string][]bootstrap.GroupMember{}
+func (d *diag) duplicateURLs(g *gate.GroupReport) {
+	byURL := map[string][]gate.GroupMember{}
 	var order []string
 	for _, m := range g.Members {
 		if m.URL == "" {
@@ -235,7 +236,7 @@ func (d *diag) duplicateURLs(g *bootstrap.GroupReport) {
 	}
 }
 
-func (d *diag) openTransaction(g *bootstrap.GroupReport) {
+func (d *diag) openTransaction(g *gate.GroupReport) {
 	if g.ConfigEndOffset < 0 || g.ConfigStableOffset < 0 || g.ConfigStableOffset >= g.ConfigEndOffset {
 		return
 	}

@@ -9,9 +9,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/connect-init/connect-init/bootstrap"
-	"github.com/connect-init/connect-init/bootstrap/connectproto"
-	"github.com/connect-init/connect-init/bootstrap/registry"
+	"github.com/connect-init/connect-init/connect/proto"
+	"github.com/connect-init/connect-init/connect/registry"
+	"github.com/connect-init/connect-init/gate"
+	"github.com/connect-init/connect-init/settings"
 )
 
 func i64(v int64) *int64 { return &v }
@@ -20,25 +21,25 @@ func i64(v int64) *int64 { return &v }
 func healthy() *Snapshot {
 	return &Snapshot{
 		GroupID: "connect-cluster", BootstrapServers: []string{"k1:9092"}, ExpectedBrokers: 3,
-		Specs: []bootstrap.TopicSpec{
+		Specs: []settings.TopicSpec{
 			{Role: "config", Name: "c", Partitions: 1, ReplicationFactor: 3},
 			{Role: "offset", Name: "o", Partitions: 25, ReplicationFactor: 3},
 			{Role: "status", Name: "s", Partitions: 5, ReplicationFactor: 3},
 		},
-		Brokers: &bootstrap.BrokerReport{Expected: 3, ControllerID: 1, Ready: true, Brokers: []bootstrap.BrokerStatus{
+		Brokers: &gate.BrokerReport{Expected: 3, ControllerID: 1, Ready: true, Brokers: []gate.BrokerStatus{
 			{ID: 1, Addr: "k1:9092", Up: true}, {ID: 2, Addr: "k2:9092", Up: true}, {ID: 3, Addr: "k3:9092", Up: true}}},
-		Topics: &bootstrap.TopicReport{Topics: []bootstrap.TopicResult{
-			{Role: "config", Name: "c", Outcome: bootstrap.TopicExistedOK, Partitions: 1, ReplicationFactor: 3, CleanupPolicy: "compact", MinInsyncReplicas: "2"},
-			{Role: "offset", Name: "o", Outcome: bootstrap.TopicExistedOK, Partitions: 25, ReplicationFactor: 3, CleanupPolicy: "compact", MinInsyncReplicas: "1"},
-			{Role: "status", Name: "s", Outcome: bootstrap.TopicExistedOK, Partitions: 5, ReplicationFactor: 3, CleanupPolicy: "compact", MinInsyncReplicas: "1"},
+		Topics: &gate.TopicReport{Topics: []gate.TopicResult{
+			{Role: "config", Name: "c", Outcome: gate.TopicExistedOK, Partitions: 1, ReplicationFactor: 3, CleanupPolicy: "compact", MinInsyncReplicas: "2"},
+			{Role: "offset", Name: "o", Outcome: gate.TopicExistedOK, Partitions: 25, ReplicationFactor: 3, CleanupPolicy: "compact", MinInsyncReplicas: "1"},
+			{Role: "status", Name: "s", Outcome: gate.TopicExistedOK, Partitions: 5, ReplicationFactor: 3, CleanupPolicy: "compact", MinInsyncReplicas: "1"},
 		}},
-		Coordinator: &bootstrap.CoordinatorReport{GroupID: "connect-cluster", CoordinatorID: 2, CoordinatorAddr: "k2:9092", Partition: 13, Partitions: 50,
+		Coordinator: &gate.CoordinatorReport{GroupID: "connect-cluster", CoordinatorID: 2, CoordinatorAddr: "k2:9092", Partition: 13, Partitions: 50,
 			Leader: 2, Replicas: []int32{2, 3, 1}, ISR: []int32{2, 3, 1}, Brokers: 3},
-		Group: &bootstrap.GroupReport{GroupID: "connect-cluster", State: "Stable", ProtocolType: "connect", Protocol: "sessioned", StableSeen: true,
+		Group: &gate.GroupReport{GroupID: "connect-cluster", State: "Stable", ProtocolType: "connect", Protocol: "sessioned", StableSeen: true,
 			LeaderID: "w1", LeaderURL: "http://w1:8083/", AssignmentOffset: i64(7), ConfigTopic: "c", ConfigEndOffset: 7, ConfigStableOffset: 7,
-			Members: []bootstrap.GroupMember{{MemberID: "w1", URL: "http://w1:8083/", ClientHost: "/10.0.0.1", ConfigOffset: i64(7), Leader: true,
-				Assignment: &bootstrap.MemberAssignment{LeaderID: "w1", LeaderURL: "http://w1:8083/", ConfigOffset: 7}}},
-			Foreign: []bootstrap.ForeignMember{}},
+			Members: []gate.GroupMember{{MemberID: "w1", URL: "http://w1:8083/", ClientHost: "/10.0.0.1", ConfigOffset: i64(7), Leader: true,
+				Assignment: &gate.MemberAssignment{LeaderID: "w1", LeaderURL: "http://w1:8083/", ConfigOffset: 7}}},
+			Foreign: []gate.ForeignMember{}},
 		Peers: []PeerCheck{{URL: "http://w1:8083/", Leader: true, Members: []string{"w1"}, Resolved: true, Reachable: true}},
 	}
 }
@@ -72,7 +73,7 @@ func TestFindingDerivation(t *testing.T) {
 		text   []string // must appear in some finding's evidence
 	}{
 		{"no bootstrap server", func(s *Snapshot) {
-			s.Brokers = &bootstrap.BrokerReport{Expected: 3, ControllerID: -1, BootstrapErrs: map[string]string{"k1:9092": "connection refused"}}
+			s.Brokers = &gate.BrokerReport{Expected: 3, ControllerID: -1, BootstrapErrs: map[string]string{"k1:9092": "connection refused"}}
 			s.Topics, s.Coordinator, s.Group, s.Peers = nil, nil, nil, nil
 		}, map[string]Severity{IDBrokerUnreachable: SeverityError}, []string{"k1:9092: connection refused"}},
 		{"broker down and missing", func(s *Snapshot) {
@@ -83,17 +84,17 @@ func TestFindingDerivation(t *testing.T) {
 			[]string{"k2 does not resolve"}},
 		{"broker fenced, fewer live than expected", func(s *Snapshot) {
 			s.Brokers.Brokers = s.Brokers.Brokers[:2]
-			s.Brokers.Absent = []bootstrap.AbsentBroker{{ID: 3, Addr: "k3:9092", State: bootstrap.StateFenced}}
+			s.Brokers.Absent = []gate.AbsentBroker{{ID: 3, Addr: "k3:9092", State: gate.StateFenced}}
 		}, map[string]Severity{IDBrokerNotLive: SeverityWarning, IDBrokerCountBelowExpected: SeverityError},
 			[]string{"last known address k3:9092", "missing: broker 3 (registered but fenced, last at k3:9092)"}},
 		{"fresh cluster", func(s *Snapshot) {
 			for i := range s.Topics.Topics {
-				s.Topics.Topics[i] = bootstrap.TopicResult{Role: s.Topics.Topics[i].Role, Name: s.Topics.Topics[i].Name, Outcome: bootstrap.TopicMissing}
+				s.Topics.Topics[i] = gate.TopicResult{Role: s.Topics.Topics[i].Role, Name: s.Topics.Topics[i].Name, Outcome: gate.TopicMissing}
 			}
 			s.Coordinator, s.Group, s.Peers, s.ConsumerOffsetsMissing = nil, nil, nil, true
 		}, map[string]Severity{IDInternalTopicMissing: SeverityWarning, IDConsumerOffsetsMissing: SeverityInfo}, nil},
 		{"topic missing under running workers", func(s *Snapshot) {
-			s.Topics.Topics[2] = bootstrap.TopicResult{Role: "status", Name: "s", Outcome: bootstrap.TopicMissing}
+			s.Topics.Topics[2] = gate.TopicResult{Role: "status", Name: "s", Outcome: gate.TopicMissing}
 		}, map[string]Severity{IDInternalTopicMissing: SeverityError}, []string{"CONNECT_STATUS_STORAGE_TOPIC=s"}},
 		{"wrong layout", func(s *Snapshot) {
 			s.Topics.Topics[0].Partitions = 3
@@ -114,7 +115,7 @@ func TestFindingDerivation(t *testing.T) {
 			s.Coordinator.ISR, s.Strict = []int32{2}, true
 		}, map[string]Severity{IDConsumerOffsetsSingle: SeverityError}, nil},
 		{"coordinator not available", func(s *Snapshot) {
-			s.Coordinator = &bootstrap.CoordinatorReport{GroupID: "connect-cluster", CoordinatorID: -1, Partition: -1,
+			s.Coordinator = &gate.CoordinatorReport{GroupID: "connect-cluster", CoordinatorID: -1, Partition: -1,
 				FindError: `find coordinator of group "connect-cluster": kafka server: coordinator not available`}
 			s.CoordinatorErr = "coordinator gate: find coordinator: kafka server: coordinator not available"
 			s.Group, s.Peers = nil, nil
@@ -124,19 +125,19 @@ func TestFindingDerivation(t *testing.T) {
 			g.ConfigEndOffset, g.ConfigStableOffset = 0, 0
 			g.Members[0].ConfigOffset = i64(819)
 			g.AssignmentOffset = i64(819)
-			g.Foreign = []bootstrap.ForeignMember{{MemberID: "w1", URL: "http://w1:8083/", ClientHost: "/10.0.0.1", ConfigOffset: i64(819), OurEndOffset: 0,
+			g.Foreign = []gate.ForeignMember{{MemberID: "w1", URL: "http://w1:8083/", ClientHost: "/10.0.0.1", ConfigOffset: i64(819), OurEndOffset: 0,
 				Reasons: []string{"config-offset-ahead"}, Message: `group member "w1" (... reported config offset 819 vs our config topic's end offset 0) reports ...`}}
 		}, map[string]Severity{IDForeignGroupMember: SeverityError}, []string{"reported config offset 819 vs our config topic's end offset 0", "config-offset-ahead"}},
 		{"incident 1 seen from the long topic", func(s *Snapshot) {
 			g := s.Group
-			g.Members = append(g.Members, bootstrap.GroupMember{MemberID: "a1", URL: "http://a1:8083/", ClientHost: "/10.0.0.2", ConfigOffset: i64(-1),
-				Assignment: &bootstrap.MemberAssignment{LeaderID: "w1", ConfigOffset: 7}})
+			g.Members = append(g.Members, gate.GroupMember{MemberID: "a1", URL: "http://a1:8083/", ClientHost: "/10.0.0.2", ConfigOffset: i64(-1),
+				Assignment: &gate.MemberAssignment{LeaderID: "w1", ConfigOffset: 7}})
 		}, map[string]Severity{IDMemberConfigOffsetBehind: SeverityWarning}, []string{"Current config state offset -1 does not match group assignment 7"}},
 		{"config mismatch", func(s *Snapshot) {
-			s.Group.Members[0].Assignment.Error = connectproto.AssignmentConfigMismatch
+			s.Group.Members[0].Assignment.Error = proto.AssignmentConfigMismatch
 		}, map[string]Severity{IDAssignmentConfigMismatch: SeverityError}, nil},
 		{"duplicate URL", func(s *Snapshot) {
-			s.Group.Members = append(s.Group.Members, bootstrap.GroupMember{MemberID: "w2", URL: "http://w1:8083/", ClientHost: "/10.0.0.3", ConfigOffset: i64(7)})
+			s.Group.Members = append(s.Group.Members, gate.GroupMember{MemberID: "w2", URL: "http://w1:8083/", ClientHost: "/10.0.0.3", ConfigOffset: i64(7)})
 		}, map[string]Severity{IDDuplicateAdvertisedURL: SeverityError}, []string{`"w2" (client host /10.0.0.3)`}},
 		{"peers", func(s *Snapshot) {
 			s.Peers = []PeerCheck{
@@ -156,7 +157,7 @@ func TestFindingDerivation(t *testing.T) {
 			s.Group.ConfigEndOffset, s.Group.ConfigStableOffset = 9, 7
 		}, map[string]Severity{IDConfigTopicOpenTxn: SeverityWarning}, nil},
 		{"group rebalancing, empty", func(s *Snapshot) {
-			s.Group = &bootstrap.GroupReport{GroupID: "connect-cluster", State: "Empty", StableSeen: true, ConfigEndOffset: 7, ConfigStableOffset: 7}
+			s.Group = &gate.GroupReport{GroupID: "connect-cluster", State: "Empty", StableSeen: true, ConfigEndOffset: 7, ConfigStableOffset: 7}
 			s.Peers = nil
 		}, map[string]Severity{IDGroupEmpty: SeverityInfo}, nil},
 		{"group never stable", func(s *Snapshot) {
@@ -214,7 +215,7 @@ func TestFindingDerivation(t *testing.T) {
 
 func TestDocumentRendering(t *testing.T) {
 	s := healthy()
-	s.Group.Foreign = []bootstrap.ForeignMember{{MemberID: "w1", URL: "http://w1:8083/", Reasons: []string{"config-offset-ahead"}, Message: "m"}}
+	s.Group.Foreign = []gate.ForeignMember{{MemberID: "w1", URL: "http://w1:8083/", Reasons: []string{"config-offset-ahead"}, Message: "m"}}
 	s.Topics.Topics[1].UnderReplicated = []int32{3}
 	doc := NewDocument(s, Diagnose(s), "v9", time.Date(2025, 1, 2, 3, 4, 5, 0, time.UTC))
 
@@ -305,10 +306,10 @@ func TestIdentityFindingsAndRegistrySection(t *testing.T) {
 	seen := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 	f := registry.Cluster{KafkaClusterID: "kc", GroupID: s.GroupID, ConfigTopic: "f-configs", OffsetTopic: "f-offsets", StatusTopic: "f-status"}
 	claim := registry.Claim{Cluster: f, Offset: 3, FirstSeen: seen, URL: "http://f:8083/", Host: "fhost"}
-	s.Group.Identity = &bootstrap.IdentityReport{KafkaClusterID: "kc", ClaimedBy: &claim,
+	s.Group.Identity = &gate.IdentityReport{KafkaClusterID: "kc", ClaimedBy: &claim,
 		Registry: &registry.View{Topic: "_connect-init-registry", Exists: true, Claims: []registry.Claim{claim},
 			Workers: []registry.Worker{{Cluster: f, URL: "http://f:8083/", Host: "fhost", FirstSeen: seen, LastSeen: seen}}}}
-	s.Group.Verdicts = []bootstrap.MemberVerdict{{MemberID: s.Group.Members[0].MemberID, URL: "http://w1:8083/", Verdict: bootstrap.VerdictUnverified,
+	s.Group.Verdicts = []gate.MemberVerdict{{MemberID: s.Group.Members[0].MemberID, URL: "http://w1:8083/", Verdict: gate.VerdictUnverified,
 		Evidence: "not proven ours or foreign: its URL is not in the cluster registry"}}
 	fs := Diagnose(s)
 	got := map[string]Finding{}

@@ -1,6 +1,6 @@
 // Package doctor explains the state of a Kafka cluster and a Connect worker
 // group, for `connect-init doctor [--json]`. It takes the same one-shot
-// looks as the gates of `connect-init run` (package bootstrap) but never
+// looks as the gates of `connect-init run` (package gate) but never
 // creates or changes anything, and turns what it saw into findings, each
 // with a stable id, a severity, the evidence and the fix.
 //
@@ -17,14 +17,14 @@
 // # Looks
 //
 //  1. Brokers: metadata from the bootstrap servers, then ApiVersions to every
-//     registered broker at its advertised address (bootstrap.BrokerGate.Probe).
-//  2. Internal topics, inspect only (bootstrap.TopicGate with Create=false).
+//     registered broker at its advertised address (gate.BrokerGate.Probe).
+//  2. Internal topics, inspect only (gate.TopicGate with Create=false).
 //  3. Whether __consumer_offsets exists (metadata, auto-creation off). If it
 //     does not, the coordinator and group looks are skipped: FindCoordinator
 //     would create it.
 //  4. The group's coordinator and its __consumer_offsets partition, one look
-//     (bootstrap.CoordinatorGate with Wait=false).
-//  5. The worker group (bootstrap.GroupGate, waiting at most 5s for a Stable
+//     (gate.CoordinatorGate with Wait=false).
+//  5. The worker group (gate.GroupGate, waiting at most 5s for a Stable
 //     snapshot), and our config topic's end offset read_uncommitted and
 //     read_committed; if they differ, they are read again 5s later.
 //  6. Every advertised REST URL of the group, leader first: DNS resolution
@@ -68,7 +68,7 @@
 //
 // One object; fields are never removed or change meaning within a schema
 // version, new ones may be added. Durations are nanoseconds. Config offsets
-// follow Connect's meaning (package connectproto): -1 means "has read
+// follow Connect's meaning (package connect/proto): -1 means "has read
 // nothing", so an offset that is unknown is null for members and
 // assignments; the config topic's end offsets, never negative when known,
 // are -1 when unknown. DescribeGroups does not report the group's
@@ -117,7 +117,7 @@
 //	      "foreign": [{"member_id": "...", "client_id": "...", "client_host": "/10.0.50.95",
 //	                   "url": "http://10.0.50.95:8083/", "config_offset": 819, "assignment_offset": 819,
 //	                   "our_config_end_offset": 0,
-//	                   "reasons": ["config-offset-ahead", "assignment-offset-ahead"],  // or the rule id of bootstrap.Rule*
+//	                   "reasons": ["config-offset-ahead", "assignment-offset-ahead"],  // or the rule id of gate.Rule*
 //	                   "message": "group member ... "}],
 //	      "note": "",                                      // set when no Stable snapshot was seen
 //	      "identity": {"kafka_cluster_id": "...",          // what the identity rules read; absent when off

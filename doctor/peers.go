@@ -5,7 +5,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/connect-init/connect-init/bootstrap"
+	"github.com/connect-init/connect-init/gate"
+	"github.com/connect-init/connect-init/kafka"
 	"github.com/connect-init/connect-init/restclient"
 )
 
@@ -44,12 +45,12 @@ func CheckPeer(ctx context.Context, rawURL string, timeout time.Duration) PeerCh
 	pc.Address = t.HostPort()
 	addrs, err := restclient.Resolve(ctx, nil, t.Host, timeout)
 	if err != nil {
-		pc.Error = "resolve " + t.Host + ": " + bootstrap.ExplainConnError(err)
+		pc.Error = "resolve " + t.Host + ": " + kafka.ExplainConnError(err)
 		return pc
 	}
 	pc.Resolved, pc.Addresses = true, addrs
 	if err := (&restclient.Client{Timeout: timeout}).Connect(ctx, t); err != nil {
-		pc.Error = "connect to " + pc.Address + ": " + bootstrap.ExplainConnError(err)
+		pc.Error = "connect to " + pc.Address + ": " + kafka.ExplainConnError(err)
 		return pc
 	}
 	pc.Reachable = true
@@ -57,7 +58,7 @@ func CheckPeer(ctx context.Context, rawURL string, timeout time.Duration) PeerCh
 }
 
 // checkPeers checks every URL in parallel; urls come leader first.
-func checkPeers(ctx context.Context, group *bootstrap.GroupReport, urls []string, timeout time.Duration) []PeerCheck {
+func checkPeers(ctx context.Context, group *gate.GroupReport, urls []string, timeout time.Duration) []PeerCheck {
 	out := make([]PeerCheck, len(urls))
 	var wg sync.WaitGroup
 	for i, u := range urls {

@@ -8,7 +8,7 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/connect-init/connect-init/bootstrap"
+	"github.com/connect-init/connect-init/gate"
 )
 
 // SchemaVersion is the version of the JSON document. It changes only when
@@ -40,13 +40,13 @@ type Counts struct {
 // Cluster is the summary of what doctor saw. A part is null when its look
 // was not taken; Skipped says why.
 type Cluster struct {
-	Brokers     *Brokers               `json:"brokers"`
-	Topics      []Topic                `json:"topics"`
-	Coordinator *Coordinator           `json:"coordinator"`
-	Group       *bootstrap.GroupReport `json:"group"`
-	Recheck     *OffsetsRecheck        `json:"config_offsets_recheck,omitempty"`
-	Peers       []PeerCheck            `json:"peers"`
-	Skipped     []string               `json:"skipped"`
+	Brokers     *Brokers          `json:"brokers"`
+	Topics      []Topic           `json:"topics"`
+	Coordinator *Coordinator      `json:"coordinator"`
+	Group       *gate.GroupReport `json:"group"`
+	Recheck     *OffsetsRecheck   `json:"config_offsets_recheck,omitempty"`
+	Peers       []PeerCheck       `json:"peers"`
+	Skipped     []string          `json:"skipped"`
 }
 
 // Brokers summarises the broker probe.
@@ -59,7 +59,7 @@ type Brokers struct {
 	BootstrapErrors map[string]string `json:"bootstrap_errors,omitempty"`
 	// Absent are the brokers that are not live (fenced, unregistered, or
 	// only a bootstrap address), by id and last known address.
-	Absent []bootstrap.AbsentBroker `json:"absent"`
+	Absent []gate.AbsentBroker `json:"absent"`
 }
 
 // Broker is one registered broker as seen from here.
@@ -96,8 +96,8 @@ type Coordinator struct {
 	OffsetsTopicReplicationFactor string  `json:"offsets_topic_replication_factor"`
 	// FindError is why no coordinator was found (ID is then -1); the
 	// partition, its replicas and the replicas down are still filled.
-	FindError    string                   `json:"find_error,omitempty"`
-	DownReplicas []bootstrap.AbsentBroker `json:"down_replicas"`
+	FindError    string              `json:"find_error,omitempty"`
+	DownReplicas []gate.AbsentBroker `json:"down_replicas"`
 }
 
 // NewDocument builds the document from a snapshot and its findings.
@@ -135,7 +135,7 @@ func NewDocument(s *Snapshot, findings []Finding, version string, now time.Time)
 		c.Brokers = &Brokers{Expected: b.Expected, Registered: len(b.Brokers), Reachable: b.UpCount(), ControllerID: b.ControllerID,
 			List: []Broker{}, BootstrapErrors: b.BootstrapErrs, Absent: b.Absent}
 		if c.Brokers.Absent == nil {
-			c.Brokers.Absent = []bootstrap.AbsentBroker{}
+			c.Brokers.Absent = []gate.AbsentBroker{}
 		}
 		for _, br := range b.Brokers {
 			c.Brokers.List = append(c.Brokers.List, Broker{ID: br.ID, Address: br.Addr, Reachable: br.Up, Error: br.Err})
@@ -147,7 +147,7 @@ func NewDocument(s *Snapshot, findings []Finding, version string, now time.Time)
 			conf[sp.Name] = int(sp.ReplicationFactor)
 		}
 		for _, t := range s.Topics.Topics {
-			c.Topics = append(c.Topics, Topic{Role: t.Role, Name: t.Name, Exists: t.Outcome != bootstrap.TopicMissing,
+			c.Topics = append(c.Topics, Topic{Role: t.Role, Name: t.Name, Exists: t.Outcome != gate.TopicMissing,
 				Partitions: t.Partitions, ReplicationFactor: t.ReplicationFactor, ConfiguredReplicationFactor: conf[t.Name],
 				CleanupPolicy: t.CleanupPolicy, MinInsyncReplicas: t.MinInsyncReplicas,
 				UnderReplicated: nonNilInt32(t.UnderReplicated), Offline: nonNilInt32(t.Offline)})
@@ -158,7 +158,7 @@ func NewDocument(s *Snapshot, findings []Finding, version string, now time.Time)
 			Leader: co.Leader, Replicas: nonNilInt32(co.Replicas), ISR: nonNilInt32(co.ISR), OffsetsTopicReplicationFactor: co.OffsetsTopicReplicationFactor,
 			FindError: co.FindError, DownReplicas: co.DownReplicas}
 		if c.Coordinator.DownReplicas == nil {
-			c.Coordinator.DownReplicas = []bootstrap.AbsentBroker{}
+			c.Coordinator.DownReplicas = []gate.AbsentBroker{}
 		}
 	}
 	c.Group = s.Group
@@ -288,7 +288,7 @@ func writeGroup(p *printer, c Cluster) {
 	p.f("Group        %s, protocol %s, %d member(s), leader %s, assignment offset %s\n",
 		orUnknown(g.State), orUnknown(proto), len(g.Members), leader, asg)
 	p.f("Config topic %s: end offset %s, last stable offset %s\n", g.ConfigTopic, offsetString(g.ConfigEndOffset), offsetString(g.ConfigStableOffset))
-	verdicts := map[string]bootstrap.MemberVerdict{}
+	verdicts := map[string]gate.MemberVerdict{}
 	for _, v := range g.Verdicts {
 		verdicts[v.MemberID] = v
 	}
@@ -388,7 +388,7 @@ func (p *printer) Write(b []byte) (int, error) {
 func (p *printer) f(format string, args ...any) { fmt.Fprintf(p, format, args...) }
 
 // printRegistry prints the cluster registry's view of the group.
-func printRegistry(p *printer, ir *bootstrap.IdentityReport) {
+func printRegistry(p *printer, ir *gate.IdentityReport) {
 	if ir == nil {
 		return
 	}

@@ -18,10 +18,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/connect-init/connect-init/settings"
 	"github.com/kelseyhightower/envconfig"
 	"go.yaml.in/yaml/v3"
-
-	"github.com/connect-init/connect-init/bootstrap"
 )
 
 // binDir holds the connect-init binary built for the tests.
@@ -131,7 +130,7 @@ func splitWords(name string) string {
 }
 
 // settingNames derives the CONNECT_INIT_* variable names from the fields of
-// bootstrap.Settings, the way envconfig does.
+// settings.Settings, the way envconfig does.
 func settingNames(prefix string, typ reflect.Type) map[string]bool {
 	names := map[string]bool{}
 	for i := 0; i < typ.NumField(); i++ {
@@ -169,9 +168,9 @@ func settingNames(prefix string, typ reflect.Type) map[string]bool {
 // validSettings is the set of CONNECT_INIT_* names connect-init reads.
 func validSettings(t *testing.T) map[string]bool {
 	t.Helper()
-	names := settingNames(bootstrap.EnvPrefix, reflect.TypeFor[bootstrap.Settings]())
+	names := settingNames(settings.EnvPrefix, reflect.TypeFor[settings.Settings]())
 	if len(names) == 0 {
-		t.Fatal("no settings derived from bootstrap.Settings")
+		t.Fatal("no settings derived from settings.Settings")
 	}
 	return names
 }
@@ -181,7 +180,7 @@ func validSettings(t *testing.T) map[string]bool {
 // tests accept names connect-init does not read.
 func TestSettingNamesMatchEnvconfig(t *testing.T) {
 	var buf bytes.Buffer
-	if err := envconfig.Usagef(bootstrap.EnvPrefix, &bootstrap.Settings{}, &buf, "{{range .}}{{usage_key .}}\n{{end}}"); err != nil {
+	if err := envconfig.Usagef(settings.EnvPrefix, &settings.Settings{}, &buf, "{{range .}}{{usage_key .}}\n{{end}}"); err != nil {
 		t.Fatal(err)
 	}
 	want := map[string]bool{}
@@ -200,7 +199,7 @@ func TestSettingNamesMatchEnvconfig(t *testing.T) {
 // CONNECT_INIT_TIMEOUT is not set.
 func defaultTimeout(t *testing.T) time.Duration {
 	t.Helper()
-	s, err := bootstrap.LoadSettings(nil)
+	s, err := settings.LoadSettings(nil)
 	if err != nil {
 		t.Fatalf("default settings: %v", err)
 	}

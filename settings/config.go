@@ -9,9 +9,9 @@ import (
 
 	"github.com/IBM/sarama"
 
-	"github.com/connect-init/connect-init/bootstrap/security"
-	"github.com/connect-init/connect-init/bootstrap/workerconfig"
 	"github.com/connect-init/connect-init/restclient"
+	"github.com/connect-init/connect-init/security"
+	"github.com/connect-init/connect-init/workerconfig"
 )
 
 // Topic roles, in the order Connect reads its internal topics.
@@ -443,56 +443,23 @@ func (c *Config) rest(o Options) error {
 	return nil
 }
 
-// ClientProps returns the worker properties for a Kafka client of Connect:
-// the top-level ones for the group member and the config consumer, the
-// top-level ones overlaid with admin.* for admin work.
-func ClientProps(worker workerconfig.Properties, admin bool) workerconfig.Properties {
-	out := workerconfig.Properties{}
-	for k, v := range worker {
-		out[k] = v
-	}
-	if admin {
-		for k, v := range worker.WithPrefix("admin.") {
-			out[k] = v
-		}
-	}
-	return out
-}
-
 // clients checks the TLS and SASL settings of both Kafka clients (stores
 // opened, passwords tried, JAAS parsed) without connecting, so that a bad
 // one is named here rather than after a timeout.
 func (c *Config) clients() error {
-	for _, admin := range []bool{false, true} {
-		props, prefix := ClientProps(c.Worker, admin), ""
-		if admin {
-			prefix = "admin."
+	for _, kind := range workerconfig.ClientKinds {
+		props := workerconfig.ClientProps(c.Worker, kind)
+		if _, err := workerconfig.ClientID(props); err != nil {
+			return c.attributeRole(err, kind.Prefix())
 		}
-		if id := props.Get("client.id", ""); !validClientID(id) {
-			return c.attributeRole(&workerconfig.Error{Property: "client.id", Problem: "contains characters Kafka does not allow in a client id", Value: id, Fix: "use letters, digits, '.', '_' and '-'"}, prefix)
+		if _, err := workerconfig.RequestTimeout(props); err != nil {
+			return c.attributeRole(err, kind.Prefix())
 		}
-		if n, err := props.Int("request.timeout.ms", 40000); err != nil || n <= 0 {
-			return c.attributeRole(&workerconfig.Error{Property: "request.timeout.ms", Problem: "must be a positive number of milliseconds", Value: props.Get("request.timeout.ms", ""), Fix: "use e.g. 40000"}, prefix)
+		if err := security.Configure(sarama.NewConfig(), props); err != nil {
+			return c.attributeRole(err, kind.Prefix())
 		}
-	}
-	if err := security.Configure(sarama.NewConfig(), ClientProps(c.Worker, false)); err != nil {
-		return c.Attribute(err)
-	}
-	if err := security.Configure(sarama.NewConfig(), ClientProps(c.Worker, true)); err != nil {
-		return c.attributeRole(err, "admin.")
 	}
 	return nil
-}
-
-// validClientID is the check the Kafka clients' config applies to client.id
-// (bootstrap.SaramaConfig makes the same one).
-func validClientID(s string) bool {
-	for _, r := range s {
-		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("._- ", r)) {
-			return false
-		}
-	}
-	return true
 }
 
 func splitHostPort(a string) (string, int, error) {

@@ -21,7 +21,7 @@ import (
 
 	"github.com/kelseyhightower/envconfig"
 
-	"github.com/connect-init/connect-init/bootstrap/workerconfig"
+	"github.com/connect-init/connect-init/workerconfig"
 )
 
 // EnvPrefix is the prefix of connect-init's own settings. Variables with it
@@ -68,7 +68,7 @@ type Settings struct {
 	// members the group gate could not verify, into errors.
 	Strict bool `split_words:"true"`
 	// RegistryTopic is the compacted topic of the cluster registry (which
-	// Connect cluster owns which group.id; see bootstrap/registry).
+	// Connect cluster owns which group.id; see connect/registry).
 	RegistryTopic string `split_words:"true" default:"_connect-init-registry"`
 	// GroupHandover names the config topic of the Connect cluster that
 	// owns the group in the registry, to hand the group over to this

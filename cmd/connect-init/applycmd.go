@@ -19,14 +19,16 @@ import (
 	"github.com/IBM/sarama"
 
 	"github.com/connect-init/connect-init/apply"
-	"github.com/connect-init/connect-init/bootstrap"
-	"github.com/connect-init/connect-init/bootstrap/connectproto"
-	"github.com/connect-init/connect-init/bootstrap/registry"
-	"github.com/connect-init/connect-init/bootstrap/restcheck"
-	"github.com/connect-init/connect-init/bootstrap/workerconfig"
+	"github.com/connect-init/connect-init/connect/proto"
+	"github.com/connect-init/connect-init/connect/registry"
 	"github.com/connect-init/connect-init/entrypoint"
+	"github.com/connect-init/connect-init/gate"
+	"github.com/connect-init/connect-init/gate/peers"
 	"github.com/connect-init/connect-init/internal/clock"
+	"github.com/connect-init/connect-init/kafka"
 	"github.com/connect-init/connect-init/restclient"
+	"github.com/connect-init/connect-init/settings"
+	"github.com/connect-init/connect-init/workerconfig"
 )
 
 // `connect-init apply` (issue 15): connectors as code. The apply package
@@ -34,7 +36,7 @@ import (
 // worker of *our* group and proves it is one before anything is written:
 //
 //   - candidates: --url, else CONNECT_INIT_PEERS, else the group's members
-//     from DescribeGroups (leader first, decoded by connectproto as the
+//     from DescribeGroups (leader first, decoded by connect/proto as the
 //     group gate does), or, with --wait-local, this container's worker;
 //   - proof: GET / answers as Connect does (version and kafka_cluster_id),
 //     with the Kafka cluster id of our brokers; the worker is a member of
@@ -70,7 +72,7 @@ type applyFlags struct {
 // its line), a definition Connect's validation refused, or bad flags;
 // 128+signal when SIGTERM or SIGINT stopped it.
 func applyCommand(ctx context.Context, args, env []string, stdout, stderr io.Writer) int {
-	s, err := bootstrap.LoadSettings(env)
+	s, err := settings.LoadSettings(env)
 	if err != nil {
 		logConfigError(earlyLogger(stderr, env, args), err)
 		return exitConfig
@@ -95,20 +97,20 @@ func applyCommand(ctx context.Context, args, env []string, stdout, stderr io.Wri
 	early := earlyLogger(stderr, env, args)
 	switch {
 	case fs.NArg() > 0:
-		logConfigError(early, &bootstrap.ConfigError{Setting: "command line", Problem: fmt.Sprintf("apply takes no arguments (got %q)", fs.Args()), Fix: "name the directory with --dir"})
+		logConfigError(early, &settings.ConfigError{Setting: "command line", Problem: fmt.Sprintf("apply takes no arguments (got %q)", fs.Args()), Fix: "name the directory with --dir"})
 		return exitConfig
 	case strings.TrimSpace(af.dir) == "":
-		logConfigError(early, &bootstrap.ConfigError{Setting: "CONNECT_INIT_CONNECTORS_DIR", Problem: "is not set, and --dir is not given", Fix: "point --dir or CONNECT_INIT_CONNECTORS_DIR at a directory of connector definitions (*.json, *.properties)"})
+		logConfigError(early, &settings.ConfigError{Setting: "CONNECT_INIT_CONNECTORS_DIR", Problem: "is not set, and --dir is not given", Fix: "point --dir or CONNECT_INIT_CONNECTORS_DIR at a directory of connector definitions (*.json, *.properties)"})
 		return exitConfig
 	case af.wait < 0:
-		logConfigError(early, &bootstrap.ConfigError{Setting: "--wait", Problem: fmt.Sprintf("is negative (%s)", af.wait), Fix: "use a duration such as 5m, or 0 not to wait"})
+		logConfigError(early, &settings.ConfigError{Setting: "--wait", Problem: fmt.Sprintf("is negative (%s)", af.wait), Fix: "use a duration such as 5m, or 0 not to wait"})
 		return exitConfig
 	case af.waitLocal && af.url != "":
-		logConfigError(early, &bootstrap.ConfigError{Setting: "--url", Problem: "is given with --wait-local, which applies to this container's worker", Fix: "use one of them"})
+		logConfigError(early, &settings.ConfigError{Setting: "--url", Problem: "is given with --wait-local, which applies to this container's worker", Fix: "use one of them"})
 		return exitConfig
 	case af.url != "":
 		if _, err := restclient.Parse(af.url); err != nil {
-			logConfigError(early, &bootstrap.ConfigError{Setting: "--url", Problem: err.Error(), Fix: "give a worker's REST URL, e.g. http://connect-1:8083"})
+			logConfigError(early, &settings.ConfigError{Setting: "--url", Problem: err.Error(), Fix: "give a worker's REST URL, e.g. http://connect-1:8083"})
 			return exitConfig
 		}
 	}
@@ -162,7 +164,7 @@ func applyCommand(ctx context.Context, args, env []string, stdout, stderr io.Wri
 		for _, p := range s.Peers {
 			u, err := peerURL(p, cfg.AdvertisedURL)
 			if err != nil {
-				logConfigError(log, &bootstrap.ConfigError{Setting: s.Name("CONNECT_INIT_PEERS"), Problem: fmt.Sprintf("entry %q %v", p, err), Fix: "list peers as host or host:port, comma-separated"})
+				logConfigError(log, &settings.ConfigError{Setting: s.Name("CONNECT_INIT_PEERS"), Problem: fmt.Sprintf("entry %q %v", p, err), Fix: "list peers as host or host:port, comma-separated"})
 				return exitConfig
 			}
 			f.explicit = append(f.explicit, u)
@@ -213,8 +215,8 @@ func peerURL(p, advertised string) (string, error) {
 
 // workerFinder finds a worker of our group that is ready.
 type workerFinder struct {
-	cfg     *bootstrap.Config
-	clients *bootstrap.Clients
+	cfg     *settings.Config
+	clients *kafka.Clients
 	log     *slog.Logger
 	clock   clock.Clock
 	// local: this container's worker (--wait-local).
@@ -246,7 +248,7 @@ func (f *workerFinder) find(ctx context.Context) (*apply.API, error) {
 	parent := os.Getppid()
 	rest := &restclient.Client{TLS: f.cfg.RESTClientTLS, Timeout: 5 * time.Second, Clock: f.clock}
 	if f.local {
-		h, err := restcheck.LocalHealth(f.cfg.Worker, f.cfg.AdvertisedURL, f.cfg.RESTClientTLS, 5*time.Second)
+		h, err := peers.LocalHealth(f.cfg.Worker, f.cfg.AdvertisedURL, f.cfg.RESTClientTLS, 5*time.Second)
 		if err != nil {
 			return nil, err
 		}
@@ -287,17 +289,17 @@ func (f *workerFinder) round(ctx context.Context, rest *restclient.Client) (*app
 	if err != nil {
 		return nil, "", err
 	}
-	g := &bootstrap.GroupGate{Admin: f.clients.Admin, Client: f.clients.Member, GroupID: f.cfg.GroupID, ConfigTopic: f.cfg.ConfigTopic().Name,
+	g := &gate.GroupGate{Admin: f.clients.Admin, Client: f.clients.Member, GroupID: f.cfg.GroupID, ConfigTopic: f.cfg.ConfigTopic().Name,
 		Log: slog.New(slog.DiscardHandler), Clock: f.clock, StableWait: 10 * time.Second}
 	rep, err := g.Check(ctx)
 	if err != nil {
-		var ge *bootstrap.GateError
+		var ge *gate.GateError
 		if errors.As(err, &ge) && rep != nil && len(rep.Foreign) > 0 {
 			return nil, "", &errForeign{msg: err.Error()}
 		}
 		return nil, "", err
 	}
-	members := connectproto.LeaderFirstURLs(rep.Decoded)
+	members := proto.LeaderFirstURLs(rep.Decoded)
 	if len(members) == 0 {
 		return nil, fmt.Sprintf("the group %s has no members yet (state %s)", f.cfg.GroupID, rep.State), nil
 	}

@@ -14,9 +14,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/connect-init/connect-init/bootstrap"
 	"github.com/connect-init/connect-init/entrypoint"
 	"github.com/connect-init/connect-init/restclient"
+	"github.com/connect-init/connect-init/settings"
 )
 
 // TestApplyBadInput: every bad flag or file is exit 2 naming what the user
@@ -110,10 +110,10 @@ func TestStartApplyChild(t *testing.T) {
 	executable = func() (string, error) { return script, nil }
 	defer func() { executable = saved }()
 	var started bytes.Buffer
-	log := newLogger(&started, bootstrap.Settings{LogFormat: "text", LogLevel: "info"})
+	log := newLogger(&started, settings.Settings{LogFormat: "text", LogLevel: "info"})
 
 	env := []string{"PATH=/usr/bin:/bin", "CONNECT_INIT_CONNECTORS_DIR=/etc/connectors", "CONNECT_GROUP_ID=g"}
-	s, err := bootstrap.LoadSettings(env)
+	s, err := settings.LoadSettings(env)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -148,7 +148,7 @@ func TestStartApplyChild(t *testing.T) {
 	// absence of its log event is proof enough, without waiting.
 	var logged bytes.Buffer
 	s.ConnectorsDir = ""
-	startApplyChild(&startup{env: env, settings: s}, newLogger(&logged, bootstrap.Settings{LogFormat: "text", LogLevel: "debug"}))
+	startApplyChild(&startup{env: env, settings: s}, newLogger(&logged, settings.Settings{LogFormat: "text", LogLevel: "debug"}))
 	if logged.Len() != 0 {
 		t.Errorf("without CONNECT_INIT_CONNECTORS_DIR: %s", logged.String())
 	}
@@ -177,7 +177,7 @@ func TestProveRefusesNonConnectAnswers(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f := &workerFinder{local: true, cfg: &bootstrap.Config{GroupID: "g"}}
+	f := &workerFinder{local: true, cfg: &settings.Config{GroupID: "g"}}
 	rest := &restclient.Client{}
 	why, err := f.prove(context.Background(), rest, tg, "our-cluster", nil)
 	if err != nil || !strings.Contains(why, "not as Connect does") {

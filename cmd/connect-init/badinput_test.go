@@ -66,7 +66,7 @@ func imageRoot(t *testing.T, f string) string {
 		write("etc/confluent/docker/kafka-connect.properties.template", "{{- $connect_props := envToProps \"CONNECT_\" \"\" nil nil $excluded_props -}}\n")
 	case "debezium":
 		write("docker-entrypoint.sh", "export CONNECT_OFFSET_STORAGE_TOPIC=$OFFSET_STORAGE_TOPIC\n# edits $KAFKA_HOME/config/connect-distributed.properties\n")
-		base, err := os.ReadFile("../../bootstrap/workerconfig/testdata/flavours/debezium-base.properties")
+		base, err := os.ReadFile("../../workerconfig/testdata/flavours/debezium-base.properties")
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -9,7 +9,6 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	"github.com/connect-init/connect-init/bootstrap"
 	"github.com/connect-init/connect-init/settings"
 )
 
@@ -62,7 +61,7 @@ type derivedDoc struct {
 // own settings and what the gates derive from them. It connects to nothing.
 // Exit 0 when the settings gate passes, 2 (after printing what it could
 // read, and the error) when it does not.
-func showConfig(env []string, s bootstrap.Settings, log *slog.Logger, stdout io.Writer, asJSON bool) int {
+func showConfig(env []string, s settings.Settings, log *slog.Logger, stdout io.Writer, asJSON bool) int {
 	cfg, err := configOptions.Inspect(env, s)
 	logFlavour(log, cfg)
 	doc := buildConfigDoc(env, s, cfg, err)
@@ -83,7 +82,7 @@ func showConfig(env []string, s bootstrap.Settings, log *slog.Logger, stdout io.
 	return exitOK
 }
 
-func buildConfigDoc(env []string, s bootstrap.Settings, cfg *settings.Config, err error) configDoc {
+func buildConfigDoc(env []string, s settings.Settings, cfg *settings.Config, err error) configDoc {
 	var doc configDoc
 	doc.Flavour.Name = string(cfg.Flavour)
 	doc.Flavour.Detected = cfg.Detection.Found
@@ -116,7 +115,7 @@ func buildConfigDoc(env []string, s bootstrap.Settings, cfg *settings.Config, er
 
 // ownSettings lists connect-init's settings with their effective values
 // and where each came from: a flag, its variable, or the default.
-func ownSettings(env []string, s bootstrap.Settings) []configEntry {
+func ownSettings(env []string, s settings.Settings) []configEntry {
 	values := map[string]string{
 		"CONNECT_INIT_TIMEOUT":          s.Timeout.String(),
 		"CONNECT_INIT_EXPECTED_BROKERS": fmt.Sprint(s.ExpectedBrokers),

@@ -5,9 +5,9 @@ import (
 	"io"
 	"log/slog"
 
-	"github.com/connect-init/connect-init/bootstrap"
 	diag "github.com/connect-init/connect-init/doctor"
 	"github.com/connect-init/connect-init/entrypoint"
+	"github.com/connect-init/connect-init/settings"
 )
 
 // doctor reads the settings like run, takes one look at the cluster and the
@@ -15,7 +15,7 @@ import (
 // summary and findings (text, or one JSON document). Exit 0 when no finding
 // is an error, 1 otherwise, 2 for bad configuration. Progress and the gates'
 // own messages go to the log (stderr); the report alone goes to stdout.
-func doctor(ctx context.Context, env []string, s bootstrap.Settings, log *slog.Logger, stdout io.Writer, asJSON bool) int {
+func doctor(ctx context.Context, env []string, s settings.Settings, log *slog.Logger, stdout io.Writer, asJSON bool) int {
 	cfg, clients, err := loadConfig(env, s, log)
 	if err != nil {
 		logConfigError(log, err)

@@ -14,8 +14,8 @@ import (
 
 	"github.com/IBM/sarama"
 
-	"github.com/connect-init/connect-init/bootstrap"
 	diag "github.com/connect-init/connect-init/doctor"
+	"github.com/connect-init/connect-init/gate"
 )
 
 // cliResult is one run of the connect-init binary.
@@ -116,7 +116,7 @@ func TestDoctorHealthyCluster(t *testing.T) {
 		}
 	}
 	g := c.Group
-	if g.State != bootstrap.GroupStable || g.ProtocolType != "connect" || len(g.Members) != 1 || !g.Members[0].Leader ||
+	if g.State != gate.GroupStable || g.ProtocolType != "connect" || len(g.Members) != 1 || !g.Members[0].Leader ||
 		!strings.HasPrefix(g.Members[0].URL, spec.RESTURL) || len(g.Foreign) != 0 {
 		t.Errorf("group: %+v", g)
 	}

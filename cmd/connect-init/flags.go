@@ -7,7 +7,7 @@ import (
 	"io"
 	"strings"
 
-	"github.com/connect-init/connect-init/bootstrap"
+	"github.com/connect-init/connect-init/settings"
 )
 
 // parseCommandFlags parses the flags of `connect-init <usage>` (usage is
@@ -31,7 +31,7 @@ func parseCommandFlags(fs *flag.FlagSet, args, env []string, stderr io.Writer, u
 	if f := flagName(err); f != "" {
 		setting = "--" + f
 	}
-	logConfigError(earlyLogger(stderr, env, args), &bootstrap.ConfigError{Setting: setting, Problem: err.Error(), Fix: "see connect-init " + name + " -h"})
+	logConfigError(earlyLogger(stderr, env, args), &settings.ConfigError{Setting: setting, Problem: err.Error(), Fix: "see connect-init " + name + " -h"})
 	return exitConfig, true
 }
 

@@ -7,8 +7,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/connect-init/connect-init/bootstrap"
 	"github.com/connect-init/connect-init/entrypoint"
+	"github.com/connect-init/connect-init/gate"
+	"github.com/connect-init/connect-init/internal/clock"
 )
 
 // configFailure marks an error as bad configuration (exit 2) whatever its
@@ -22,7 +23,7 @@ func (e *configFailure) Unwrap() error { return e.err }
 // peer check and the exec.
 type realGates struct {
 	log   *slog.Logger
-	clock bootstrap.Clock
+	clock clock.Clock
 }
 
 // settings resolves the worker command (run only: a missing command must
@@ -48,7 +49,7 @@ func (g realGates) settings(_ context.Context, st *startup) error {
 			return &configFailure{err}
 		}
 	}
-	st.cluster = &bootstrap.Cluster{Config: cfg, Clients: clients, Log: g.log, Clock: g.clock}
+	st.cluster = &gate.Cluster{Config: cfg, Clients: clients, Log: g.log, Clock: g.clock}
 	g.log.Info("connect-init starting", "version", version, "group", cfg.GroupID, "bootstrap", strings.Join(cfg.BootstrapServers, ","),
 		"expected_brokers", cfg.ExpectedBrokers, "timeout", st.settings.Timeout.String())
 	return nil

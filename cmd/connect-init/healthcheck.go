@@ -6,8 +6,8 @@ import (
 	"io"
 	"time"
 
-	"github.com/connect-init/connect-init/bootstrap"
-	"github.com/connect-init/connect-init/bootstrap/restcheck"
+	"github.com/connect-init/connect-init/gate/peers"
+	"github.com/connect-init/connect-init/settings"
 )
 
 // healthcheckTimeout bounds `connect-init healthcheck` as a whole. A worker
@@ -18,10 +18,10 @@ import (
 const healthcheckTimeout = 5 * time.Second
 
 // healthcheck is `connect-init healthcheck`: exit 0 when the local worker
-// has joined its group and serves requests (restcheck.Health), 1 when not,
+// has joined its group and serves requests (peers.Health), 1 when not,
 // 2 when the worker settings are unusable. It prints exactly one line: why
 // the worker is (not) healthy, which is what `docker inspect` shows.
-func healthcheck(ctx context.Context, env []string, s bootstrap.Settings, stdout, stderr io.Writer) int {
+func healthcheck(ctx context.Context, env []string, s settings.Settings, stdout, stderr io.Writer) int {
 	timeout := healthcheckTimeout
 	if s.Timeout > 0 && s.Timeout < timeout {
 		timeout = s.Timeout
@@ -34,7 +34,7 @@ func healthcheck(ctx context.Context, env []string, s bootstrap.Settings, stdout
 		fmt.Fprintln(stderr, "connect-init healthcheck: bad configuration:", err)
 		return exitConfig
 	}
-	h, err := restcheck.LocalHealth(cfg.Worker, cfg.AdvertisedURL, cfg.RESTClientTLS, timeout)
+	h, err := peers.LocalHealth(cfg.Worker, cfg.AdvertisedURL, cfg.RESTClientTLS, timeout)
 	if err != nil {
 		fmt.Fprintln(stderr, "connect-init healthcheck: bad configuration:", err)
 		return exitConfig

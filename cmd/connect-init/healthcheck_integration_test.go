@@ -17,9 +17,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/connect-init/connect-init/bootstrap/connectproto"
-	"github.com/connect-init/connect-init/bootstrap/restcheck"
-	"github.com/connect-init/connect-init/bootstrap/restcheck/restchecktest"
+	"github.com/connect-init/connect-init/connect/proto"
+	"github.com/connect-init/connect-init/gate/peers"
+	"github.com/connect-init/connect-init/gate/peers/peerstest"
 	"github.com/connect-init/connect-init/internal/testbed"
 )
 
@@ -87,7 +87,7 @@ func TestHealthcheckRealWorker(t *testing.T) {
 		if r.code != exitGate {
 			t.Fatalf("while starting: exit %d, %q", r.code, r.out)
 		}
-		reasons[probeNameRE.ReplaceAllString(r.out, restcheck.ProbeConnectorPrefix+"*")] = true
+		reasons[probeNameRE.ReplaceAllString(r.out, peers.ProbeConnectorPrefix+"*")] = true
 		if restGet(w.Spec.RESTURL, "/") == 200 && restGet(w.Spec.RESTURL, "/health") != 200 {
 			rootAnsweredEarly = true
 		}
@@ -162,7 +162,7 @@ func TestHealthcheckRealWorker(t *testing.T) {
 	}
 }
 
-var probeNameRE = regexp.MustCompile(regexp.QuoteMeta(restcheck.ProbeConnectorPrefix) + `[0-9a-f]+`)
+var probeNameRE = regexp.MustCompile(regexp.QuoteMeta(peers.ProbeConnectorPrefix) + `[0-9a-f]+`)
 
 // TestHealthcheckLoopingWorker: a worker that shares group.id with another
 // Connect cluster but reads a different config topic never reaches the
@@ -228,7 +228,7 @@ func TestHealthcheckLoopingWorker(t *testing.T) {
 func TestPeerNamesRealWorkers(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
-	dns, err := restchecktest.StartDNS()
+	dns, err := peerstest.StartDNS()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -269,11 +269,11 @@ func TestPeerNamesRealWorkers(t *testing.T) {
 	// The self-probe binds the own URL's port on 127.0.0.1 (listen), as
 	// a worker about to start would: a fresh port for a worker that is
 	// not running yet, a running worker's port to see it taken.
-	gate := func(t *testing.T, policy, listen string) restcheck.Gate {
-		return restcheck.Gate{
+	gate := func(t *testing.T, policy, listen string) peers.Gate {
+		return peers.Gate{
 			Policy:        policy,
 			Resolver:      dns.Resolver(),
-			Self:          restcheck.SelfProbe{Listen: listen},
+			Self:          peers.SelfProbe{Listen: listen},
 			Log:           hcTestLogger(t),
 			WarnWait:      time.Second,
 			ProbeTimeout:  2 * time.Second,
@@ -289,26 +289,26 @@ func TestPeerNamesRealWorkers(t *testing.T) {
 		_, port, _ = net.SplitHostPort(l.Addr().String())
 		return l.Addr().String(), port
 	}
-	checkAt := func(t *testing.T, policy, own, listen string, d time.Duration, lock ...string) (*restcheck.Report, error) {
+	checkAt := func(t *testing.T, policy, own, listen string, d time.Duration, lock ...string) (*peers.Report, error) {
 		cctx, ccancel := context.WithTimeout(ctx, d)
 		defer ccancel()
 		return gate(t, policy, listen).Check(cctx, own, leader, members, lock)
 	}
 	// check: own is name's URL on a fresh port (a worker about to start).
-	check := func(t *testing.T, policy, name string, d time.Duration, lock ...string) (*restcheck.Report, string, error) {
+	check := func(t *testing.T, policy, name string, d time.Duration, lock ...string) (*peers.Report, string, error) {
 		listen, port := freeListen(t)
 		own := "http://" + name + ":" + port + "/"
 		rep, err := checkAt(t, policy, own, listen, d, lock...)
 		return rep, own, err
 	}
-	result := func(rep *restcheck.Report, u string) restcheck.PeerResult {
+	result := func(rep *peers.Report, u string) peers.PeerResult {
 		for _, r := range rep.Peers {
 			if r.URL == u {
 				return r
 			}
 		}
 		t.Fatalf("no result for %s: %+v", u, rep.Peers)
-		return restcheck.PeerResult{}
+		return peers.PeerResult{}
 	}
 
 	t.Run("own name resolves to us, member name missing", func(t *testing.T) {
@@ -318,21 +318,21 @@ func TestPeerNamesRealWorkers(t *testing.T) {
 		if err != nil {
 			t.Fatalf("default policy: %v", err)
 		}
-		if r := result(rep, own); r.Source != restcheck.SourceOwn || r.Status != restcheck.StatusSelf {
+		if r := result(rep, own); r.Source != peers.SourceOwn || r.Status != peers.StatusSelf {
 			t.Errorf("own: %+v", r)
 		}
-		if r := result(rep, urlB); r.Source != restcheck.SourceMember || r.Status != restcheck.StatusUnresolved || r.Severity != restcheck.SeverityWarn {
+		if r := result(rep, urlB); r.Source != peers.SourceMember || r.Status != peers.StatusUnresolved || r.Severity != peers.SeverityWarn {
 			t.Errorf("member B: %+v", r)
 		}
 		if _, _, err := check(t, "warn", nameA, 3*time.Second); err != nil {
 			t.Errorf("warn policy: %v", err)
 		}
 		rep, _, err = check(t, "fail", nameA, 2*time.Second)
-		var ge *restcheck.GateError
+		var ge *peers.GateError
 		if !asGate(err, &ge) || !strings.Contains(ge.Error(), nameB) {
 			t.Errorf("fail policy: %v", err)
 		}
-		if r := result(rep, urlB); r.Severity != restcheck.SeverityFail {
+		if r := result(rep, urlB); r.Severity != peers.SeverityFail {
 			t.Errorf("fail policy, member B: %+v", r)
 		}
 		rep, _, err = check(t, "off", nameA, time.Second)
@@ -345,12 +345,12 @@ func TestPeerNamesRealWorkers(t *testing.T) {
 		// A second worker started with A's URL in A's network namespace:
 		// A's JVM holds the port, and the message says so.
 		rep, err := checkAt(t, "", urlA, "127.0.0.1:"+portOf(t, a.Spec.RESTURL), 2*time.Second)
-		var ge *restcheck.GateError
+		var ge *peers.GateError
 		if !asGate(err, &ge) {
 			t.Fatalf("err = %v", err)
 		}
 		own := result(rep, urlA)
-		if own.Status != restcheck.StatusPortTaken || !strings.Contains(own.Error, "port "+portOf(t, a.Spec.RESTURL)) || !strings.Contains(own.Error, "(java)") {
+		if own.Status != peers.StatusPortTaken || !strings.Contains(own.Error, "port "+portOf(t, a.Spec.RESTURL)) || !strings.Contains(own.Error, "(java)") {
 			t.Errorf("own: %+v", own)
 		}
 	})
@@ -360,15 +360,15 @@ func TestPeerNamesRealWorkers(t *testing.T) {
 		// resolve (fail, with the fix), while the leader A resolves and
 		// answers GET / for real.
 		rep, own, err := check(t, "", nameB, 2*time.Second)
-		var ge *restcheck.GateError
+		var ge *peers.GateError
 		if !asGate(err, &ge) {
 			t.Fatalf("err = %v", err)
 		}
 		r := result(rep, own)
-		if r.Status != restcheck.StatusUnresolved || !strings.Contains(r.Fix, "CONNECT_REST_ADVERTISED_HOST_NAME") || !strings.Contains(r.Error, "127.0.0.1") {
+		if r.Status != peers.StatusUnresolved || !strings.Contains(r.Fix, "CONNECT_REST_ADVERTISED_HOST_NAME") || !strings.Contains(r.Error, "127.0.0.1") {
 			t.Errorf("own: %+v", r)
 		}
-		if r := result(rep, urlA); r.Source != restcheck.SourceLeader || r.Status != restcheck.StatusOK || r.HTTPStatus != 200 {
+		if r := result(rep, urlA); r.Source != peers.SourceLeader || r.Status != peers.StatusOK || r.HTTPStatus != 200 {
 			t.Errorf("leader A: %+v", r)
 		}
 	})
@@ -381,12 +381,12 @@ func TestPeerNamesRealWorkers(t *testing.T) {
 		defer dns.Delete(nameB)
 		own := "http://" + nameB + ":" + portOf(t, a.Spec.RESTURL) + "/"
 		rep, err := checkAt(t, "", own, "127.0.0.2:"+portOf(t, a.Spec.RESTURL), 2*time.Second)
-		var ge *restcheck.GateError
+		var ge *peers.GateError
 		if !asGate(err, &ge) {
 			t.Fatalf("err = %v", err)
 		}
 		r := result(rep, own)
-		if r.Status != restcheck.StatusOtherHost || !strings.Contains(r.Error, "0 of 8") || !strings.Contains(r.Error, "without our token") {
+		if r.Status != peers.StatusOtherHost || !strings.Contains(r.Error, "0 of 8") || !strings.Contains(r.Error, "without our token") {
 			t.Errorf("own: %+v", r)
 		}
 	})
@@ -403,13 +403,13 @@ func TestPeerNamesRealWorkers(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if r := result(rep, urlB); r.Status != restcheck.StatusOK || r.HTTPStatus != 200 || r.Source != restcheck.SourceMember {
+		if r := result(rep, urlB); r.Status != peers.StatusOK || r.HTTPStatus != 200 || r.Source != peers.SourceMember {
 			t.Errorf("member B: %+v", r)
 		}
 	})
 }
 
-func asGate(err error, ge **restcheck.GateError) bool {
+func asGate(err error, ge **peers.GateError) bool {
 	return errors.As(err, ge) && strings.HasPrefix((*ge).Error(), "peers gate: ")
 }
 
@@ -444,13 +444,13 @@ func groupURLs(ctx context.Context, t *testing.T, groupID string, want int) (str
 		descs, err := admin.DescribeConsumerGroups([]string{groupID})
 		if err == nil && len(descs) == 1 && descs[0].State == "Stable" {
 			d := descs[0]
-			var ms []connectproto.Member
+			var ms []proto.Member
 			for id, m := range d.Members {
-				cm := connectproto.Member{MemberID: id, ClientID: m.ClientId, ClientHost: m.ClientHost, ProtocolType: d.ProtocolType, Protocol: d.Protocol}
+				cm := proto.Member{MemberID: id, ClientID: m.ClientId, ClientHost: m.ClientHost, ProtocolType: d.ProtocolType, Protocol: d.Protocol}
 				cm.Decode(m.MemberMetadata, m.MemberAssignment)
 				ms = append(ms, cm)
 			}
-			urls := connectproto.LeaderFirstURLs(ms)
+			urls := proto.LeaderFirstURLs(ms)
 			leader := ""
 			for _, m := range ms {
 				if m.Assignment != nil {

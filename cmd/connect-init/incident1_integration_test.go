@@ -16,8 +16,8 @@ import (
 
 	"github.com/IBM/sarama"
 
-	"github.com/connect-init/connect-init/bootstrap"
 	diag "github.com/connect-init/connect-init/doctor"
+	"github.com/connect-init/connect-init/gate"
 )
 
 // TestIncident1ForeignGroupMember reproduces the first incident on real
@@ -237,7 +237,7 @@ func putConnector(ctx context.Context, t *testing.T, base, name string, config m
 // waitStableMember waits for a Stable snapshot of the group with a member
 // advertising urlPrefix and returns that member, as the group gate sees it
 // with configTopic as "our" config topic.
-func waitStableMember(ctx context.Context, t *testing.T, groupID, configTopic, urlPrefix string) bootstrap.GroupMember {
+func waitStableMember(ctx context.Context, t *testing.T, groupID, configTopic, urlPrefix string) gate.GroupMember {
 	t.Helper()
 	cfg := sarama.NewConfig()
 	cfg.Version = sarama.MaxVersion
@@ -250,8 +250,8 @@ func waitStableMember(ctx context.Context, t *testing.T, groupID, configTopic, u
 	if err != nil {
 		t.Fatal(err)
 	}
-	g := &bootstrap.GroupGate{Client: client, Admin: admin, GroupID: groupID, ConfigTopic: configTopic, StableWait: 20 * time.Second}
-	var last *bootstrap.GroupReport
+	g := &gate.GroupGate{Client: client, Admin: admin, GroupID: groupID, ConfigTopic: configTopic, StableWait: 20 * time.Second}
+	var last *gate.GroupReport
 	for ctx.Err() == nil {
 		rep, err := g.Check(ctx)
 		if err == nil && rep.StableSeen {
@@ -265,5 +265,5 @@ func waitStableMember(ctx context.Context, t *testing.T, groupID, configTopic, u
 		time.Sleep(500 * time.Millisecond)
 	}
 	t.Fatalf("no Stable snapshot of group %s with a member at %s; last: %+v", groupID, urlPrefix, last)
-	return bootstrap.GroupMember{}
+	return gate.GroupMember{}
 }

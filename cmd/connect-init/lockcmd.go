@@ -16,9 +16,12 @@ import (
 
 	"github.com/IBM/sarama"
 
-	"github.com/connect-init/connect-init/bootstrap"
-	"github.com/connect-init/connect-init/bootstrap/workerconfig"
 	"github.com/connect-init/connect-init/entrypoint"
+	"github.com/connect-init/connect-init/gate"
+	"github.com/connect-init/connect-init/internal/clock"
+	"github.com/connect-init/connect-init/kafka"
+	"github.com/connect-init/connect-init/settings"
+	"github.com/connect-init/connect-init/workerconfig"
 )
 
 // The in-worker startup lock (issue 14).
@@ -103,7 +106,7 @@ var errWorkerGone = errors.New("the worker exited (stdin closed)")
 // plan to command after the gates and execs at once. A bad
 // CONNECT_INIT_LOCK_MODE or CONNECT_INIT_LOCK_JAR, or mode worker when the
 // in-worker lock is not possible, is a configuration error.
-func planStartupLock(cfg *bootstrap.Config, command *entrypoint.Command, log *slog.Logger) (*inWorkerPlan, error) {
+func planStartupLock(cfg *settings.Config, command *entrypoint.Command, log *slog.Logger) (*inWorkerPlan, error) {
 	mode, jar, err := lockMode(cfg.Settings)
 	if err != nil {
 		return nil, err
@@ -115,7 +118,7 @@ func planStartupLock(cfg *bootstrap.Config, command *entrypoint.Command, log *sl
 	plan, why := planInWorker(cfg, command, jar)
 	if plan == nil {
 		if mode == lockModeWorker {
-			return nil, &bootstrap.ConfigError{Setting: "CONNECT_INIT_LOCK_MODE", Problem: "is worker, but the in-worker lock is not possible: " + why,
+			return nil, &settings.ConfigError{Setting: "CONNECT_INIT_LOCK_MODE", Problem: "is worker, but the in-worker lock is not possible: " + why,
 				Fix: "install " + providerJarName + " on the worker's classpath and set CONNECT_INIT_LOCK_JAR, or use CONNECT_INIT_LOCK_MODE=auto or exec"}
 		}
 		log.Info("startup lock mode", "mode", lockModeExec, "why", why)
@@ -127,19 +130,19 @@ func planStartupLock(cfg *bootstrap.Config, command *entrypoint.Command, log *sl
 
 // lockMode reads CONNECT_INIT_LOCK_MODE and CONNECT_INIT_LOCK_JAR (jar ""
 // when none is found).
-func lockMode(s bootstrap.Settings) (mode, jar string, err error) {
+func lockMode(s settings.Settings) (mode, jar string, err error) {
 	mode = strings.ToLower(strings.TrimSpace(s.LockMode))
 	switch mode {
 	case "":
 		mode = lockModeAuto
 	case lockModeAuto, lockModeWorker, lockModeExec:
 	default:
-		return "", "", &bootstrap.ConfigError{Setting: s.Name("CONNECT_INIT_LOCK_MODE"), Problem: fmt.Sprintf("must be auto, worker or exec (got %q)", mode),
+		return "", "", &settings.ConfigError{Setting: s.Name("CONNECT_INIT_LOCK_MODE"), Problem: fmt.Sprintf("must be auto, worker or exec (got %q)", mode),
 			Fix: "leave it unset (auto: in the worker when its jar is installed, else before the exec)"}
 	}
 	if j := strings.TrimSpace(s.LockJar); j != "" {
 		if st, err := os.Stat(j); err != nil || !st.Mode().IsRegular() {
-			return "", "", &bootstrap.ConfigError{Setting: s.Name("CONNECT_INIT_LOCK_JAR"), Problem: fmt.Sprintf("names %q, which is not a readable file", j),
+			return "", "", &settings.ConfigError{Setting: s.Name("CONNECT_INIT_LOCK_JAR"), Problem: fmt.Sprintf("names %q, which is not a readable file", j),
 				Fix: "point it at " + providerJarName + " on the worker's classpath, or unset it"}
 		}
 		return mode, j, nil
@@ -173,7 +176,7 @@ type inWorkerPlan struct {
 }
 
 // planInWorker returns the wiring, or nil and why it is not possible.
-func planInWorker(cfg *bootstrap.Config, command *entrypoint.Command, jar string) (*inWorkerPlan, string) {
+func planInWorker(cfg *settings.Config, command *entrypoint.Command, jar string) (*inWorkerPlan, string) {
 	if jar == "" {
 		return nil, "the provider jar " + providerJarName + " is not installed (looked for CONNECT_INIT_LOCK_JAR and " + strings.Join(defaultProviderJars, ", ") + ")"
 	}
@@ -232,7 +235,7 @@ func sameFile(a, b string) bool {
 // parameter suffixes (lock.topic for CONNECT_INIT_LOCK_TOPIC): dotted lower
 // case only, so that every image's rule (dub, ub, Debezium) maps the
 // CONNECT_* variable to the same property.
-func childSettings(s bootstrap.Settings) [][2]string {
+func childSettings(s settings.Settings) [][2]string {
 	out := [][2]string{
 		{"timeout", s.Timeout.String()},
 		{"lock.topic", s.LockTopic},
@@ -264,7 +267,7 @@ func (p *inWorkerPlan) apply(command *entrypoint.Command) error {
 	if p.fileArg >= 0 {
 		orig, err := os.ReadFile(p.file)
 		if err != nil {
-			return &bootstrap.ConfigError{Setting: "CONNECT_INIT_WORKER_CONFIG", Problem: "cannot be read: " + err.Error()}
+			return &settings.ConfigError{Setting: "CONNECT_INIT_WORKER_CONFIG", Problem: "cannot be read: " + err.Error()}
 		}
 		var b bytes.Buffer
 		b.Write(orig)
@@ -371,7 +374,7 @@ func lockCommand(ctx context.Context, args, env []string, stderr io.Writer) int 
 		return exitConfig
 	}
 	env = withoutInWorkerWiring(env)
-	settings, err := bootstrap.LoadSettings(env)
+	settings, err := settings.LoadSettings(env)
 	if err != nil {
 		fmt.Fprintln(stderr, "connect-init:", err)
 		return exitConfig
@@ -428,16 +431,16 @@ func lockCommand(ctx context.Context, args, env []string, stderr io.Writer) int 
 
 // connectForLock waits, within the gates' timeout, until the brokers answer
 // and opens the clients the lock uses.
-func connectForLock(ctx context.Context, cfg *bootstrap.Config, clients *bootstrap.Clients, log *slog.Logger) error {
+func connectForLock(ctx context.Context, cfg *settings.Config, clients *kafka.Clients, log *slog.Logger) error {
 	ctx, cancel := context.WithTimeout(ctx, cfg.Settings.Timeout)
 	defer cancel()
-	bg := &bootstrap.BrokerGate{Config: clients.MemberConfig, Bootstrap: cfg.BootstrapServers, Expected: cfg.ExpectedBrokers,
-		Topics: cfg.TopicNames(), Log: log, Clock: bootstrap.SystemClock{}}
+	bg := &gate.BrokerGate{Config: clients.MemberConfig, Bootstrap: cfg.BootstrapServers, Expected: cfg.ExpectedBrokers,
+		Topics: cfg.TopicNames(), Log: log, Clock: clock.System{}}
 	if _, err := bg.Wait(ctx); err != nil {
 		return err
 	}
 	if err := clients.Connect(cfg.BootstrapServers, cfg.TopicNames()); err != nil {
-		return &bootstrap.GateError{Gate: "brokers", Err: err}
+		return &gate.GateError{Gate: "brokers", Err: err}
 	}
 	return nil
 }

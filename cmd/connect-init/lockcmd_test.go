@@ -11,9 +11,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/connect-init/connect-init/bootstrap"
-	"github.com/connect-init/connect-init/bootstrap/workerconfig"
 	"github.com/connect-init/connect-init/entrypoint"
+	"github.com/connect-init/connect-init/settings"
+	"github.com/connect-init/connect-init/workerconfig"
 )
 
 // workerEnv is a minimal worker configuration in CONNECT_* variables.
@@ -26,13 +26,13 @@ var workerEnv = []string{
 	"CONNECT_REST_ADVERTISED_HOST_NAME=worker-1",
 }
 
-func loadTestConfig(t *testing.T, env []string) *bootstrap.Config {
+func loadTestConfig(t *testing.T, env []string) *settings.Config {
 	t.Helper()
-	s, err := bootstrap.LoadSettings(env)
+	s, err := settings.LoadSettings(env)
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg, err := bootstrap.LoadConfig(env, s)
+	cfg, err := settings.LoadConfig(env, s)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -50,7 +50,7 @@ func testJar(t *testing.T) string {
 
 // wireInWorkerLock is run's two steps: the plan before the gates, the
 // wiring after them.
-func wireInWorkerLock(cfg *bootstrap.Config, cmd *entrypoint.Command, log *slog.Logger) (bool, error) {
+func wireInWorkerLock(cfg *settings.Config, cmd *entrypoint.Command, log *slog.Logger) (bool, error) {
 	plan, err := planStartupLock(cfg, cmd, log)
 	if err != nil || plan == nil {
 		return false, err
@@ -62,21 +62,21 @@ func discardLog() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard,
 
 func TestLockModeRejectsBadSettings(t *testing.T) {
 	cases := []struct {
-		s       bootstrap.Settings
+		s       settings.Settings
 		setting string
 	}{
-		{bootstrap.Settings{LockMode: "inside"}, "CONNECT_INIT_LOCK_MODE"},
-		{bootstrap.Settings{LockJar: "/nonexistent/connect-init-provider.jar"}, "CONNECT_INIT_LOCK_JAR"},
-		{bootstrap.Settings{LockJar: t.TempDir()}, "CONNECT_INIT_LOCK_JAR"},
+		{settings.Settings{LockMode: "inside"}, "CONNECT_INIT_LOCK_MODE"},
+		{settings.Settings{LockJar: "/nonexistent/connect-init-provider.jar"}, "CONNECT_INIT_LOCK_JAR"},
+		{settings.Settings{LockJar: t.TempDir()}, "CONNECT_INIT_LOCK_JAR"},
 	}
 	for _, c := range cases {
 		_, _, err := lockMode(c.s)
-		var ce *bootstrap.ConfigError
+		var ce *settings.ConfigError
 		if !errors.As(err, &ce) || ce.Setting != c.setting {
 			t.Errorf("lockMode(%+v) = %v, want a ConfigError naming %s", c.s, err, c.setting)
 		}
 	}
-	mode, jar, err := lockMode(bootstrap.Settings{})
+	mode, jar, err := lockMode(settings.Settings{})
 	if err != nil || mode != lockModeAuto {
 		t.Errorf("lockMode(zero) = %q, %q, %v; want auto", mode, jar, err)
 	}
@@ -100,7 +100,7 @@ func TestWireInWorkerLockFallsBackOrFails(t *testing.T) {
 		t.Errorf("fallback not logged with its reason: %s", logBuf.String())
 	}
 	_, err = wireInWorkerLock(loadTestConfig(t, append(workerEnv, "CONNECT_INIT_LOCK_MODE=worker")), cmd, log)
-	var ce *bootstrap.ConfigError
+	var ce *settings.ConfigError
 	if !errors.As(err, &ce) || ce.Setting != "CONNECT_INIT_LOCK_MODE" {
 		t.Errorf("worker mode without a jar: %v, want a ConfigError naming CONNECT_INIT_LOCK_MODE", err)
 	}

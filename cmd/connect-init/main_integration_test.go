@@ -14,8 +14,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/connect-init/connect-init/bootstrap/security/securitytest"
 	"github.com/connect-init/connect-init/internal/testbed"
+	"github.com/connect-init/connect-init/security/securitytest"
 )
 
 // The package's shared real cluster: 3 KRaft brokers, started once, each

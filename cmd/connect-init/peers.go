@@ -5,11 +5,14 @@ import (
 	"log/slog"
 	"time"
 
-	"github.com/connect-init/connect-init/bootstrap"
-	"github.com/connect-init/connect-init/bootstrap/connectproto"
-	"github.com/connect-init/connect-init/bootstrap/restcheck"
-	"github.com/connect-init/connect-init/bootstrap/workerconfig"
+	"github.com/connect-init/connect-init/connect/proto"
+	"github.com/connect-init/connect-init/gate"
+	"github.com/connect-init/connect-init/gate/peers"
+	"github.com/connect-init/connect-init/internal/clock"
+	"github.com/connect-init/connect-init/kafka"
 	"github.com/connect-init/connect-init/lock"
+	"github.com/connect-init/connect-init/settings"
+	"github.com/connect-init/connect-init/workerconfig"
 )
 
 // checkPeers runs the last gates before the exec, with a fresh timeout
@@ -17,12 +20,12 @@ import (
 // nil (we waited for the lock), the group identity check again (a foreign
 // worker may have joined meanwhile); then the peer check with the group's
 // current members, leader first, and the startup-lock queue.
-func checkPeers(ctx context.Context, cfg *bootstrap.Config, clients *bootstrap.Clients, group *bootstrap.GroupReport, queued []string, log *slog.Logger) error {
+func checkPeers(ctx context.Context, cfg *settings.Config, clients *kafka.Clients, group *gate.GroupReport, queued []string, log *slog.Logger) error {
 	ctx, cancel := context.WithTimeout(ctx, cfg.Settings.Timeout)
 	defer cancel()
 	if group == nil {
 		var err error
-		if group, err = bootstrap.NewGroupGate(cfg, clients, log, bootstrap.SystemClock{}).Check(ctx); err != nil {
+		if group, err = gate.NewGroupGate(cfg, clients, log, clock.System{}).Check(ctx); err != nil {
 			return err
 		}
 	}
@@ -31,7 +34,7 @@ func checkPeers(ctx context.Context, cfg *bootstrap.Config, clients *bootstrap.C
 	if err != nil {
 		return err
 	}
-	urls := connectproto.LeaderFirstURLs(group.Decoded)
+	urls := proto.LeaderFirstURLs(group.Decoded)
 	var leader string
 	var members []string
 	for _, u := range urls {
@@ -44,7 +47,7 @@ func checkPeers(ctx context.Context, cfg *bootstrap.Config, clients *bootstrap.C
 	start := time.Now()
 	// Warnings must not hold the worker back for long: a peer that does not
 	// answer within 10 s is reported and the worker starts.
-	gate := restcheck.Gate{Policy: cfg.Settings.PeerCheck, Peers: cfg.Settings.Peers, TLS: tlsCfg, Self: self, Log: log, WarnWait: 10 * time.Second}
+	gate := peers.Gate{Policy: cfg.Settings.PeerCheck, Peers: cfg.Settings.Peers, TLS: tlsCfg, Self: self, Log: log, WarnWait: 10 * time.Second}
 	rep, err := gate.Check(ctx, own, leader, members, queued)
 	if err != nil {
 		return err
@@ -74,15 +77,15 @@ func releasedAsReady(entries []lock.Entry, own string) []string {
 // selfProbe binds the listener the worker advertises, as the worker will
 // bind it, served over https with the worker's own key store when the
 // listener is https. Nothing is read when the peer check is off.
-func selfProbe(cfg *bootstrap.Config) (restcheck.SelfProbe, error) {
+func selfProbe(cfg *settings.Config) (peers.SelfProbe, error) {
 	if cfg.Settings.PeerCheck == "off" {
-		return restcheck.SelfProbe{}, nil
+		return peers.SelfProbe{}, nil
 	}
 	l, err := workerconfig.AdvertisedListener(cfg.Worker)
 	if err != nil {
-		return restcheck.SelfProbe{}, err
+		return peers.SelfProbe{}, err
 	}
-	sp := restcheck.SelfProbe{Listen: l.Address(), Listeners: cfg.Worker.Get("listeners", "http://:8083 (the default)"), HTTPS: l.Scheme == "https"}
+	sp := peers.SelfProbe{Listen: l.Address(), Listeners: cfg.Worker.Get("listeners", "http://:8083 (the default)"), HTTPS: l.Scheme == "https"}
 	if sp.HTTPS {
 		sp.ServerTLS = cfg.RESTServerTLS // derived by the settings gate
 	}

@@ -5,8 +5,10 @@ import (
 	"log/slog"
 	"time"
 
-	"github.com/connect-init/connect-init/bootstrap"
 	"github.com/connect-init/connect-init/entrypoint"
+	"github.com/connect-init/connect-init/gate"
+	"github.com/connect-init/connect-init/kafka"
+	"github.com/connect-init/connect-init/settings"
 )
 
 // The start-up's steps, in order. These names are the gates' names in code,
@@ -51,16 +53,16 @@ type step struct {
 // produced for the ones after it.
 type startup struct {
 	argv, env []string
-	settings  bootstrap.Settings
+	settings  settings.Settings
 	// withExec is true for run, false for prepare (no lock, no peers, no
 	// exec).
 	withExec bool
 	started  time.Time
 
 	command *entrypoint.Command
-	cfg     *bootstrap.Config
-	clients *bootstrap.Clients
-	cluster *bootstrap.Cluster
+	cfg     *settings.Config
+	clients *kafka.Clients
+	cluster *gate.Cluster
 	// queued are the lock queue's members released as ready, for peers.
 	queued []string
 	// inWorker, when set, is the in-worker lock: the worker waits for its

@@ -11,8 +11,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/connect-init/connect-init/bootstrap"
 	"github.com/connect-init/connect-init/entrypoint"
+	"github.com/connect-init/connect-init/gate"
+	"github.com/connect-init/connect-init/settings"
 )
 
 var allSteps = []string{stepSettings, stepBrokers, stepTopics, stepCoordinator, stepGroup, stepLock, stepPeers, stepExec}
@@ -38,7 +39,7 @@ func (f *fakeGates) step(ctx context.Context, name string) error {
 	switch name {
 	case f.signalDuring:
 		f.cancel(&entrypoint.SignalError{Signal: syscall.SIGTERM})
-		return &bootstrap.GateError{Gate: name, Err: ctx.Err()}
+		return &gate.GateError{Gate: name, Err: ctx.Err()}
 	case f.signalAfter:
 		f.cancel(&entrypoint.SignalError{Signal: syscall.SIGTERM})
 	}
@@ -78,7 +79,7 @@ func runFake(t *testing.T, withExec, lock bool, setup func(*fakeGates)) pipeline
 	}
 	var buf bytes.Buffer
 	log := slog.New(slog.NewTextHandler(&buf, nil))
-	st := &startup{settings: bootstrap.Settings{Timeout: time.Hour, Lock: lock}, withExec: withExec}
+	st := &startup{settings: settings.Settings{Timeout: time.Hour, Lock: lock}, withExec: withExec}
 	code := runSteps(ctx, startupSteps(f), st, log)
 	return pipelineRun{gates: f, code: code, log: buf.String()}
 }
@@ -124,9 +125,9 @@ func TestPipelineExitCodes(t *testing.T) {
 		err  error
 		code int
 	}{
-		{"gate error", &bootstrap.GateError{Gate: "x", Err: errors.New("boom")}, exitGate},
+		{"gate error", &gate.GateError{Gate: "x", Err: errors.New("boom")}, exitGate},
 		{"plain error", errors.New("boom"), exitGate},
-		{"bad setting", &bootstrap.ConfigError{Setting: "CONNECT_X", Problem: "is bad"}, exitConfig},
+		{"bad setting", &settings.ConfigError{Setting: "CONNECT_X", Problem: "is bad"}, exitConfig},
 		{"marked bad configuration", &configFailure{errors.New("exec format error")}, exitConfig},
 	}
 	for i, name := range allSteps {

@@ -18,7 +18,7 @@ import (
 
 	"github.com/IBM/sarama"
 
-	"github.com/connect-init/connect-init/bootstrap/connectproto"
+	"github.com/connect-init/connect-init/connect/proto"
 	"github.com/connect-init/connect-init/internal/testbed"
 )
 
@@ -27,7 +27,7 @@ import (
 // eager) and checks them against what the workers are known to be: their
 // URLs, their config topic's end offset, the connector they run. With
 // CONNECT_INIT_CAPTURE_DIR set it also writes the bytes as capture files
-// for connectproto's unit tests (testdata/captures).
+// for connect/proto's unit tests (testdata/captures).
 func TestConnectProtocolBytesFromRealWorkers(t *testing.T) {
 	for _, c := range []struct {
 		protocol, connectProtocol string
@@ -73,7 +73,7 @@ func TestConnectProtocolBytesFromRealWorkers(t *testing.T) {
 
 			admin := newAdmin(t)
 			var desc *sarama.GroupDescription
-			var members []connectproto.Member
+			var members []proto.Member
 			var end int64
 			for {
 				end = configEndOffset(t, group["config.storage.topic"])
@@ -91,10 +91,10 @@ func TestConnectProtocolBytesFromRealWorkers(t *testing.T) {
 				case <-time.After(300 * time.Millisecond):
 				}
 			}
-			if desc.ProtocolType != connectproto.ProtocolType || desc.Protocol != c.protocol {
+			if desc.ProtocolType != proto.ProtocolType || desc.Protocol != c.protocol {
 				t.Fatalf("group protocol %s/%s, want connect/%s", desc.ProtocolType, desc.Protocol, c.protocol)
 			}
-			wantVersion, _ := connectproto.ProtocolVersion(c.protocol)
+			wantVersion, _ := proto.ProtocolVersion(c.protocol)
 			for _, m := range members {
 				if m.MetadataErr != nil || m.AssignmentErr != nil {
 					t.Fatalf("member %s: %v / %v", m.MemberID, m.MetadataErr, m.AssignmentErr)
@@ -105,7 +105,7 @@ func TestConnectProtocolBytesFromRealWorkers(t *testing.T) {
 				if !slices.Contains(urls, m.Metadata.URL) || !slices.Contains(urls, m.Assignment.LeaderURL) {
 					t.Errorf("member %s: URL %q, leader URL %q, want among %v", m.MemberID, m.Metadata.URL, m.Assignment.LeaderURL, urls)
 				}
-				if m.Assignment.Error != connectproto.AssignmentNoError || m.Assignment.ConfigOffset != end {
+				if m.Assignment.Error != proto.AssignmentNoError || m.Assignment.ConfigOffset != end {
 					t.Errorf("member %s: assignment error %d at offset %d, want 0 at the config topic's end %d", m.MemberID, m.Assignment.Error, m.Assignment.ConfigOffset, end)
 				}
 			}
@@ -132,17 +132,17 @@ func configEndOffset(t *testing.T, topic string) int64 {
 	return end
 }
 
-func decodeMembers(desc *sarama.GroupDescription) []connectproto.Member {
-	var out []connectproto.Member
+func decodeMembers(desc *sarama.GroupDescription) []proto.Member {
+	var out []proto.Member
 	for id, m := range desc.Members {
-		cm := connectproto.Member{MemberID: id, ClientID: m.ClientId, ClientHost: m.ClientHost, ProtocolType: desc.ProtocolType, Protocol: desc.Protocol}
+		cm := proto.Member{MemberID: id, ClientID: m.ClientId, ClientHost: m.ClientHost, ProtocolType: desc.ProtocolType, Protocol: desc.Protocol}
 		cm.Decode(m.MemberMetadata, m.MemberAssignment)
 		out = append(out, cm)
 	}
 	return out
 }
 
-func allCaughtUp(members []connectproto.Member, end int64) bool {
+func allCaughtUp(members []proto.Member, end int64) bool {
 	for _, m := range members {
 		if m.Metadata == nil || m.Assignment == nil || m.Metadata.ConfigOffset != end || m.Assignment.ConfigOffset != end {
 			return false
@@ -154,7 +154,7 @@ func allCaughtUp(members []connectproto.Member, end int64) bool {
 // runsConnector reports whether some member runs the connector: in the
 // assignment, or (cooperative protocols send deltas) in the previous
 // allocation its metadata carries.
-func runsConnector(members []connectproto.Member, name string) bool {
+func runsConnector(members []proto.Member, name string) bool {
 	for _, m := range members {
 		if m.Assignment != nil && slices.Contains(m.Assignment.Connectors, name) {
 			return true

@@ -13,9 +13,10 @@ import (
 
 	"github.com/IBM/sarama"
 
-	"github.com/connect-init/connect-init/bootstrap"
 	"github.com/connect-init/connect-init/entrypoint"
+	"github.com/connect-init/connect-init/kafka"
 	"github.com/connect-init/connect-init/repair"
+	"github.com/connect-init/connect-init/settings"
 )
 
 // consumerOffsets is the broker's offsets topic, the one incident 2 left
@@ -40,7 +41,7 @@ type repairFlags struct {
 // worker's. Exit 0 done (or nothing to do, or a dry run), 1 refused or not
 // finished, 2 bad flags or settings, 128+signal interrupted.
 func repairCommand(ctx context.Context, args, env []string, stdout, stderr io.Writer) int {
-	s, err := bootstrap.LoadSettings(env)
+	s, err := settings.LoadSettings(env)
 	if err != nil {
 		logConfigError(earlyLogger(stderr, env, args), err)
 		return exitConfig
@@ -88,7 +89,7 @@ func repairCommand(ctx context.Context, args, env []string, stdout, stderr io.Wr
 		return code
 	}
 	if fs.NArg() > 0 {
-		logConfigError(earlyLogger(stderr, env, args), &bootstrap.ConfigError{Setting: "command line", Problem: fmt.Sprintf("repair takes no arguments (got %q)", fs.Args()), Fix: "see connect-init repair -h"})
+		logConfigError(earlyLogger(stderr, env, args), &settings.ConfigError{Setting: "command line", Problem: fmt.Sprintf("repair takes no arguments (got %q)", fs.Args()), Fix: "see connect-init repair -h"})
 		return exitConfig
 	}
 	s.Flags = setFlags(fs)
@@ -116,10 +117,10 @@ func repairCommand(ctx context.Context, args, env []string, stdout, stderr io.Wr
 
 // runRepair connects, asks the brokers for their defaults, and plans or
 // executes.
-func runRepair(ctx context.Context, cfg *bootstrap.Config, clients *bootstrap.Clients, rf repairFlags, log *slog.Logger, stdout io.Writer) int {
+func runRepair(ctx context.Context, cfg *settings.Config, clients *kafka.Clients, rf repairFlags, log *slog.Logger, stdout io.Writer) int {
 	client, err := sarama.NewClient(cfg.BootstrapServers, clients.AdminConfig)
 	if err != nil {
-		log.Error("cannot connect to the cluster", "error", bootstrap.ExplainConnError(err), "bootstrap", strings.Join(cfg.BootstrapServers, ","))
+		log.Error("cannot connect to the cluster", "error", kafka.ExplainConnError(err), "bootstrap", strings.Join(cfg.BootstrapServers, ","))
 		return exitGate
 	}
 	defer client.Close()
@@ -127,7 +128,7 @@ func runRepair(ctx context.Context, cfg *bootstrap.Config, clients *bootstrap.Cl
 	// metadata request naming topics.
 	seed := append([]string{consumerOffsets}, cfg.TopicNames()...)
 	if err := client.RefreshMetadata(seed...); err != nil && !errors.Is(err, sarama.ErrUnknownTopicOrPartition) && !errors.Is(err, sarama.ErrLeaderNotAvailable) {
-		log.Error("cannot read the cluster's metadata", "error", bootstrap.ExplainConnError(err), "bootstrap", strings.Join(cfg.BootstrapServers, ","))
+		log.Error("cannot read the cluster's metadata", "error", kafka.ExplainConnError(err), "bootstrap", strings.Join(cfg.BootstrapServers, ","))
 		return exitGate
 	}
 	cluster, err := repair.NewSaramaCluster(client)
@@ -164,7 +165,7 @@ func runRepair(ctx context.Context, cfg *bootstrap.Config, clients *bootstrap.Cl
 // min(3, brokers) when it is 1 on a multi-broker cluster: that setting is
 // incident 2's cause) and the configured factor for Connect's topics (-1:
 // the broker's default.replication.factor).
-func repairTargets(ctx context.Context, cfg *bootstrap.Config, cluster *repair.SaramaCluster, rf repairFlags) ([]repair.TopicRequest, error) {
+func repairTargets(ctx context.Context, cfg *settings.Config, cluster *repair.SaramaCluster, rf repairFlags) ([]repair.TopicRequest, error) {
 	st, err := cluster.Describe(ctx, nil)
 	if err != nil {
 		return nil, err

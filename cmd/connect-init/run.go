@@ -11,10 +11,11 @@ import (
 
 	"github.com/IBM/sarama"
 
-	"github.com/connect-init/connect-init/bootstrap"
-	"github.com/connect-init/connect-init/bootstrap/workerconfig"
 	"github.com/connect-init/connect-init/entrypoint"
+	"github.com/connect-init/connect-init/internal/clock"
+	"github.com/connect-init/connect-init/kafka"
 	"github.com/connect-init/connect-init/settings"
+	"github.com/connect-init/connect-init/workerconfig"
 )
 
 // Exit codes of the external contract (DESIGN.md).
@@ -69,7 +70,7 @@ func run(ctx context.Context, args, env []string, stdout, stderr io.Writer) int 
 		return exitConfig
 	}
 
-	settings, err := bootstrap.LoadSettings(env)
+	settings, err := settings.LoadSettings(env)
 	if err != nil {
 		logConfigError(earlyLogger(stderr, env, args), err)
 		return exitConfig
@@ -140,7 +141,7 @@ func setFlags(fs *flag.FlagSet) map[string]string {
 
 // bindFlags declares one flag per setting, defaulting to the value read
 // from the environment, so flags win.
-func bindFlags(fs *flag.FlagSet, s *bootstrap.Settings) {
+func bindFlags(fs *flag.FlagSet, s *settings.Settings) {
 	fs.StringVar(&s.Image, "image", s.Image, "image flavour: confluent-dub, confluent-ub, debezium, apache, properties (CONNECT_INIT_IMAGE; default: detected)")
 	fs.DurationVar(&s.Timeout, "timeout", s.Timeout, "bound on all gates together (CONNECT_INIT_TIMEOUT)")
 	fs.IntVar(&s.ExpectedBrokers, "expected-brokers", s.ExpectedBrokers, "brokers to wait for (CONNECT_INIT_EXPECTED_BROKERS)")
@@ -168,7 +169,7 @@ func bindFlags(fs *flag.FlagSet, s *bootstrap.Settings) {
 // follows CONNECT_INIT_LOG_FORMAT (or --log-format) as far as it can be
 // read, so that in JSON mode a settings error is a JSON event too.
 func earlyLogger(w io.Writer, env, args []string) *slog.Logger {
-	s := bootstrap.Settings{LogFormat: "text", LogLevel: "info"}
+	s := settings.Settings{LogFormat: "text", LogLevel: "info"}
 	for _, kv := range env {
 		if k, v, _ := strings.Cut(kv, "="); k == "CONNECT_INIT_LOG_FORMAT" && strings.TrimSpace(v) == "json" {
 			s.LogFormat = "json"
@@ -209,7 +210,7 @@ func logConfigErrorAt(log *slog.Logger, gate string, err error) {
 	log.Error("bad configuration", attrs...)
 }
 
-func newLogger(w io.Writer, s bootstrap.Settings) *slog.Logger {
+func newLogger(w io.Writer, s settings.Settings) *slog.Logger {
 	var level slog.Level
 	switch strings.ToLower(s.LogLevel) {
 	case "debug":
@@ -237,7 +238,7 @@ func exitCode(ctx context.Context, err error) int {
 		return se.ExitCode()
 	}
 	var ee *entrypoint.Error
-	if bootstrap.AsConfigError(err) || errors.As(err, &ee) || isConfigFailure(err) {
+	if settings.AsConfigError(err) || errors.As(err, &ee) || isConfigFailure(err) {
 		return exitConfig
 	}
 	return exitGate
@@ -245,14 +246,14 @@ func exitCode(ctx context.Context, err error) int {
 
 // runGates is run (withExec) and prepare: the start-up's steps (pipeline.go)
 // with the real gates.
-func runGates(ctx context.Context, argv, env []string, s bootstrap.Settings, log *slog.Logger, withExec bool) int {
+func runGates(ctx context.Context, argv, env []string, s settings.Settings, log *slog.Logger, withExec bool) int {
 	st := &startup{argv: argv, env: env, settings: s, withExec: withExec}
 	defer func() {
 		if st.clients != nil {
 			st.clients.Close()
 		}
 	}()
-	return runSteps(ctx, startupSteps(realGates{log: log, clock: bootstrap.SystemClock{}}), st, log)
+	return runSteps(ctx, startupSteps(realGates{log: log, clock: clock.System{}}), st, log)
 }
 
 // configOptions stands for the image's file system and this machine's
@@ -262,13 +263,13 @@ var configOptions = settings.Options{}
 // loadConfig is the settings gate: it reads and checks every setting and
 // builds both clients' configurations without connecting; every error
 // here is bad configuration (exit 2).
-func loadConfig(env []string, s bootstrap.Settings, log *slog.Logger) (*bootstrap.Config, *bootstrap.Clients, error) {
+func loadConfig(env []string, s settings.Settings, log *slog.Logger) (*settings.Config, *kafka.Clients, error) {
 	cfg, err := configOptions.Load(env, s)
 	if err != nil {
 		return nil, nil, err
 	}
 	logFlavour(log, cfg)
-	clients, err := bootstrap.NewClients(cfg)
+	clients, err := kafka.NewClients(cfg)
 	if err != nil {
 		return nil, nil, cfg.Attribute(err)
 	}
@@ -277,7 +278,7 @@ func loadConfig(env []string, s bootstrap.Settings, log *slog.Logger) (*bootstra
 
 // logFlavour logs the image flavour the worker settings were read with,
 // and the variables the image overwrites or ignores.
-func logFlavour(log *slog.Logger, cfg *bootstrap.Config) {
+func logFlavour(log *slog.Logger, cfg *settings.Config) {
 	log.Info("image flavour", "gate", "settings", "flavour", string(cfg.Flavour), "detected", cfg.Detection.Found, "evidence", cfg.Detection.Evidence)
 	for _, n := range cfg.Notes {
 		log.Warn("worker settings note", "gate", "settings", "note", n)

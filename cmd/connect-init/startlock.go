@@ -6,8 +6,10 @@ import (
 	"log/slog"
 	"time"
 
-	"github.com/connect-init/connect-init/bootstrap"
+	"github.com/connect-init/connect-init/gate"
+	"github.com/connect-init/connect-init/kafka"
 	"github.com/connect-init/connect-init/lock"
+	"github.com/connect-init/connect-init/settings"
 )
 
 // takeStartupLock is the lock gate: it waits for this worker's turn to join
@@ -16,7 +18,7 @@ import (
 // The scope is the worker group.id and the identity the worker's advertised
 // REST URL, computed as Connect computes it, so a restarted worker replaces
 // its own entry. Holders are released by the waiters when
-// bootstrap.WorkerReadiness says they joined, or when CONNECT_INIT_LOCK_LEASE
+// gate.WorkerReadiness says they joined, or when CONNECT_INIT_LOCK_LEASE
 // runs out.
 //
 // The wait is bounded by ctx, which the caller does not give the gates'
@@ -26,18 +28,18 @@ import (
 //
 // It returns the REST URLs of the queue's members that were released as
 // ready, for the peer check.
-func takeStartupLock(ctx context.Context, cfg *bootstrap.Config, clients *bootstrap.Clients, log *slog.Logger) ([]string, error) {
+func takeStartupLock(ctx context.Context, cfg *settings.Config, clients *kafka.Clients, log *slog.Logger) ([]string, error) {
 	s := cfg.Settings
 	url := cfg.AdvertisedURL // derived and checked by the settings gate
 	if err := lock.EnsureTopic(ctx, clients.Admin, cfg.LockTopic, cfg.LockReplicationFactor); err != nil {
-		return nil, &bootstrap.GateError{Gate: "lock", Err: err,
+		return nil, &gate.GateError{Gate: "lock", Err: err,
 			Fix: "point CONNECT_INIT_LOCK_TOPIC at a topic that is free for connect-init, or set CONNECT_INIT_LOCK=false"}
 	}
 	waiterLease := lock.DefaultLease
 	if s.LockLease < waiterLease {
 		waiterLease = max(s.LockLease, lock.MinLease)
 	}
-	readiness := bootstrap.NewWorkerReadiness(clients.Admin, cfg.GroupID, cfg.RESTClientTLS)
+	readiness := gate.NewWorkerReadiness(clients.Admin, cfg.GroupID, cfg.RESTClientTLS)
 	l, err := lock.New(lock.Config{
 		Brokers:  cfg.BootstrapServers,
 		Sarama:   clients.MemberConfig,
@@ -62,10 +64,10 @@ func takeStartupLock(ctx context.Context, cfg *bootstrap.Config, clients *bootst
 		},
 	})
 	if err != nil {
-		return nil, &bootstrap.ConfigError{Setting: "CONNECT_INIT_LOCK_*", Problem: err.Error()}
+		return nil, &settings.ConfigError{Setting: "CONNECT_INIT_LOCK_*", Problem: err.Error()}
 	}
 	if err := l.Acquire(ctx); err != nil {
-		return nil, &bootstrap.GateError{Gate: "lock", Err: fmt.Errorf("startup lock on topic %q: %w", s.LockTopic, err)}
+		return nil, &gate.GateError{Gate: "lock", Err: fmt.Errorf("startup lock on topic %q: %w", s.LockTopic, err)}
 	}
 	// Only members the lock let through and that got ready are expected to
 	// answer: waiters and holders still starting have no REST server yet.

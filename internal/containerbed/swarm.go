@@ -9,7 +9,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/connect-init/connect-init/bootstrap/security/securitytest"
+	"github.com/connect-init/connect-init/security/securitytest"
 )
 
 // Network is the overlay network of the broker stack; examples/swarm

@@ -14,8 +14,9 @@ import (
 
 	"github.com/IBM/sarama"
 
-	"github.com/connect-init/connect-init/bootstrap"
+	"github.com/connect-init/connect-init/gate"
 	"github.com/connect-init/connect-init/internal/testbed"
+	"github.com/connect-init/connect-init/kafka"
 )
 
 // The package's cluster: 3 brokers, node 1 the only KRaft controller, so
@@ -143,7 +144,7 @@ func groupOn(t *testing.T, name string, id int32) (string, int32) {
 	}
 	for i := range 1000 {
 		g := fmt.Sprintf("%s-%d-%d", name, time.Now().UnixNano()%1e6, i)
-		p := bootstrap.GroupPartition(g, len(parts))
+		p := gate.GroupPartition(g, len(parts))
 		if leader, err := client.Leader("__consumer_offsets", p); err == nil && leader.ID() == id {
 			return g, p
 		}
@@ -158,7 +159,7 @@ func registration(t *testing.T, id int32) (found, fenced bool) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	regs, fencedKnown, err := bootstrap.DescribeClusterAt(ctx, saramaConfig(), cluster.Addr(1, "PLAINTEXT"))
+	regs, fencedKnown, err := kafka.DescribeClusterAt(ctx, saramaConfig(), cluster.Addr(1, "PLAINTEXT"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -421,9 +422,9 @@ func TestIncident2CoordinatorLost(t *testing.T) {
 		t.Errorf("doctor's coordinator section = %v, want partition %d, replicas [3], no coordinator", co, p)
 	}
 	down, _ := co["down_replicas"].([]any)
-	wantState := bootstrap.StateFenced
+	wantState := gate.StateFenced
 	if !kafka4 {
-		wantState = bootstrap.StateNotLive
+		wantState = gate.StateNotLive
 	}
 	if len(down) != 1 || fmt.Sprint(down[0].(map[string]any)["id"]) != "3" || down[0].(map[string]any)["state"] != wantState {
 		t.Errorf("doctor's down replicas = %v, want broker 3 %s", co["down_replicas"], wantState)

@@ -10,7 +10,7 @@ import (
 	"path/filepath"
 	"sort"
 
-	"github.com/connect-init/connect-init/bootstrap/workerconfig"
+	"github.com/connect-init/connect-init/workerconfig"
 )
 
 // BuildConnectInit builds the connect-init binary into dir, statically and

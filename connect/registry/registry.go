@@ -1,0 +1,391 @@
+package registry
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+	"time"
+
+	"github.com/IBM/sarama"
+
+	"github.com/connect-init/connect-init/kafka/kafkalog"
+)
+
+// DefaultTopic is the registry topic's default name.
+const DefaultTopic = "_connect-init-registry"
+
+// Cluster identifies a Connect cluster: its worker group within a Kafka
+// cluster and the three internal topics it reads.
+type Cluster struct {
+	KafkaClusterID string `json:"kafka_cluster_id"`
+	GroupID        string `json:"group_id"`
+	ConfigTopic    string `json:"config_topic"`
+	OffsetTopic    string `json:"offset_topic"`
+	StatusTopic    string `json:"status_topic"`
+}
+
+// Same reports whether o is the same Connect cluster: same Kafka cluster,
+// group and config topic (the offset and status topics are recorded but a
+// difference there is a misconfiguration of one cluster, not another
+// cluster).
+func (c Cluster) Same(o Cluster) bool {
+	return c.KafkaClusterID == o.KafkaClusterID && c.GroupID == o.GroupID && c.ConfigTopic == o.ConfigTopic
+}
+
+// Claim is one cluster's claim on a group.
+type Claim struct {
+	Cluster
+	// Offset is the claim's offset in the registry topic: the lowest owns.
+	Offset int64 `json:"offset"`
+	// FirstSeen is when the claim was written (broker time).
+	FirstSeen time.Time `json:"first_seen"`
+	// URL and Host name the worker whose connect-init wrote the claim.
+	URL  string `json:"url"`
+	Host string `json:"host"`
+	// HandedOverFrom is the previous owner's config topic when the claim
+	// was made through CONNECT_INIT_GROUP_HANDOVER.
+	HandedOverFrom string `json:"handed_over_from,omitempty"`
+}
+
+// Worker is the latest registration of one advertised URL in a group.
+type Worker struct {
+	Cluster
+	URL  string `json:"url"`
+	Host string `json:"host"`
+	// FirstSeen is the first registration of this URL for this cluster,
+	// LastSeen the latest (broker time).
+	FirstSeen time.Time `json:"first_seen"`
+	LastSeen  time.Time `json:"last_seen"`
+	Offset    int64     `json:"offset"`
+}
+
+// View is what the registry says about one group.
+type View struct {
+	Topic string `json:"topic"`
+	// Exists is false when the registry topic does not exist yet.
+	Exists bool `json:"exists"`
+	// Claims are the group's claims, lowest offset (the owner) first.
+	Claims []Claim `json:"claims"`
+	// Workers are the group's worker records, by URL.
+	Workers []Worker `json:"workers"`
+	// OtherKafkaClusters counts records of this group written under another
+	// Kafka cluster id (ignored).
+	OtherKafkaClusters int `json:"other_kafka_clusters,omitempty"`
+}
+
+// Owner returns the owning claim, nil when the group is unclaimed.
+func (v *View) Owner() *Claim {
+	if v == nil || len(v.Claims) == 0 {
+		return nil
+	}
+	return &v.Claims[0]
+}
+
+// WorkerByURL returns the latest registration of url, nil if none.
+func (v *View) WorkerByURL(url string) *Worker {
+	if v == nil {
+		return nil
+	}
+	for i := range v.Workers {
+		if v.Workers[i].URL == url {
+			return &v.Workers[i]
+		}
+	}
+	return nil
+}
+
+type value struct {
+	V int `json:"v"`
+	Cluster
+	URL            string `json:"url,omitempty"`
+	Host           string `json:"host,omitempty"`
+	HandedOverFrom string `json:"handed_over_from,omitempty"`
+	FirstSeenMs    int64  `json:"first_seen_ms,omitempty"`
+}
+
+const (
+	kindClaim  = "claim"
+	kindWorker = "worker"
+)
+
+func claimKey(c Cluster) []byte {
+	b, _ := json.Marshal([]string{kindClaim, c.KafkaClusterID, c.GroupID, c.ConfigTopic})
+	return b
+}
+
+func workerKey(c Cluster, url string) []byte {
+	b, _ := json.Marshal([]string{kindWorker, c.KafkaClusterID, c.GroupID, url})
+	return b
+}
+
+// Store reads and writes the registry topic.
+type Store struct {
+	// Client reads the topic; Admin creates it.
+	Client sarama.Client
+	Admin  sarama.ClusterAdmin
+	// Brokers and Sarama configure the producer (copied; acks=all).
+	Brokers []string
+	Sarama  *sarama.Config
+	Topic   string
+	// ReplicationFactor of the topic when created (-1: broker default).
+	ReplicationFactor int16
+}
+
+// Read returns the registry's view of group within Kafka cluster
+// kafkaClusterID. A missing topic is an empty view, not an error.
+func (s *Store) Read(ctx context.Context, kafkaClusterID, group string) (*View, error) {
+	v := &View{Topic: s.Topic, Exists: true, Claims: []Claim{}, Workers: []Worker{}}
+	claims := map[string]Claim{}
+	workers := map[string]Worker{}
+	_, err := kafkalog.ReadAll(ctx, s.Client, s.Topic, 0, func(r kafkalog.Record) error {
+		var key []string
+		if json.Unmarshal(r.Key, &key) != nil || len(key) != 4 || key[2] != group {
+			return nil
+		}
+		if key[1] != kafkaClusterID {
+			v.OtherKafkaClusters++
+			return nil
+		}
+		k := string(r.Key)
+		if r.Value == nil {
+			delete(claims, k)
+			delete(workers, k)
+			return nil
+		}
+		var val value
+		if json.Unmarshal(r.Value, &val) != nil || val.V != 1 {
+			return nil
+		}
+		switch key[0] {
+		case kindClaim:
+			if _, ok := claims[k]; ok {
+				return nil // a claim is never rewritten; keep the first
+			}
+			claims[k] = Claim{Cluster: val.Cluster, Offset: r.Offset, FirstSeen: r.Timestamp, URL: val.URL, Host: val.Host, HandedOverFrom: val.HandedOverFrom}
+		case kindWorker:
+			w := Worker{Cluster: val.Cluster, URL: key[3], Host: val.Host, FirstSeen: r.Timestamp, LastSeen: r.Timestamp, Offset: r.Offset}
+			if val.FirstSeenMs > 0 {
+				w.FirstSeen = time.UnixMilli(val.FirstSeenMs)
+			}
+			workers[k] = w
+		}
+		return nil
+	})
+	if errors.Is(err, kafkalog.ErrNoTopic) {
+		v.Exists = false
+		return v, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read cluster registry: %w", err)
+	}
+	for _, c := range claims {
+		v.Claims = append(v.Claims, c)
+	}
+	sort.Slice(v.Claims, func(i, j int) bool { return v.Claims[i].Offset < v.Claims[j].Offset })
+	for _, w := range workers {
+		v.Workers = append(v.Workers, w)
+	}
+	sort.Slice(v.Workers, func(i, j int) bool { return v.Workers[i].URL < v.Workers[j].URL })
+	return v, nil
+}
+
+// ClaimedError says the group belongs to another Connect cluster.
+type ClaimedError struct {
+	Owner Claim
+	// Handover is the CONNECT_INIT_GROUP_HANDOVER value that did not match,
+	// if one was set.
+	Handover string
+	// LostRace is true when our claim was written but another landed first.
+	LostRace bool
+}
+
+// Error names the owning cluster, who claimed it and when.
+func (e *ClaimedError) Error() string {
+	msg := fmt.Sprintf("worker group %q is registered to another Connect cluster: config topic %q (offset topic %q, status topic %q), claimed at %s by %s (host %s)",
+		e.Owner.GroupID, e.Owner.ConfigTopic, e.Owner.OffsetTopic, e.Owner.StatusTopic,
+		e.Owner.FirstSeen.UTC().Format(time.RFC3339), orUnknown(e.Owner.URL), orUnknown(e.Owner.Host))
+	if e.LostRace {
+		msg += "; it registered at the same moment as this cluster and its claim landed first"
+	}
+	if e.Handover != "" {
+		msg += fmt.Sprintf("; CONNECT_INIT_GROUP_HANDOVER=%q names another owner", e.Handover)
+	}
+	return msg
+}
+
+func orUnknown(s string) string {
+	if s == "" {
+		return "unknown"
+	}
+	return s
+}
+
+// Registration is what Register wrote.
+type Registration struct {
+	View *View
+	// Claimed is true when this call wrote our claim; HandedOver names the
+	// previous owner's config topic when it took the group over.
+	Claimed    bool
+	HandedOver string
+}
+
+// Register records that the worker at url (on host) starts for cluster me,
+// and, when claim is true, claims the group for me if nobody has (the
+// caller passes false while the group has members it could not verify:
+// claiming a group that may be someone else's would be a guess). It creates the topic when
+// missing. When the group is claimed by another cluster it writes nothing
+// and returns a *ClaimedError, unless handover names that cluster's config
+// topic: then it removes the old claim and the old cluster's worker records
+// of this group and claims the group. Judging the live members first is
+// the caller's job (no member of the old cluster may still be in the
+// group).
+func (s *Store) Register(ctx context.Context, me Cluster, url, host, handover string, claim bool) (*Registration, error) {
+	if err := s.ensureTopic(ctx); err != nil {
+		return nil, err
+	}
+	v, err := s.Read(ctx, me.KafkaClusterID, me.GroupID)
+	if err != nil {
+		return nil, err
+	}
+	reg := &Registration{}
+	var msgs []*sarama.ProducerMessage
+	if o := v.Owner(); o != nil && !o.Same(me) {
+		if handover == "" || handover != o.ConfigTopic {
+			return nil, &ClaimedError{Owner: *o, Handover: handover}
+		}
+		msgs = append(msgs, s.tombstone(claimKey(o.Cluster)))
+		for _, w := range v.Workers {
+			if w.Same(o.Cluster) {
+				msgs = append(msgs, s.tombstone(workerKey(w.Cluster, w.URL)))
+			}
+		}
+		reg.HandedOver = o.ConfigTopic
+	}
+	mine := false
+	for _, c := range v.Claims {
+		if c.Same(me) {
+			mine = true
+		}
+	}
+	if (claim && !mine) || reg.HandedOver != "" {
+		val := value{V: 1, Cluster: me, URL: url, Host: host, HandedOverFrom: reg.HandedOver}
+		msgs = append(msgs, s.message(claimKey(me), val))
+		reg.Claimed = true
+	}
+	wv := value{V: 1, Cluster: me, URL: url, Host: host}
+	if w := v.WorkerByURL(url); w != nil && w.Same(me) {
+		wv.FirstSeenMs = w.FirstSeen.UnixMilli()
+	}
+	msgs = append(msgs, s.message(workerKey(me, url), wv))
+	if err := s.send(msgs); err != nil {
+		return nil, err
+	}
+	if v, err = s.Read(ctx, me.KafkaClusterID, me.GroupID); err != nil {
+		return nil, err
+	}
+	if o := v.Owner(); o == nil && !reg.Claimed {
+		reg.View = v // unclaimed, and we did not claim: fine
+		return reg, nil
+	}
+	if o := v.Owner(); o == nil || !o.Same(me) {
+		// Lost a race (or our claim vanished): take our records back.
+		if reg.Claimed {
+			_ = s.send([]*sarama.ProducerMessage{s.tombstone(claimKey(me)), s.tombstone(workerKey(me, url))})
+		}
+		if o == nil {
+			return nil, fmt.Errorf("cluster registry %q: our claim on group %q is not in the topic after writing it", s.Topic, me.GroupID)
+		}
+		return nil, &ClaimedError{Owner: *o, LostRace: reg.Claimed}
+	}
+	reg.View = v
+	return reg, nil
+}
+
+// claimMessages are a claim and a worker record for me, as Register
+// writes them on an unclaimed group.
+func (s *Store) claimMessages(me Cluster, url, host string) []*sarama.ProducerMessage {
+	return []*sarama.ProducerMessage{
+		s.message(claimKey(me), value{V: 1, Cluster: me, URL: url, Host: host}),
+		s.message(workerKey(me, url), value{V: 1, Cluster: me, URL: url, Host: host}),
+	}
+}
+
+func (s *Store) message(key []byte, v value) *sarama.ProducerMessage {
+	b, _ := json.Marshal(v)
+	return &sarama.ProducerMessage{Topic: s.Topic, Partition: 0, Key: sarama.ByteEncoder(key), Value: sarama.ByteEncoder(b)}
+}
+
+func (s *Store) tombstone(key []byte) *sarama.ProducerMessage {
+	return &sarama.ProducerMessage{Topic: s.Topic, Partition: 0, Key: sarama.ByteEncoder(key)}
+}
+
+func (s *Store) send(msgs []*sarama.ProducerMessage) error {
+	cfg := *s.Sarama
+	cfg.Producer.RequiredAcks = sarama.WaitForAll
+	cfg.Producer.Return.Successes = true
+	cfg.Producer.Return.Errors = true
+	cfg.Producer.Partitioner = sarama.NewManualPartitioner
+	cfg.Producer.Idempotent = false
+	cfg.Producer.Retry.Max = 5
+	cfg.Metadata.AllowAutoTopicCreation = false
+	p, err := sarama.NewSyncProducer(s.Brokers, &cfg)
+	if err != nil {
+		return fmt.Errorf("cluster registry %q: producer: %w", s.Topic, err)
+	}
+	defer p.Close()
+	if err := p.SendMessages(msgs); err != nil {
+		return fmt.Errorf("cluster registry %q: write: %w", s.Topic, err)
+	}
+	return nil
+}
+
+// ensureTopic creates the registry topic when missing (compacted, one
+// partition, LogAppendTime) and waits until the client sees its leader.
+func (s *Store) ensureTopic(ctx context.Context) error {
+	if _, err := kafkalog.Partitions(s.Client, s.Topic); err == nil {
+		return nil
+	} else if !errors.Is(err, kafkalog.ErrNoTopic) {
+		return fmt.Errorf("cluster registry: %w", err)
+	}
+	compact, lat := "compact", "LogAppendTime"
+	err := s.Admin.CreateTopic(s.Topic, &sarama.TopicDetail{NumPartitions: 1, ReplicationFactor: s.ReplicationFactor,
+		ConfigEntries: map[string]*string{"cleanup.policy": &compact, "message.timestamp.type": &lat}}, false)
+	if err != nil && !errors.Is(err, sarama.ErrTopicAlreadyExists) {
+		return fmt.Errorf("cluster registry: create topic %q: %w", s.Topic, err)
+	}
+	for {
+		if err := s.Client.RefreshMetadata(s.Topic); err == nil {
+			if _, err := s.Client.Leader(s.Topic, 0); err == nil {
+				return nil
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("cluster registry: topic %q has no leader yet: %w", s.Topic, ctx.Err())
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+// KafkaClusterID asks a broker for the Kafka cluster id (Metadata v7+),
+// naming topic so the broker returns nothing big.
+func KafkaClusterID(client sarama.Client, topic string) (string, error) {
+	b, err := client.Controller()
+	if err != nil {
+		bs := client.Brokers()
+		if len(bs) == 0 {
+			return "", fmt.Errorf("kafka cluster id: %w", err)
+		}
+		b = bs[0]
+	}
+	md, err := b.GetMetadata(&sarama.MetadataRequest{Version: 7, Topics: []string{topic}})
+	if err != nil {
+		return "", fmt.Errorf("kafka cluster id: metadata from broker %d: %w", b.ID(), err)
+	}
+	if md.ClusterID == nil || *md.ClusterID == "" {
+		return "", errors.New("kafka cluster id: the broker sent none")
+	}
+	return *md.ClusterID, nil
+}

@@ -1,0 +1,194 @@
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/IBM/sarama"
+
+	"github.com/connect-init/connect-init/kafka/kafkalog"
+)
+
+// Kind is what a config-topic record is about, from its key prefix.
+type Kind string
+
+// Record kinds, named after KafkaConfigBackingStore's key prefixes.
+const (
+	KindConnector   Kind = "connector"
+	KindTask        Kind = "task"
+	KindCommit      Kind = "commit"
+	KindTargetState Kind = "target-state"
+	KindRestart     Kind = "restart"
+	KindTaskCount   Kind = "tasks-fencing"
+	KindSessionKey  Kind = "session-key"
+	KindLogger      Kind = "logger-cluster"
+	KindOther       Kind = "other"
+)
+
+// ConfigRecord is one record of the config topic, reduced to what names a
+// connector.
+type ConfigRecord struct {
+	Offset int64
+	Kind   Kind
+	// Connector is the connector the record is about ("" for session-key,
+	// logger and unknown keys).
+	Connector string
+	// Task is the task number of a task record, else -1.
+	Task int32
+	// Null is true for a null value (a deleted connector's tombstone).
+	Null bool
+	// TargetState is the state of a target-state record (state.v2, else
+	// state), empty otherwise.
+	TargetState string
+}
+
+// ConfigLog is a config topic as read, end to end.
+type ConfigLog struct {
+	Topic string
+	// End is the offset the read stopped at (the last stable offset, the
+	// high watermark without open transactions): what a caught-up worker
+	// reports as its config offset.
+	End int64
+	// Records are in offset order.
+	Records []ConfigRecord
+}
+
+// ParseKey classifies a config-topic key the way
+// KafkaConfigBackingStore.ConsumeCallback does, in the same order of
+// prefixes ("target-state-" before "connector-", "task-" before "commit-").
+func ParseKey(key string) (kind Kind, connector string, task int32) {
+	task = -1
+	switch {
+	case strings.HasPrefix(key, "target-state-"):
+		return KindTargetState, strings.TrimPrefix(key, "target-state-"), task
+	case strings.HasPrefix(key, "connector-"):
+		return KindConnector, strings.TrimPrefix(key, "connector-"), task
+	case strings.HasPrefix(key, "task-"):
+		rest := strings.TrimPrefix(key, "task-")
+		i := strings.LastIndexByte(rest, '-')
+		if i <= 0 {
+			return KindOther, "", task
+		}
+		n, err := strconv.ParseInt(rest[i+1:], 10, 32)
+		if err != nil {
+			return KindOther, "", task
+		}
+		return KindTask, rest[:i], int32(n)
+	case strings.HasPrefix(key, "commit-"):
+		return KindCommit, strings.TrimPrefix(key, "commit-"), task
+	case strings.HasPrefix(key, "restart-connector-"):
+		return KindRestart, strings.TrimPrefix(key, "restart-connector-"), task
+	case strings.HasPrefix(key, "tasks-fencing-"):
+		return KindTaskCount, strings.TrimPrefix(key, "tasks-fencing-"), task
+	case key == "session-key":
+		return KindSessionKey, "", task
+	case strings.HasPrefix(key, "logger-cluster-"):
+		return KindLogger, "", task
+	}
+	return KindOther, "", task
+}
+
+// ReadConfig reads the whole config topic (partition 0), committed
+// records only: only a worker with exactly.once.source.support=enabled
+// writes the config topic transactionally, and such a worker reads it
+// read_committed (KafkaConfigBackingStore's consumer: ISOLATION_LEVEL_CONFIG
+// = READ_COMMITTED), so an aborted record is never part of any worker's
+// config snapshot.
+func ReadConfig(ctx context.Context, client sarama.Client, topic string) (*ConfigLog, error) {
+	l := &ConfigLog{Topic: topic}
+	end, err := kafkalog.ReadWith(ctx, client, topic, 0, kafkalog.Committed, func(r kafkalog.Record) error {
+		kind, conn, task := ParseKey(string(r.Key))
+		rec := ConfigRecord{Offset: r.Offset, Kind: kind, Connector: conn, Task: task, Null: r.Value == nil}
+		if kind == KindTargetState && r.Value != nil {
+			var v struct {
+				State   string `json:"state"`
+				StateV2 string `json:"state.v2"`
+			}
+			if json.Unmarshal(r.Value, &v) == nil {
+				rec.TargetState = v.StateV2
+				if rec.TargetState == "" {
+					rec.TargetState = v.State
+				}
+			}
+		}
+		l.Records = append(l.Records, rec)
+		return nil
+	})
+	l.End = end
+	if err != nil {
+		return l, fmt.Errorf("config topic %q: %w", topic, err)
+	}
+	return l, nil
+}
+
+// DefinedAt returns the connectors a worker that had read the records below
+// offset would have in its config snapshot: those whose last
+// "connector-<name>" record below offset is not null
+// (processConnectorConfigRecord: null removes the connector). A negative
+// offset (nothing read) defines nothing. Sorted.
+func (l *ConfigLog) DefinedAt(offset int64) []string {
+	last := map[string]bool{}
+	for _, r := range l.Records {
+		if r.Offset >= offset {
+			break
+		}
+		if r.Kind == KindConnector {
+			last[r.Connector] = !r.Null
+		}
+	}
+	var out []string
+	for c, ok := range last {
+		if ok {
+			out = append(out, c)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Defined reports whether connector is defined after every record read.
+func (l *ConfigLog) Defined(connector string) bool {
+	defined := false
+	for _, r := range l.Records {
+		if r.Kind == KindConnector && r.Connector == connector {
+			defined = !r.Null
+		}
+	}
+	return defined
+}
+
+// Mentions reports whether any record of the topic, at any offset, names
+// connector (its config, tasks, task commit, target state, restart request
+// or fencing record). A connector our config topic never mentions cannot
+// have been assigned by a leader reading it: Connect's leader assigns only
+// the connectors in its config snapshot (IncrementalCooperativeAssignor
+// .performTaskAssignment: configSnapshot.connectors(); EagerAssignor
+// likewise), and a snapshot is built from these records. Compaction keeps
+// the latest record of each key, and a deleted connector's tombstone only
+// goes after delete.retention.ms (24h by default), long after the rebalance
+// its deletion triggers (DistributedHerder.onConnectorConfigRemove sets
+// needsReconfigRebalance) has revoked it everywhere.
+func (l *ConfigLog) Mentions(connector string) bool {
+	for _, r := range l.Records {
+		if r.Connector == connector && r.Kind != KindOther {
+			return true
+		}
+	}
+	return false
+}
+
+// Counts returns how many records and distinct connectors (ever named) the
+// topic holds, for log lines.
+func (l *ConfigLog) Counts() (records, connectors int) {
+	seen := map[string]bool{}
+	for _, r := range l.Records {
+		if r.Kind == KindConnector {
+			seen[r.Connector] = true
+		}
+	}
+	return len(l.Records), len(seen)
+}

@@ -1,0 +1,483 @@
+package gate
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/IBM/sarama"
+
+	"github.com/connect-init/connect-init/internal/clock"
+	"github.com/connect-init/connect-init/kafka"
+)
+
+// BrokerStatus is what the broker gate learned about one registered broker.
+type BrokerStatus struct {
+	ID   int32  `json:"id"`
+	Addr string `json:"advertised_address"`
+	Up   bool   `json:"reachable"`
+	Err  string `json:"error,omitempty"`
+}
+
+// Broker states of an AbsentBroker.
+const (
+	// StateFenced is a broker the controller still has registered but
+	// fenced: stopped, crashed or cut off (KRaft keeps it until
+	// kafka-cluster unregister). Only DescribeCluster v2 (Kafka 4.0+) says so.
+	StateFenced = "registered but fenced"
+	// StateNotInMetadata is a registered broker the metadata leaves out.
+	StateNotInMetadata = "registered but absent from the metadata"
+	// StateGone is a broker seen registered earlier in this run and no
+	// longer registered (ZooKeeper dropped it, or it was unregistered).
+	StateGone = "no longer registered"
+	// StateNotLive is a broker seen earlier, or named as a replica, that
+	// the registrations leave out where the cluster cannot tell fenced
+	// from unregistered (before Kafka 4.0, DescribeCluster omits fenced
+	// brokers).
+	StateNotLive = "not live (fenced or unregistered)"
+	// StateReplicaOnly is a broker the registrations leave out that the
+	// internal topics' metadata still names as a replica.
+	StateReplicaOnly = "not live, still a replica of the internal topics"
+	// StateBootstrapOnly is a bootstrap address no live broker advertises,
+	// named when fewer brokers are live than expected.
+	StateBootstrapOnly = "bootstrap address that no live broker advertises"
+)
+
+// AbsentBroker is a broker that is not live (no gate waits for its
+// metadata), named by id (-1 when only an address is known) and last
+// known address so that the messages say which broker to bring back.
+type AbsentBroker struct {
+	ID    int32  `json:"id"`
+	Addr  string `json:"last_known_address"`
+	State string `json:"state"`
+}
+
+// String is "broker 3 (registered but fenced, last at kafka-3:9092)".
+func (a AbsentBroker) String() string {
+	if a.ID < 0 {
+		return fmt.Sprintf("%s (%s)", a.Addr, a.State)
+	}
+	if a.Addr == "" || a.Addr == "unknown" {
+		return fmt.Sprintf("broker %d (%s; address unknown)", a.ID, a.State)
+	}
+	return fmt.Sprintf("broker %d (%s, last at %s)", a.ID, a.State, a.Addr)
+}
+
+// BrokerReport is the outcome of one look at the cluster.
+type BrokerReport struct {
+	Expected int `json:"expected"`
+	// Brokers are the live brokers: in the metadata and not fenced.
+	Brokers []BrokerStatus `json:"brokers"`
+	// Absent are the brokers known to exist or to have existed that are
+	// not live: fenced, unregistered, or only a bootstrap address.
+	Absent []AbsentBroker `json:"absent,omitempty"`
+	// FencedKnown is true when the cluster said which brokers are fenced
+	// (DescribeCluster v2, Kafka 4.0+).
+	FencedKnown  bool  `json:"fenced_known"`
+	ControllerID int32 `json:"controller_id"`
+	// BootstrapErrs holds, per bootstrap address, why it did not answer
+	// (only filled when none answered).
+	BootstrapErrs map[string]string `json:"bootstrap_errors,omitempty"`
+	// Permanent is set when every bootstrap server refused us for our
+	// settings (see IsPermanentConnError): waiting will not help.
+	Permanent bool          `json:"permanent_error,omitempty"`
+	Ready     bool          `json:"ready"`
+	Attempts  int           `json:"attempts"`
+	Elapsed   time.Duration `json:"elapsed_ns"`
+	// Metadata is the last metadata response, for the next gates.
+	Metadata *sarama.MetadataResponse `json:"-"`
+}
+
+// UpCount counts reachable brokers.
+func (r *BrokerReport) UpCount() int {
+	n := 0
+	for _, b := range r.Brokers {
+		if b.Up {
+			n++
+		}
+	}
+	return n
+}
+
+// Summary is the progress line: "2/3 brokers up; waiting for broker 3 at
+// kafka-3:9092: connection refused".
+func (r *BrokerReport) Summary() string {
+	if r.Brokers == nil {
+		var parts []string
+		for _, a := range sortedKeys(r.BootstrapErrs) {
+			parts = append(parts, a+": "+r.BootstrapErrs[a])
+		}
+		return fmt.Sprintf("0/%d brokers up; no bootstrap server answers: %s", r.Expected, strings.Join(parts, "; "))
+	}
+	up := r.UpCount()
+	s := fmt.Sprintf("%d/%d brokers up", up, max(r.Expected, len(r.Brokers)))
+	var waiting []string
+	for _, b := range r.Brokers {
+		if !b.Up {
+			waiting = append(waiting, fmt.Sprintf("broker %d at %s: %s", b.ID, b.Addr, b.Err))
+		}
+	}
+	if len(waiting) > 0 {
+		s += "; waiting for " + strings.Join(waiting, "; ")
+	}
+	if len(r.Brokers) < r.Expected {
+		s += fmt.Sprintf("; %d of %d expected brokers live", len(r.Brokers), r.Expected)
+	}
+	if missing := r.MissingText(); missing != "" {
+		s += "; missing: " + missing
+	}
+	if r.ControllerID < 0 {
+		s += "; no controller known yet"
+	}
+	return s
+}
+
+// MissingText names the brokers that are not live, and, when fewer are
+// known than expected, how many more are expected without a known id; ""
+// when nothing is missing.
+func (r *BrokerReport) MissingText() string {
+	var parts []string
+	for _, a := range r.Absent {
+		parts = append(parts, a.String())
+	}
+	if n := r.Expected - len(r.Brokers) - len(r.Absent); n > 0 && len(r.Brokers) > 0 {
+		parts = append(parts, fmt.Sprintf("%d more broker(s) of unknown id", n))
+	}
+	return strings.Join(parts, "; ")
+}
+
+// BrokerGate waits until the expected number of brokers are registered,
+// every registered broker answers an ApiVersions request on its advertised
+// listener from this host, and a controller is known.
+type BrokerGate struct {
+	Config    *sarama.Config
+	Bootstrap []string
+	Expected  int
+	// Topics are asked for in the metadata request (the internal topics), so
+	// the response serves the next gate too and no topic list is fetched.
+	Topics []string
+	Log    *slog.Logger
+	Clock  clock.Clock
+	// Jitter returns a number in [0,1); nil uses math/rand.
+	Jitter func() float64
+	// ProgressEvery is the progress log interval (default 5s).
+	ProgressEvery time.Duration
+	// MaxBackoff caps the wait between attempts (default 400ms), so that
+	// readiness is seen within about half a second.
+	MaxBackoff time.Duration
+
+	// seen is every broker registration seen by this gate, id -> last
+	// address: the highest known set of ids, so a broker that leaves the
+	// registrations is still named.
+	seen map[int32]string
+}
+
+// Wait polls until the cluster is ready or ctx ends. On ctx's end it
+// returns a *GateError with the last report's summary.
+func (g *BrokerGate) Wait(ctx context.Context) (*BrokerReport, error) {
+	clock := clock.Or(g.Clock)
+	jitter := g.Jitter
+	if jitter == nil {
+		jitter = rand.Float64
+	}
+	every := g.ProgressEvery
+	if every == 0 {
+		every = 5 * time.Second
+	}
+	maxBackoff := g.MaxBackoff
+	if maxBackoff == 0 {
+		maxBackoff = 400 * time.Millisecond
+	}
+	start := clock.Now()
+	lastLog := start
+	backoff := 50 * time.Millisecond
+	var refused refusals
+	for attempt := 1; ; attempt++ {
+		rep := g.Probe(ctx)
+		rep.Attempts = attempt
+		rep.Elapsed = clock.Now().Sub(start)
+		if rep.Ready {
+			g.Log.Info("all brokers up", "brokers", len(rep.Brokers), "expected", g.Expected,
+				"controller", rep.ControllerID, "waited", rep.Elapsed.Round(time.Millisecond).String())
+			return rep, nil
+		}
+		if refused.observe(rep.Permanent) {
+			return rep, &GateError{Gate: "brokers", Err: fmt.Errorf("the brokers refuse this client: %s", rep.Summary()),
+				Fix: "fix the security settings named above; retrying will not help"}
+		}
+		if attempt == 1 || clock.Now().Sub(lastLog) >= every {
+			g.Log.Info("waiting for brokers", "gate", "brokers", "status", rep.Summary())
+			lastLog = clock.Now()
+		}
+		sleep := time.Duration(float64(backoff) * (0.5 + jitter()))
+		if sleep > maxBackoff {
+			sleep = maxBackoff
+		}
+		backoff *= 2
+		select {
+		case <-ctx.Done():
+			return rep, &GateError{Gate: "brokers", Err: fmt.Errorf("not ready after %s: %s", rep.Elapsed.Round(time.Second), rep.Summary()),
+				Fix: g.fix(rep)}
+		case <-clock.After(sleep):
+		}
+	}
+}
+
+// maxRefusals is how many looks in a row in which every bootstrap server
+// refused us for our settings make the broker gate give up: a wrong password
+// or truststore does not fix itself, so say so now, not at the timeout; one
+// or two may be a broker still loading its credentials.
+const maxRefusals = 3
+
+// refusals counts consecutive permanent refusals (BrokerReport.Permanent).
+type refusals int
+
+// observe records one look and reports whether the gate gives up.
+func (r *refusals) observe(permanent bool) bool {
+	if permanent {
+		*r++
+	} else {
+		*r = 0
+	}
+	return *r >= maxRefusals
+}
+
+func (g *BrokerGate) fix(rep *BrokerReport) string {
+	if rep.Brokers == nil {
+		return "check CONNECT_BOOTSTRAP_SERVERS and the security settings, and that the brokers run"
+	}
+	for _, b := range rep.Brokers {
+		if !b.Up {
+			return "every broker must be reachable from this container at the address it advertises: check advertised.listeners of the brokers named above, or start them"
+		}
+	}
+	if len(rep.Brokers) < rep.Expected {
+		return MissingFix(rep)
+	}
+	return ""
+}
+
+// MissingFix is what to do about too few live brokers: restart the
+// missing ones by id, or unregister a fenced one that is gone for good and
+// lower CONNECT_INIT_EXPECTED_BROKERS.
+func MissingFix(rep *BrokerReport) string {
+	var fenced, other []string
+	for _, a := range rep.Absent {
+		switch {
+		case a.State == StateFenced:
+			fenced = append(fenced, strconv.Itoa(int(a.ID)))
+		case a.ID >= 0:
+			other = append(other, strconv.Itoa(int(a.ID)))
+		}
+	}
+	n := len(rep.Brokers)
+	lower := fmt.Sprintf("or set CONNECT_INIT_EXPECTED_BROKERS=%d if the cluster is that small now", n)
+	switch {
+	case len(fenced) > 0:
+		unreg := make([]string, len(fenced))
+		for i, id := range fenced {
+			unreg[i] = "kafka-cluster unregister --bootstrap-server ... --id " + id
+		}
+		return fmt.Sprintf("restart broker %s; if it is gone for good, unregister it (%s), drop it from CONNECT_BOOTSTRAP_SERVERS and set CONNECT_INIT_EXPECTED_BROKERS=%d",
+			strings.Join(fenced, ", "), strings.Join(unreg, "; "), n)
+	case len(other) > 0:
+		return fmt.Sprintf("start broker %s again, %s", strings.Join(other, ", "), lower)
+	}
+	return "start the missing brokers, " + lower
+}
+
+// Probe looks at the cluster once: metadata from the first bootstrap server
+// that answers, then an ApiVersions round trip to every registered broker
+// at its advertised address, in parallel.
+func (g *BrokerGate) Probe(ctx context.Context) *BrokerReport {
+	rep := &BrokerReport{Expected: g.Expected, ControllerID: -1}
+	md, mdAddr, errs, permanent := g.bootstrapMetadata(ctx)
+	if md == nil {
+		rep.BootstrapErrs = errs
+		rep.Permanent = permanent
+		rep.Absent = g.absent(nil, nil, false)
+		return rep
+	}
+	rep.Metadata = md
+	rep.ControllerID = md.ControllerID
+	regs, fencedKnown, regErr := kafka.DescribeClusterAt(ctx, g.Config, mdAddr)
+	if regErr != nil {
+		regs = nil // an old broker without DescribeCluster: the metadata is all we know
+	}
+	rep.FencedKnown = fencedKnown
+	fenced := map[int32]bool{}
+	for _, r := range regs {
+		if r.Fenced {
+			fenced[r.ID] = true
+		}
+	}
+	var statuses []BrokerStatus
+	for _, b := range md.Brokers {
+		if !fenced[b.ID()] {
+			statuses = append(statuses, BrokerStatus{ID: b.ID(), Addr: b.Addr()})
+		}
+	}
+	rep.Absent = replicaAbsent(g.absent(statuses, regs, fencedKnown), statuses, md, g.seen)
+	var wg sync.WaitGroup
+	for i := range statuses {
+		wg.Add(1)
+		go func(st *BrokerStatus) {
+			defer wg.Done()
+			if err := g.ping(ctx, st.Addr); err != nil {
+				st.Err = kafka.ExplainWith(err, g.Config)
+				return
+			}
+			st.Up = true
+		}(&statuses[i])
+	}
+	wg.Wait()
+	sort.Slice(statuses, func(i, j int) bool { return statuses[i].ID < statuses[j].ID })
+	rep.Brokers = statuses
+	rep.Ready = len(statuses) >= g.Expected && rep.UpCount() == len(statuses) && rep.ControllerID >= 0
+	return rep
+}
+
+// absent records the registrations seen and returns the brokers that are
+// not live: fenced or absent from the metadata, seen earlier and gone, and
+// (when fewer are known than expected) bootstrap addresses no live broker
+// advertises.
+func (g *BrokerGate) absent(live []BrokerStatus, regs []kafka.Registration, fencedKnown bool) []AbsentBroker {
+	if g.seen == nil {
+		g.seen = map[int32]string{}
+	}
+	isLive := map[int32]bool{}
+	addrs := map[string]bool{}
+	for _, b := range live {
+		isLive[b.ID] = true
+		addrs[b.Addr] = true
+		g.seen[b.ID] = b.Addr
+	}
+	registered := map[int32]bool{}
+	var out []AbsentBroker
+	for _, r := range regs {
+		registered[r.ID] = true
+		g.seen[r.ID] = r.Addr
+		addrs[r.Addr] = true
+		switch {
+		case isLive[r.ID]:
+		case r.Fenced:
+			out = append(out, AbsentBroker{ID: r.ID, Addr: r.Addr, State: StateFenced})
+		default:
+			out = append(out, AbsentBroker{ID: r.ID, Addr: r.Addr, State: StateNotInMetadata})
+		}
+	}
+	if live != nil {
+		for id, addr := range g.seen {
+			if !isLive[id] && !registered[id] {
+				state := StateGone
+				if !fencedKnown {
+					state = StateNotLive
+				}
+				out = append(out, AbsentBroker{ID: id, Addr: addr, State: state})
+				addrs[addr] = true
+			}
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
+	if live != nil && len(live)+len(out) < g.Expected {
+		for _, a := range g.Bootstrap {
+			if !addrs[a] {
+				out = append(out, AbsentBroker{ID: -1, Addr: a, State: StateBootstrapOnly})
+			}
+		}
+	}
+	return out
+}
+
+// replicaAbsent adds to absent the brokers the metadata names as replicas
+// of the internal topics but that are neither live nor listed: a broker
+// that left the registrations before this run saw it (a controlled
+// shutdown leaves ZooKeeper at once, an unregistered KRaft broker) is
+// still a replica of the partitions it held, so it can be named by id. Its
+// address is the one seen earlier in this run, or unknown.
+func replicaAbsent(absent []AbsentBroker, live []BrokerStatus, md *sarama.MetadataResponse, seen map[int32]string) []AbsentBroker {
+	known := map[int32]bool{}
+	for _, b := range live {
+		known[b.ID] = true
+	}
+	for _, a := range absent {
+		known[a.ID] = true
+	}
+	var ids []int32
+	for _, t := range md.Topics {
+		for _, p := range t.Partitions {
+			for _, id := range p.Replicas {
+				if !known[id] {
+					known[id] = true
+					ids = append(ids, id)
+				}
+			}
+		}
+	}
+	slices.Sort(ids)
+	for _, id := range ids {
+		addr := seen[id]
+		if addr == "" {
+			addr = "unknown"
+		}
+		absent = append(absent, AbsentBroker{ID: id, Addr: addr, State: StateReplicaOnly})
+	}
+	return absent
+}
+
+// bootstrapMetadata asks all bootstrap servers in parallel and keeps the
+// first answer; when none answers it returns why, per address, and whether
+// every one of them refused us for good.
+func (g *BrokerGate) bootstrapMetadata(ctx context.Context) (*sarama.MetadataResponse, string, map[string]string, bool) {
+	type result struct {
+		addr string
+		md   *sarama.MetadataResponse
+		err  error
+	}
+	results := make(chan result, len(g.Bootstrap))
+	for _, addr := range g.Bootstrap {
+		go func(addr string) {
+			md, err := kafka.Metadata(ctx, g.Config, addr, g.Topics)
+			results <- result{addr, md, err}
+		}(addr)
+	}
+	errs := map[string]string{}
+	permanent := true
+	for range g.Bootstrap {
+		r := <-results
+		if r.err == nil {
+			return r.md, r.addr, nil, false
+		}
+		errs[r.addr] = kafka.ExplainWith(r.err, g.Config)
+		permanent = permanent && kafka.IsPermanentConnError(r.err)
+	}
+	return nil, "", errs, permanent
+}
+
+// ping opens a connection to addr (TLS and SASL included) and sends an
+// ApiVersions request.
+func (g *BrokerGate) ping(ctx context.Context, addr string) error {
+	b := sarama.NewBroker(addr)
+	if err := b.Open(g.Config); err != nil && !errors.Is(err, sarama.ErrAlreadyConnected) {
+		return err
+	}
+	defer b.Close()
+	stop := context.AfterFunc(ctx, func() { b.Close() })
+	defer stop()
+	resp, err := b.ApiVersions(&sarama.ApiVersionsRequest{Version: 3, ClientSoftwareName: "connect-init", ClientSoftwareVersion: "1"})
+	if err != nil {
+		return err
+	}
+	if resp.ErrorCode != 0 {
+		return sarama.KError(resp.ErrorCode)
+	}
+	return nil
+}

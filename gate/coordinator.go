@@ -1,0 +1,317 @@
+package gate
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf16"
+
+	"github.com/IBM/sarama"
+
+	"github.com/connect-init/connect-init/checks"
+	"github.com/connect-init/connect-init/internal/clock"
+	"github.com/connect-init/connect-init/kafka"
+)
+
+// JavaStringHashCode is Java's String.hashCode: s[0]*31^(n-1) + ... over
+// UTF-16 code units, in 32-bit two's complement arithmetic.
+func JavaStringHashCode(s string) int32 {
+	var h int32
+	for _, u := range utf16.Encode([]rune(s)) {
+		h = 31*h + int32(u)
+	}
+	return h
+}
+
+// GroupPartition is the __consumer_offsets partition that holds a group:
+// Kafka's Utils.abs(groupId.hashCode()) % partitions, where Utils.abs maps
+// Integer.MIN_VALUE to 0.
+func GroupPartition(groupID string, partitions int) int32 {
+	h := JavaStringHashCode(groupID)
+	if h == -2147483648 {
+		h = 0
+	} else if h < 0 {
+		h = -h
+	}
+	return h % int32(partitions)
+}
+
+// CoordinatorReport is what the coordinator gate found.
+type CoordinatorReport struct {
+	GroupID         string  `json:"group_id"`
+	CoordinatorID   int32   `json:"coordinator_id"`
+	CoordinatorAddr string  `json:"coordinator_address"`
+	Partition       int32   `json:"partition"`
+	Partitions      int     `json:"partitions"`
+	Leader          int32   `json:"leader"`
+	Replicas        []int32 `json:"replicas"`
+	ISR             []int32 `json:"isr"`
+	// OffsetsTopicReplicationFactor is the broker setting, "" if unreadable.
+	OffsetsTopicReplicationFactor string `json:"offsets_topic_replication_factor,omitempty"`
+	Brokers                       int    `json:"brokers"`
+	// FindError is why no coordinator was found, "" once one was.
+	FindError string `json:"find_error,omitempty"`
+	// DownReplicas are the replicas of the group's partition whose broker
+	// is not live (fenced or no longer registered), read when no
+	// coordinator was found.
+	DownReplicas []AbsentBroker `json:"down_replicas,omitempty"`
+	// Checks are the broken rules (checks.CoordinatorChecks).
+	Checks []checks.Result `json:"checks,omitempty"`
+	// Warning is set when the group's partition has fewer than two in-sync
+	// replicas on a multi-broker cluster: the consumer-offsets-single-replica
+	// result as a line.
+	Warning string `json:"warning,omitempty"`
+}
+
+// Subject is what the coordinator checks judge; strict is
+// CONNECT_INIT_STRICT.
+func (r *CoordinatorReport) Subject(strict bool) checks.Coordinator {
+	partition := r.Partition
+	if r.Partitions == 0 {
+		partition = GroupPartition(r.GroupID, 50)
+	}
+	var down []checks.DownBroker
+	for _, d := range r.DownReplicas {
+		down = append(down, checks.DownBroker{ID: d.ID, Text: d.String()})
+	}
+	return checks.Coordinator{GroupID: r.GroupID, Found: r.CoordinatorID >= 0, FindError: r.FindError, DownReplicas: down,
+		Partition: partition, Partitions: r.Partitions, Leader: r.Leader, Replicas: r.Replicas, ISR: r.ISR,
+		OffsetsTopicReplicationFactor: r.OffsetsTopicReplicationFactor, Brokers: r.Brokers, Strict: strict}
+}
+
+// Judge runs the coordinator checks, sets the results and returns the
+// gate's verdict: a *GateError naming the error-severity results, nil when
+// there is none. Exported so that a test can hold doctor to it.
+func (r *CoordinatorReport) Judge(strict bool) error {
+	r.Checks = checks.Run(checks.CoordinatorChecks, r.Subject(strict))
+	r.Warning = ""
+	for _, c := range r.Checks {
+		if c.ID == checks.IDConsumerOffsetsSingle {
+			r.Warning = c.String()
+		}
+	}
+	if errs := checks.Errors(r.Checks); len(errs) > 0 {
+		return &GateError{Gate: "coordinator", Err: errors.New(checks.Join(errs))}
+	}
+	return nil
+}
+
+// CoordinatorGate finds the worker group's coordinator (which makes the
+// brokers create __consumer_offsets if needed, now that every broker is
+// up) and checks that the group's partition survives a broker loss.
+type CoordinatorGate struct {
+	Client  sarama.Client
+	Admin   sarama.ClusterAdmin
+	GroupID string
+	Log     *slog.Logger
+	Clock   clock.Clock
+	// Strict turns the single-replica warning into a failure.
+	Strict bool
+	// Wait is false for doctor: one look, no retries.
+	Wait bool
+
+	// registrations lists the registered brokers with their fenced flag;
+	// nil asks the admin client's controller (DescribeClusterVia). Tests
+	// set it.
+	registrations func() ([]kafka.Registration, error)
+}
+
+// Check runs the gate.
+func (g *CoordinatorGate) Check(ctx context.Context) (*CoordinatorReport, error) {
+	clk := clock.Or(g.Clock)
+	rep := &CoordinatorReport{GroupID: g.GroupID, CoordinatorID: -1, Leader: -1, Partition: -1}
+	var coord *sarama.Broker
+	lastLog := clk.Now()
+	var lastLook time.Time
+	for {
+		var err error
+		coord, err = bounded(ctx, func() (*sarama.Broker, error) {
+			if err := g.Client.RefreshCoordinator(g.GroupID); err != nil {
+				return nil, err
+			}
+			return g.Client.Coordinator(g.GroupID)
+		})
+		if err == nil {
+			break
+		}
+		if ctx.Err() == nil || rep.FindError == "" {
+			rep.FindError = "find coordinator of group " + strconv.Quote(g.GroupID) + ": " + kafka.ExplainConnError(err)
+		}
+		if ctx.Err() != nil {
+			return rep, rep.Judge(g.Strict)
+		}
+		// Where the group lives and which of its replicas are down: looked
+		// at once at the first failure, then every 5 s.
+		if lastLook.IsZero() || clk.Now().Sub(lastLook) >= 5*time.Second {
+			g.lookAtPartition(ctx, rep)
+			lastLook = clk.Now()
+		}
+		if !g.Wait {
+			return rep, rep.Judge(g.Strict)
+		}
+		if clk.Now().Sub(lastLog) >= 5*time.Second {
+			attrs := []any{"gate", "coordinator", "group", g.GroupID, "error", kafka.ExplainConnError(err)}
+			if rep.Partitions > 0 {
+				down := make([]string, len(rep.DownReplicas))
+				for i, d := range rep.DownReplicas {
+					down[i] = d.String()
+				}
+				attrs = append(attrs, "partition", rep.Partition, "replicas", fmt.Sprint(rep.Replicas), "isr", fmt.Sprint(rep.ISR),
+					"leader", rep.Leader, "down", strings.Join(down, "; "))
+			}
+			if c := checks.Run(checks.CoordinatorChecks, rep.Subject(g.Strict)); len(c) > 0 {
+				attrs = append(attrs, "fix", c[0].Fix)
+			}
+			g.Log.Info("waiting for the group coordinator", attrs...)
+			lastLog = clk.Now()
+		}
+		select {
+		case <-ctx.Done():
+			return rep, rep.Judge(g.Strict)
+		case <-clk.After(200 * time.Millisecond):
+		}
+	}
+	rep.DownReplicas = nil
+	rep.FindError = ""
+	rep.CoordinatorID = coord.ID()
+	rep.CoordinatorAddr = coord.Addr()
+
+	// Partitions of other groups may be offline (a dead broker holding
+	// their only replica): that is no failure of ours, the metadata read
+	// still holds every partition.
+	if err := g.Client.RefreshMetadata(consumerOffsetsTopic); err != nil && !errors.Is(err, sarama.ErrLeaderNotAvailable) {
+		return rep, &GateError{Gate: "coordinator", Err: fmt.Errorf("describe %s: %s", consumerOffsetsTopic, kafka.ExplainConnError(err))}
+	}
+	parts, err := g.Client.Partitions(consumerOffsetsTopic)
+	if err != nil || len(parts) == 0 {
+		return rep, &GateError{Gate: "coordinator", Err: fmt.Errorf("describe %s: %v", consumerOffsetsTopic, err)}
+	}
+	rep.Partitions = len(parts)
+	rep.Partition = GroupPartition(g.GroupID, len(parts))
+	rep.Replicas, _ = g.Client.Replicas(consumerOffsetsTopic, rep.Partition)
+	rep.ISR, _ = g.Client.InSyncReplicas(consumerOffsetsTopic, rep.Partition)
+	if leader, err := g.Client.Leader(consumerOffsetsTopic, rep.Partition); err == nil {
+		rep.Leader = leader.ID()
+	}
+	rep.Brokers = len(g.Client.Brokers())
+	if configs, err := kafka.DescribeConfig(g.Admin, sarama.ConfigResource{Type: sarama.BrokerResource,
+		Name: strconv.Itoa(int(rep.CoordinatorID)), ConfigNames: []string{offsetsTopicReplicationFactor}}); err == nil {
+		rep.OffsetsTopicReplicationFactor = configs[offsetsTopicReplicationFactor]
+	}
+	if err := rep.Judge(g.Strict); err != nil {
+		return rep, err
+	}
+	for _, c := range rep.Checks {
+		g.Log.Warn("group coordinator check", "gate", "coordinator", "check", c.ID, "partition", rep.Partition,
+			"replicas", fmt.Sprint(rep.Replicas), "isr", fmt.Sprint(rep.ISR), "error", c.Summary+" ("+c.Evidence+")", "fix", c.Fix)
+	}
+	if len(rep.Checks) == 0 {
+		g.Log.Info("group coordinator found", "gate", "coordinator", "group", g.GroupID, "coordinator", rep.CoordinatorID,
+			"partition", rep.Partition, "replicas", fmt.Sprint(rep.Replicas), "isr", fmt.Sprint(rep.ISR))
+	}
+	return rep, nil
+}
+
+// lookAtPartition reads the group's __consumer_offsets partition (leader,
+// replicas, ISR) and which replicas' brokers are not live, for the
+// coordinator-not-available message. What it cannot read stays unset.
+func (g *CoordinatorGate) lookAtPartition(ctx context.Context, rep *CoordinatorReport) {
+	if g.Admin == nil {
+		return
+	}
+	type look struct {
+		mds         []*sarama.TopicMetadata
+		regs        []kafka.Registration
+		fencedKnown bool
+		regErr      error
+	}
+	l, err := bounded(ctx, func() (look, error) {
+		var l look
+		var err error
+		if l.mds, err = g.Admin.DescribeTopics([]string{consumerOffsetsTopic}); err != nil {
+			return l, err
+		}
+		if g.registrations != nil {
+			l.regs, l.regErr = g.registrations()
+			l.fencedKnown = true
+			return l, nil
+		}
+		controller, err := g.Admin.Controller()
+		if err != nil {
+			l.regErr = err
+			return l, nil
+		}
+		l.regs, l.fencedKnown, l.regErr = kafka.DescribeClusterVia(controller)
+		return l, nil
+	})
+	mds, regs, regErr := l.mds, l.regs, l.regErr
+	if err != nil || len(mds) != 1 || len(mds[0].Partitions) == 0 {
+		return
+	}
+	rep.Partitions = len(mds[0].Partitions)
+	rep.Partition = GroupPartition(g.GroupID, rep.Partitions)
+	for _, p := range mds[0].Partitions {
+		if p.ID == rep.Partition {
+			rep.Leader, rep.Replicas, rep.ISR = p.Leader, p.Replicas, p.Isr
+		}
+	}
+	if regErr != nil {
+		return
+	}
+	rep.DownReplicas = downReplicas(rep.Replicas, regs, l.fencedKnown)
+}
+
+// downReplicas are the replicas whose broker is fenced or not registered;
+// without fencedKnown (before Kafka 4.0) the two look alike.
+func downReplicas(replicas []int32, regs []kafka.Registration, fencedKnown bool) []AbsentBroker {
+	byID := map[int32]kafka.Registration{}
+	for _, r := range regs {
+		byID[r.ID] = r
+	}
+	var out []AbsentBroker
+	for _, id := range replicas {
+		r, ok := byID[id]
+		switch {
+		case !ok && fencedKnown:
+			out = append(out, AbsentBroker{ID: id, Addr: "unknown", State: "not registered"})
+		case !ok:
+			out = append(out, AbsentBroker{ID: id, Addr: "unknown", State: StateNotLive})
+		case r.Fenced:
+			out = append(out, AbsentBroker{ID: id, Addr: r.Addr, State: StateFenced})
+		}
+	}
+	return out
+}
+
+// bounded runs f and returns its answer, or ctx's error as soon as ctx
+// ends: sarama's client calls do not take a context, and a gate must end
+// with its timeout (CONNECT_INIT_TIMEOUT), not a request timeout later.
+// When ctx ends first, f finishes in the background and its answer is
+// dropped; f must not write to variables the caller reads.
+func bounded[T any](ctx context.Context, f func() (T, error)) (T, error) {
+	type answer struct {
+		v   T
+		err error
+	}
+	done := make(chan answer, 1)
+	go func() {
+		v, err := f()
+		done <- answer{v, err}
+	}()
+	select {
+	case a := <-done:
+		return a.v, a.err
+	case <-ctx.Done():
+		select {
+		case a := <-done: // finished as ctx ended: keep its answer
+			return a.v, a.err
+		default:
+			var zero T
+			return zero, ctx.Err()
+		}
+	}
+}

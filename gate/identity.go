@@ -1,0 +1,662 @@
+package gate
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/IBM/sarama"
+
+	"github.com/connect-init/connect-init/checks"
+	"github.com/connect-init/connect-init/connect/proto"
+	"github.com/connect-init/connect-init/connect/registry"
+	"github.com/connect-init/connect-init/connect/store"
+	"github.com/connect-init/connect-init/internal/clock"
+	"github.com/connect-init/connect-init/kafka"
+	"github.com/connect-init/connect-init/settings"
+)
+
+// Verdicts on a group member.
+const (
+	VerdictOurs       = "ours"
+	VerdictForeign    = "foreign"
+	VerdictUnverified = "unverified"
+)
+
+// Rules that decide a verdict, stable ids for logs and JSON. Each is true
+// because of how Kafka Connect works; the Connect source is named with each.
+const (
+	// RuleProtocolType, RuleConfigOffsetAhead, RuleAssignmentOffsetAhead and
+	// RuleUndecodable are connect/proto's offset and format rules (see
+	// proto.FindForeign): IncrementalCooperativeAssignor
+	// .performAssignment assigns at the maximum config offset any member
+	// reported, and DistributedHerder.handleRebalanceCompleted forces a
+	// rebalance while a worker's own config topic cannot reach it.
+	RuleProtocolType          = string(proto.ReasonProtocolType)
+	RuleConfigOffsetAhead     = string(proto.ReasonConfigOffsetAhead)
+	RuleAssignmentOffsetAhead = string(proto.ReasonAssignmentOffsetAhead)
+	RuleUndecodable           = string(proto.ReasonUndecodable)
+	// RuleUnknownConnector (conclusive): the member runs, or was assigned,
+	// a connector or task that no record of our config topic names. A
+	// leader assigns only connectors of its config snapshot
+	// (IncrementalCooperativeAssignor.performTaskAssignment:
+	// configSnapshot.connectors() and configSnapshot.tasks(); EagerAssignor
+	// the same), and the snapshot is built from "connector-", "task-",
+	// "commit-" and "target-state-" records (KafkaConfigBackingStore
+	// .ConsumeCallback). The names come from the assignment
+	// (IncrementalCooperativeConnectProtocol.deserializeAssignment) and from
+	// the allocation a cooperative member reports when it joins
+	// (deserializeMetadata). See store.ConfigLog.Mentions for why
+	// compaction cannot hide a name we defined.
+	RuleUnknownConnector = "unknown-connector"
+	// RuleUnassignedConnectors (strong): the group is Stable, no member has
+	// revocations pending or a scheduled-rebalance delay, and connectors our
+	// config topic defined below the assignment's config offset (and still
+	// defines) run on no member. A leader reading our config topic at that
+	// offset assigns every configured connector, STOPPED ones included
+	// (performTaskAssignment: configured = configSnapshot.connectors(); lost
+	// assignments are held back only under a delay, handleLostAssignments;
+	// a revoked connector is reassigned in the follow-up round). A
+	// connector's creation or deletion triggers a rebalance
+	// (DistributedHerder.ConfigUpdateListener: needsReconfigRebalance), so a
+	// Stable group at that offset has seen it. The leader that computed the
+	// assignment reads another config topic; members connect-init did not
+	// register as ours follow it.
+	RuleUnassignedConnectors = "unassigned-connectors"
+	// RuleRegistryWorker: the member's advertised URL was last registered
+	// by connect-init for another Connect cluster of this group (foreign)
+	// or for ours (ours).
+	RuleRegistryWorker = "registry-worker"
+	// RuleRegistryClaim: the group itself is registered to another Connect
+	// cluster; a group-level refusal, whatever the members or offsets say.
+	RuleRegistryClaim = "registry-claim"
+	// RuleStatusWorkerID (ours): the latest status of one of our connectors
+	// or tasks in our status topic was written by the member's worker id
+	// (host:port of its advertised URL, AbstractConnectCli). Only a worker
+	// whose status.storage.topic is ours writes there
+	// (KafkaStatusBackingStore.put/putSafe).
+	RuleStatusWorkerID = "status-worker-id"
+)
+
+// Session keys are not used as evidence: the "session-key" record holds
+// the key, its algorithm and creation time, nothing naming a worker, and a
+// key can only be checked against a worker by sending it a signed internal
+// REST request, which would touch the other cluster.
+
+// Identity configures the group gate's cluster-identity rules: the cluster
+// registry and the evidence from Connect's own records.
+type Identity struct {
+	// Registry is the registry topic; nil turns the registry rules off.
+	Registry *registry.Store
+	// Cluster is this worker's Connect cluster (KafkaClusterID is filled in
+	// by the gate).
+	Cluster registry.Cluster
+	// OwnURL and Host are this worker's advertised REST URL and host name,
+	// registered for Cluster.
+	OwnURL, Host string
+	// Handover is CONNECT_INIT_GROUP_HANDOVER: the config topic of the
+	// cluster this one takes the group over from.
+	Handover string
+	// Register writes the registry once the members are judged (run,
+	// prepare); doctor only reads.
+	Register bool
+	// Strict makes unverified members a refusal (CONNECT_INIT_STRICT).
+	Strict bool
+}
+
+// MemberVerdict is the verdict on one group member.
+type MemberVerdict struct {
+	MemberID   string `json:"member_id"`
+	URL        string `json:"url,omitempty"`
+	ClientHost string `json:"client_host"`
+	// Verdict is ours, foreign or unverified.
+	Verdict string `json:"verdict"`
+	// Rule is the rule that decided ("" for unverified).
+	Rule string `json:"rule,omitempty"`
+	// Evidence says what decided, or for unverified what was compared.
+	Evidence string `json:"evidence"`
+}
+
+// IdentityReport is what the identity rules read.
+type IdentityReport struct {
+	KafkaClusterID string `json:"kafka_cluster_id"`
+	// Registry is the registry's view of the group, null when it could not
+	// be read (RegistryError says why) or is off.
+	Registry      *registry.View `json:"registry"`
+	RegistryError string         `json:"registry_error,omitempty"`
+	// ClaimedBy is the owning claim when it belongs to another cluster.
+	ClaimedBy *registry.Claim `json:"claimed_by,omitempty"`
+	// ConfigRecords and ConfigConnectors describe our config topic as read.
+	ConfigRecords    int    `json:"config_records"`
+	ConfigConnectors int    `json:"config_connectors_defined"`
+	ConfigError      string `json:"config_error,omitempty"`
+	StatusError      string `json:"status_error,omitempty"`
+	// Registered says what this run wrote to the registry.
+	Registered string `json:"registered,omitempty"`
+}
+
+// identityInputs are the reads the rules judge.
+type identityInputs struct {
+	clusterID string
+	view      *registry.View
+	viewErr   error
+	config    *store.ConfigLog
+	configErr error
+	status    *store.StatusLog
+	statusErr error
+}
+
+// NewIdentity returns the identity rules for cfg's cluster: registry topic
+// CONNECT_INIT_REGISTRY_TOPIC, handover CONNECT_INIT_GROUP_HANDOVER, strict
+// CONNECT_INIT_STRICT.
+func NewIdentity(cfg *settings.Config, clients *kafka.Clients, register bool) *Identity {
+	id := &Identity{Register: register, Strict: cfg.Settings.Strict, Handover: cfg.Settings.GroupHandover}
+	id.Cluster.GroupID = cfg.GroupID
+	rf := int16(-1)
+	for _, t := range cfg.Topics {
+		switch t.Role {
+		case settings.RoleConfig:
+			id.Cluster.ConfigTopic, rf = t.Name, t.ReplicationFactor
+		case settings.RoleOffset:
+			id.Cluster.OffsetTopic = t.Name
+		case settings.RoleStatus:
+			id.Cluster.StatusTopic = t.Name
+		}
+	}
+	id.OwnURL = cfg.AdvertisedURL // derived and checked by the settings gate
+	id.Host, _ = os.Hostname()
+	topic := cfg.Settings.RegistryTopic
+	if topic == "" {
+		topic = registry.DefaultTopic
+	}
+	id.Registry = &registry.Store{Client: clients.Member, Admin: clients.Admin, Brokers: cfg.BootstrapServers,
+		Sarama: clients.MemberConfig, Topic: topic, ReplicationFactor: rf}
+	return id
+}
+
+// readIdentity reads the Kafka cluster id, the registry, and our config and
+// status topics. Only reads: nothing is written before the verdict.
+func (g *GroupGate) readIdentity(ctx context.Context, rep *GroupReport) *identityInputs {
+	in := &identityInputs{}
+	id := g.Identity
+	if id.Registry != nil {
+		in.clusterID, in.viewErr = registry.KafkaClusterID(g.Client, g.ConfigTopic)
+		if in.viewErr == nil {
+			in.view, in.viewErr = id.Registry.Read(ctx, in.clusterID, g.GroupID)
+		}
+	}
+	if len(rep.Members) == 0 {
+		return in
+	}
+	in.config, in.configErr = store.ReadConfig(ctx, g.Client, g.ConfigTopic)
+	if in.configErr != nil {
+		in.config = nil
+	}
+	if id.Cluster.StatusTopic != "" {
+		in.status, in.statusErr = store.ReadStatus(ctx, g.Client, id.Cluster.StatusTopic)
+	}
+	return in
+}
+
+// judgeIdentity fills rep.Verdicts and rep.Identity from the inputs, and
+// extends rep.Foreign with members found foreign by the identity rules.
+//
+// settledAfter is true when the group was seen Stable at the same
+// assignment offset with the same members a settle time after the first
+// snapshot: then connectors created at or after that offset count for
+// RuleUnassignedConnectors too.
+func (r *GroupReport) judgeIdentity(id *Identity, in *identityInputs, settledAfter bool) {
+	me := id.Cluster
+	me.KafkaClusterID = in.clusterID
+	ir := &IdentityReport{KafkaClusterID: in.clusterID, Registry: in.view}
+	if in.viewErr != nil {
+		ir.RegistryError = in.viewErr.Error()
+	}
+	if in.configErr != nil {
+		ir.ConfigError = in.configErr.Error()
+	}
+	if in.statusErr != nil {
+		ir.StatusError = in.statusErr.Error()
+	}
+	if in.config != nil {
+		ir.ConfigRecords = len(in.config.Records)
+		ir.ConfigConnectors = len(in.config.DefinedAt(in.config.End))
+	}
+	if o := in.view.Owner(); o != nil && !o.Same(me) {
+		c := *o
+		ir.ClaimedBy = &c
+	}
+	r.Identity = ir
+
+	offsetForeign := map[string]ForeignMember{}
+	for _, f := range r.Foreign {
+		offsetForeign[f.MemberID] = f
+	}
+	u := unassignedConnectors(r.Decoded, in.config)
+	missing, whyNot := u.below, u.whyNot
+	if settledAfter {
+		missing = append(append([]string{}, missing...), u.after...)
+	} else if len(u.after) > 0 && len(u.below) == 0 {
+		whyNot = fmt.Sprintf("connector(s) %s were created in our config topic at or after the assignment offset %d and run on no member, but the group was not watched long enough to be sure it did not react", strings.Join(u.after, ", "), u.offset)
+	}
+
+	r.Verdicts = []MemberVerdict{}
+	for _, m := range r.Decoded {
+		v := MemberVerdict{MemberID: m.MemberID, URL: m.URL(), ClientHost: m.ClientHost}
+		var reg *registry.Worker
+		if in.view != nil {
+			reg = in.view.WorkerByURL(m.URL())
+		}
+		unknown := unknownConnectors(m, in.config)
+		switch {
+		case offsetForeign[m.MemberID].MemberID != "":
+			f := offsetForeign[m.MemberID]
+			v.Verdict, v.Rule, v.Evidence = VerdictForeign, f.Reasons[0], f.Message
+		case len(unknown) > 0:
+			v.Verdict, v.Rule = VerdictForeign, RuleUnknownConnector
+			v.Evidence = fmt.Sprintf("runs or was assigned connector(s) %s (assignment offset %s, leader %s), which no record of our config topic %q (%d records, end offset %d) names: the leader that assigned them reads another config topic",
+				strings.Join(unknown, ", "), assignmentOffset(m), leaderOf(m), in.config.Topic, len(in.config.Records), in.config.End)
+		case reg != nil && !reg.Same(me):
+			v.Verdict, v.Rule = VerdictForeign, RuleRegistryWorker
+			v.Evidence = fmt.Sprintf("its URL %s is registered (last seen %s, host %s) for the Connect cluster of group %q with config topic %q, not ours (%q)",
+				reg.URL, reg.LastSeen.UTC().Format("2006-01-02T15:04:05Z"), orUnknown(reg.Host), reg.GroupID, reg.ConfigTopic, me.ConfigTopic)
+		case reg != nil:
+			v.Verdict, v.Rule = VerdictOurs, RuleRegistryWorker
+			v.Evidence = fmt.Sprintf("its URL is registered for our cluster (first seen %s, last seen %s, host %s)",
+				reg.FirstSeen.UTC().Format("2006-01-02T15:04:05Z"), reg.LastSeen.UTC().Format("2006-01-02T15:04:05Z"), orUnknown(reg.Host))
+		case len(missing) > 0:
+			v.Verdict, v.Rule = VerdictForeign, RuleUnassignedConnectors
+			v.Evidence = fmt.Sprintf("the Stable group's assignment at config offset %d (leader %s) runs none of connector(s) %s, which our config topic %q (end offset %d) defines: a leader reading our config topic would have assigned them (and would have rebalanced for any created since)",
+				u.offset, orUnknown(u.leaderURL), strings.Join(missing, ", "), in.config.Topic, in.config.End)
+		default:
+			wid := store.WorkerID(m.URL())
+			if in.status != nil && wid != "" && len(in.status.ByWorker[wid]) > 0 {
+				keys := in.status.ByWorker[wid]
+				sort.Strings(keys)
+				v.Verdict, v.Rule = VerdictOurs, RuleStatusWorkerID
+				v.Evidence = fmt.Sprintf("worker id %s wrote the latest status of %d of our connectors/tasks in our status topic %q (%s)",
+					wid, len(keys), in.status.Topic, strings.Join(first(keys, 3), ", "))
+				break
+			}
+			v.Verdict = VerdictUnverified
+			v.Evidence = compared(m, r, in, wid, whyNot)
+		}
+		r.Verdicts = append(r.Verdicts, v)
+		if v.Verdict == VerdictForeign && offsetForeign[m.MemberID].MemberID == "" {
+			fm := ForeignMember{MemberID: m.MemberID, ClientID: m.ClientID, ClientHost: m.ClientHost, URL: m.URL(),
+				OurEndOffset: r.ConfigEndOffset, Reasons: []string{v.Rule},
+				Message: fmt.Sprintf("group member %q (client id %q, client host %s, advertised URL %s) %s", m.MemberID, m.ClientID, orUnknown(m.ClientHost), orUnknown(m.URL()), v.Evidence)}
+			if m.Metadata != nil {
+				off := m.Metadata.ConfigOffset
+				fm.ConfigOffset = &off
+			}
+			if m.Assignment != nil {
+				off := m.Assignment.ConfigOffset
+				fm.AssignmentOffset = &off
+			}
+			r.Foreign = append(r.Foreign, fm)
+		}
+	}
+}
+
+func assignmentOffset(m proto.Member) string {
+	if m.Assignment == nil {
+		return "unknown"
+	}
+	return fmt.Sprint(m.Assignment.ConfigOffset)
+}
+
+func leaderOf(m proto.Member) string {
+	if m.Assignment == nil {
+		return "unknown"
+	}
+	return orUnknown(m.Assignment.LeaderURL)
+}
+
+// compared says, for an unverified member, what was compared.
+func compared(m proto.Member, r *GroupReport, in *identityInputs, wid, whyNot string) string {
+	var parts []string
+	if in.config != nil {
+		names := memberConnectors(m)
+		if len(names) > 0 {
+			parts = append(parts, fmt.Sprintf("its %d connector(s) (%s) are all named in our config topic", len(names), strings.Join(first(names, 5), ", ")))
+		} else {
+			parts = append(parts, "it runs no connector to compare with our config topic")
+		}
+		if whyNot != "" {
+			parts = append(parts, "the unassigned-connector rule did not apply: "+whyNot)
+		}
+	} else {
+		parts = append(parts, "our config topic could not be read")
+	}
+	if m.Metadata != nil {
+		parts = append(parts, fmt.Sprintf("its config offset %d does not pass our config topic's end %d", m.Metadata.ConfigOffset, r.ConfigEndOffset))
+	}
+	switch {
+	case in.view == nil && in.viewErr != nil:
+		parts = append(parts, "the cluster registry could not be read")
+	case in.view == nil:
+		parts = append(parts, "the cluster registry is off")
+	default:
+		parts = append(parts, "its URL is not in the cluster registry")
+	}
+	if in.status != nil {
+		parts = append(parts, fmt.Sprintf("worker id %s wrote no latest status in our status topic", orUnknown(wid)))
+	}
+	return "not proven ours or foreign: " + strings.Join(parts, "; ")
+}
+
+func first(s []string, n int) []string {
+	if len(s) <= n {
+		return s
+	}
+	return append(append([]string{}, s[:n]...), fmt.Sprintf("%d more", len(s)-n))
+}
+
+// memberConnectors returns the connector names a member's assignment,
+// revocations and reported allocation mention, sorted.
+func memberConnectors(m proto.Member) []string {
+	set := map[string]bool{}
+	add := func(a *proto.Assignment) {
+		if a == nil {
+			return
+		}
+		for _, c := range a.Connectors {
+			set[c] = true
+		}
+		for _, t := range a.Tasks {
+			set[t.Connector] = true
+		}
+		for _, c := range a.RevokedConnectors {
+			set[c] = true
+		}
+		for _, t := range a.RevokedTasks {
+			set[t.Connector] = true
+		}
+	}
+	add(m.Assignment)
+	if m.Metadata != nil {
+		add(m.Metadata.Allocation)
+	}
+	out := make([]string, 0, len(set))
+	for c := range set {
+		out = append(out, c)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// unknownConnectors returns the member's connectors our config topic never
+// names (RuleUnknownConnector).
+func unknownConnectors(m proto.Member, cfg *store.ConfigLog) []string {
+	if cfg == nil || m.ProtocolType != proto.ProtocolType {
+		return nil
+	}
+	var out []string
+	for _, c := range memberConnectors(m) {
+		if !cfg.Mentions(c) {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// unassigned is RuleUnassignedConnectors applied to a group snapshot.
+type unassigned struct {
+	// below are connectors our config topic defined below the assignment
+	// offset (and still defines) that no member runs: strong at once.
+	below []string
+	// after are connectors our config topic created at or after the
+	// assignment offset (and still defines) that no member runs: strong
+	// only if the group is still Stable at the same offset a settle time
+	// later, since their creation triggers a rebalance in a cluster reading
+	// our config topic.
+	after     []string
+	offset    int64
+	leaderURL string
+	whyNot    string
+}
+
+// unassignedConnectors applies RuleUnassignedConnectors' preconditions and
+// sets.
+func unassignedConnectors(members []proto.Member, cfg *store.ConfigLog) unassigned {
+	if cfg == nil {
+		return unassigned{whyNot: "our config topic could not be read"}
+	}
+	if len(members) == 0 {
+		return unassigned{whyNot: "no members"}
+	}
+	var u unassigned
+	running := map[string]bool{}
+	for i, m := range members {
+		if m.ProtocolType != proto.ProtocolType || m.Metadata == nil || m.Assignment == nil {
+			return unassigned{whyNot: "not every member's metadata and assignment are known (the group was not seen Stable)"}
+		}
+		a := m.Assignment
+		if a.Error != proto.AssignmentNoError {
+			return unassigned{whyNot: "an assignment carries an error"}
+		}
+		if a.Delay > 0 {
+			return unassigned{whyNot: fmt.Sprintf("the leader holds departed workers' connectors back for %d ms (scheduled.rebalance.max.delay.ms)", a.Delay)}
+		}
+		if len(a.RevokedConnectors) > 0 || len(a.RevokedTasks) > 0 {
+			return unassigned{whyNot: "a member has revocations pending: the follow-up rebalance reassigns them"}
+		}
+		if i == 0 {
+			u.offset, u.leaderURL = a.ConfigOffset, a.LeaderURL
+		} else if a.ConfigOffset != u.offset {
+			return unassigned{whyNot: "the members' assignments were computed at different config offsets"}
+		}
+		if m.Metadata.Allocation != nil {
+			for _, c := range m.Metadata.Allocation.Connectors {
+				running[c] = true
+			}
+		}
+		for _, c := range a.Connectors {
+			running[c] = true
+		}
+	}
+	below := map[string]bool{}
+	for _, c := range cfg.DefinedAt(u.offset) {
+		below[c] = true
+		if !running[c] && cfg.Defined(c) {
+			u.below = append(u.below, c)
+		}
+	}
+	for _, c := range cfg.DefinedAt(cfg.End) {
+		if !below[c] && !running[c] {
+			u.after = append(u.after, c)
+		}
+	}
+	if len(u.below) == 0 && len(u.after) == 0 {
+		u.whyNot = "every connector our config topic defines runs on a member"
+	}
+	return u
+}
+
+// groupRefusal builds the group gate's refusal for foreign members or a
+// foreign claim.
+func groupRefusal(groupID, configTopic, handover string, rep *GroupReport) error {
+	var msgs []string
+	for _, f := range rep.Foreign {
+		msgs = append(msgs, f.Message+" [rule "+strings.Join(f.Reasons, ", ")+"]")
+	}
+	fix := "give every Connect cluster its own CONNECT_GROUP_ID (the workers of one cluster share group.id and the config, offset and status topics; two clusters share none of them); or, if that member is a stale worker of this cluster, find it by its client host and advertised URL above and stop it"
+	if ir := rep.Identity; ir != nil && ir.ClaimedBy != nil {
+		c := ir.ClaimedBy
+		msgs = append([]string{(&registry.ClaimedError{Owner: *c}).Error()}, msgs...)
+		fix = fmt.Sprintf("this group.id belongs to the Connect cluster reading config topic %q: give this cluster its own CONNECT_GROUP_ID; to hand the group over to this cluster on purpose, stop that cluster's workers and set CONNECT_INIT_GROUP_HANDOVER=%s on this cluster's workers", c.ConfigTopic, c.ConfigTopic)
+		if handover == c.ConfigTopic {
+			fix = fmt.Sprintf("CONNECT_INIT_GROUP_HANDOVER=%s hands the group over only once no worker of that cluster is in the group: stop the members named above, then start this worker again", c.ConfigTopic)
+		}
+	}
+	end := "unknown"
+	if rep.ConfigEndOffset >= 0 {
+		end = fmt.Sprint(rep.ConfigEndOffset)
+	}
+	msg := fmt.Sprintf("worker group %q is not this Connect cluster's (config topic %q, end offset %s): ", groupID, configTopic, end)
+	if len(rep.Foreign) > 0 {
+		msg += fmt.Sprintf("%d foreign member(s); a worker joining beside them would force rebalances forever in one of the two clusters (\"Current config state offset ... does not match group assignment ... Forcing rebalance\"): ", len(rep.Foreign))
+	}
+	msg += strings.Join(msgs, "; ")
+	if rep.Note != "" {
+		msg += " [" + rep.Note + "]"
+	}
+	return &GateError{Gate: "group", Err: errors.New(msg), Fix: fix}
+}
+
+// identify runs the identity rules on a judged snapshot: reads (never
+// writes) the registry and our config and status topics, gives every
+// member a verdict, refuses on a foreign member or a foreign claim, warns
+// on unverified members (refuses under Strict), and only then, with
+// Register, writes this worker's registration.
+func (g *GroupGate) identify(ctx context.Context, rep *GroupReport, describe func(context.Context) (*sarama.GroupDescription, error), clock clock.Clock, log *slog.Logger) error {
+	id := g.Identity
+	read := g.identityFn
+	if read == nil {
+		read = g.readIdentity
+	}
+	in := read(ctx, rep)
+	rep.judgeIdentity(id, in, false)
+	if u := unassignedConnectors(rep.Decoded, in.config); len(rep.Foreign) == 0 && len(u.after) > 0 && len(u.below) == 0 && rep.State == GroupStable {
+		settle := g.SettleWait
+		if settle <= 0 {
+			settle = DefaultSettleWait
+		}
+		log.Info("watching the worker group: it runs none of the connectors our config topic created since its assignment", "group", g.GroupID,
+			"connectors", strings.Join(first(u.after, 5), ","), "assignment_offset", u.offset, "config_end_offset", in.config.End, "for", settle.String())
+		select {
+		case <-ctx.Done():
+			return &GateError{Gate: "group", Err: fmt.Errorf("watch worker group %q: %w", g.GroupID, ctx.Err())}
+		case <-clock.After(settle):
+		}
+		if d, err := describe(ctx); err == nil && sameSnapshot(rep, newGroupReport(g.GroupID, g.ConfigTopic, d)) {
+			rep.judge()
+			rep.judgeIdentity(id, in, true)
+		}
+	}
+	for _, v := range rep.Verdicts {
+		log.Info("group member judged", "group", g.GroupID, "member", v.MemberID, "url", v.URL, "client_host", v.ClientHost,
+			"verdict", v.Verdict, "rule", v.Rule)
+	}
+	ir := rep.Identity
+	me := id.Cluster
+	me.KafkaClusterID = in.clusterID
+	// The rules (checks.GroupChecks, checks.MemberChecks) decide; doctor
+	// renders the same results. A foreign member or another cluster's
+	// claim is refused with the whole story; what is only unproven is
+	// refused under Strict.
+	errs := checks.Errors(GroupResults(rep, id.Handover, id.Strict))
+	if slices.ContainsFunc(errs, func(r checks.Result) bool {
+		return r.ID == checks.IDForeignGroupMember || r.ID == checks.IDGroupRegisteredElsewhere
+	}) {
+		return groupRefusal(g.GroupID, g.ConfigTopic, id.Handover, rep)
+	}
+	if ir.ClaimedBy != nil {
+		log.Info("handing the worker group over to this cluster", "group", g.GroupID, "from_config_topic", ir.ClaimedBy.ConfigTopic,
+			"to_config_topic", me.ConfigTopic, "setting", "CONNECT_INIT_GROUP_HANDOVER")
+	}
+	var unverified []MemberVerdict
+	for _, v := range rep.Verdicts {
+		if v.Verdict == VerdictUnverified {
+			unverified = append(unverified, v)
+		}
+	}
+	var problems []string
+	if ir.RegistryError != "" {
+		problems = append(problems, "the cluster registry could not be read: "+ir.RegistryError)
+	}
+	for _, v := range unverified {
+		problems = append(problems, fmt.Sprintf("member %q (%s, client host %s): %s", v.MemberID, orUnknown(v.URL), orUnknown(v.ClientHost), v.Evidence))
+	}
+	if len(errs) > 0 {
+		return &GateError{Gate: "group", Err: fmt.Errorf("worker group %q: %d member(s) not verified as this Connect cluster's, and CONNECT_INIT_STRICT=true: %s", g.GroupID, len(unverified), strings.Join(problems, "; ")),
+			Fix: "start the group's workers through connect-init so the registry knows them, or stop the unverified workers; unset CONNECT_INIT_STRICT to start with a warning"}
+	}
+	for _, v := range unverified {
+		log.Warn("group member not verified", "group", g.GroupID, "member", v.MemberID, "url", v.URL, "client_host", v.ClientHost, "compared", v.Evidence,
+			"fix", "start every worker of this cluster through connect-init so the cluster registry knows it; CONNECT_INIT_STRICT=true refuses to start beside unverified members")
+	}
+	if ir.RegistryError != "" {
+		log.Warn("cluster registry unreadable", "group", g.GroupID, "error", ir.RegistryError, "fix", "this principal needs READ and WRITE on the registry topic and CREATE on the cluster (or create the topic: compacted, 1 partition)")
+	}
+	if !id.Register || id.Registry == nil && g.registerFn == nil {
+		return nil
+	}
+	if in.clusterID == "" || id.OwnURL == "" {
+		log.Warn("not registered in the cluster registry", "group", g.GroupID, "error", "the Kafka cluster id or this worker's advertised URL is unknown",
+			"fix", "check the worker's listeners and rest.advertised.* settings and that a broker answers kafka.Metadata")
+		return nil
+	}
+	register := g.registerFn
+	if register == nil {
+		register = func(ctx context.Context, me registry.Cluster, claim bool) (*registry.Registration, error) {
+			return id.Registry.Register(ctx, me, id.OwnURL, id.Host, id.Handover, claim)
+		}
+	}
+	claim := len(unverified) == 0
+	reg, err := register(ctx, me, claim)
+	var ce *registry.ClaimedError
+	switch {
+	case errors.As(err, &ce):
+		c := ce.Owner
+		ir.ClaimedBy = &c
+		return &GateError{Gate: "group", Err: err,
+			Fix: fmt.Sprintf("this group.id belongs to the Connect cluster reading config topic %q: give this cluster its own CONNECT_GROUP_ID; to hand the group over on purpose, stop that cluster's workers and set CONNECT_INIT_GROUP_HANDOVER=%s", c.ConfigTopic, c.ConfigTopic)}
+	case err != nil:
+		if id.Strict {
+			return &GateError{Gate: "group", Err: fmt.Errorf("register in the cluster registry: %w", err), Fix: "this principal needs READ and WRITE on the registry topic; unset CONNECT_INIT_STRICT to start with a warning"}
+		}
+		log.Warn("not registered in the cluster registry", "group", g.GroupID, "error", err.Error(),
+			"fix", "this principal needs READ and WRITE on the registry topic and CREATE on the cluster (or create it: compacted, 1 partition)")
+		return nil
+	}
+	switch {
+	case reg.HandedOver != "":
+		ir.Registered = fmt.Sprintf("took the group over from config topic %q and registered %s", reg.HandedOver, id.OwnURL)
+	case reg.Claimed:
+		ir.Registered = fmt.Sprintf("claimed the group and registered %s", id.OwnURL)
+	case !claim && (reg.View == nil || reg.View.Owner() == nil):
+		ir.Registered = fmt.Sprintf("registered %s; did not claim the group while it has unverified members", id.OwnURL)
+	default:
+		ir.Registered = fmt.Sprintf("registered %s", id.OwnURL)
+	}
+	if reg.View != nil {
+		ir.Registry = reg.View
+	}
+	topic := ""
+	if id.Registry != nil {
+		topic = id.Registry.Topic
+	}
+	log.Info("registered in the cluster registry", "group", g.GroupID, "url", id.OwnURL, "host", id.Host, "config_topic", me.ConfigTopic,
+		"kafka_cluster_id", me.KafkaClusterID, "topic", topic, "what", ir.Registered)
+	return nil
+}
+
+// sameSnapshot reports whether b shows the same Stable group as a: same
+// members, same assignment offset.
+func sameSnapshot(a, b *GroupReport) bool {
+	if b.State != GroupStable || len(a.Members) != len(b.Members) || a.AssignmentOffset == nil || b.AssignmentOffset == nil ||
+		*a.AssignmentOffset != *b.AssignmentOffset {
+		return false
+	}
+	for i := range a.Members {
+		if a.Members[i].MemberID != b.Members[i].MemberID {
+			return false
+		}
+	}
+	return true
+}
+
+// orUnknown is s, or "unknown" when s is empty, for messages.
+func orUnknown(s string) string {
+	if s == "" {
+		return "unknown"
+	}
+	return s
+}

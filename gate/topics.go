@@ -1,0 +1,532 @@
+package gate
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/IBM/sarama"
+
+	"github.com/connect-init/connect-init/checks"
+	"github.com/connect-init/connect-init/internal/clock"
+	"github.com/connect-init/connect-init/kafka"
+	"github.com/connect-init/connect-init/settings"
+	"github.com/connect-init/connect-init/workerconfig"
+)
+
+// TopicOutcome is what the topic gate did with or found for one topic.
+type TopicOutcome string
+
+// Topic outcomes.
+const (
+	TopicCreated                  TopicOutcome = "created"
+	TopicExistedOK                TopicOutcome = "existed-ok"
+	TopicExistedWithWarnings      TopicOutcome = "existed-with-warnings"
+	TopicMissing                  TopicOutcome = "missing" // doctor only: never created there
+	TopicError                    TopicOutcome = "error"
+	cleanupPolicy                              = "cleanup.policy"
+	minInsyncReplicas                          = "min.insync.replicas"
+	consumerOffsetsTopic                       = "__consumer_offsets"
+	offsetsTopicReplicationFactor              = "offsets.topic.replication.factor"
+)
+
+// TopicResult is the typed result for one internal topic.
+type TopicResult struct {
+	Role              string       `json:"role"`
+	Name              string       `json:"name"`
+	Outcome           TopicOutcome `json:"outcome"`
+	Partitions        int          `json:"partitions"`
+	ReplicationFactor int          `json:"replication_factor"`
+	CleanupPolicy     string       `json:"cleanup_policy,omitempty"`
+	MinInsyncReplicas string       `json:"min_insync_replicas,omitempty"`
+	// UnderReplicated lists partitions whose ISR is smaller than their
+	// replica set; Offline those without a leader.
+	UnderReplicated []int32 `json:"under_replicated,omitempty"`
+	Offline         []int32 `json:"offline,omitempty"`
+	// ConfigError is why this topic's settings could not be read (its
+	// own DescribeConfigs error, never another topic's).
+	ConfigError string `json:"config_error,omitempty"`
+	// Checks are the broken rules (checks.TopicChecks); Warnings and
+	// Errors are the same results as lines.
+	Checks   []checks.Result `json:"checks,omitempty"`
+	Warnings []string        `json:"warnings,omitempty"`
+	Errors   []string        `json:"errors,omitempty"`
+}
+
+// Subject is what the topic checks judge: this result's facts, spec's
+// configured replication factor and the variables that set them.
+func (r TopicResult) Subject(spec settings.TopicSpec) checks.Topic {
+	return checks.Topic{
+		Role: r.Role, Name: r.Name,
+		TopicEnv:       workerconfig.EnvName(r.Role + ".storage.topic"),
+		ReplicationEnv: workerconfig.EnvName(r.Role + ".storage.replication.factor"),
+		Exists:         r.Outcome != TopicMissing, Partitions: r.Partitions, ReplicationFactor: r.ReplicationFactor,
+		ConfiguredReplicationFactor: int(spec.ReplicationFactor),
+		ConfigError:                 r.ConfigError, CleanupPolicy: r.CleanupPolicy, MinInsyncReplicas: r.MinInsyncReplicas,
+		UnderReplicated: r.UnderReplicated, Offline: r.Offline,
+	}
+}
+
+// judge runs the topic checks on r and sets its outcome from them.
+func (r *TopicResult) judge(spec settings.TopicSpec) {
+	r.Checks = checks.Run(checks.TopicChecks, r.Subject(spec))
+	r.Warnings, r.Errors = nil, nil
+	for _, c := range r.Checks {
+		switch c.Severity {
+		case checks.Error:
+			r.Errors = append(r.Errors, c.String())
+		case checks.Warning:
+			r.Warnings = append(r.Warnings, c.String())
+		}
+	}
+	switch {
+	case r.Outcome == TopicMissing:
+	case len(r.Errors) > 0:
+		r.Outcome = TopicError
+	case len(r.Warnings) > 0:
+		r.Outcome = TopicExistedWithWarnings
+	default:
+		r.Outcome = TopicExistedOK
+	}
+}
+
+// TopicReport is the outcome of the topic gate.
+type TopicReport struct {
+	Topics []TopicResult `json:"topics"`
+	// Propagated is true once every broker's metadata showed every topic
+	// with a leader for every partition.
+	Propagated bool `json:"propagated"`
+}
+
+// Failed reports whether any topic is in error.
+func (r *TopicReport) Failed() bool { return len(r.errors()) > 0 }
+
+func (r *TopicReport) errors() []checks.Result {
+	var out []checks.Result
+	for _, t := range r.Topics {
+		out = append(out, checks.Errors(t.Checks)...)
+	}
+	return out
+}
+
+// Err is the topics gate's verdict on the report: a *GateError naming
+// every error-severity check result, nil when there is none. The gate and
+// doctor judge by the same results (checks.TopicChecks).
+func (r *TopicReport) Err() error {
+	errs := r.errors()
+	if len(errs) == 0 {
+		return nil
+	}
+	return &GateError{Gate: "topics", Err: errors.New(checks.Join(errs))}
+}
+
+// TopicGate makes sure Connect's internal topics exist with the right
+// layout. Existing topics are validated, never changed.
+type TopicGate struct {
+	Admin  sarama.ClusterAdmin
+	Config *sarama.Config
+	Specs  []settings.TopicSpec
+	Log    *slog.Logger
+	Clock  clock.Clock
+	// Create is false for doctor, which only inspects.
+	Create bool
+}
+
+// Ensure creates missing topics (all three validated by the broker first,
+// so a bad setting creates none), validates every topic and waits until
+// every broker sees them with leaders.
+func (g *TopicGate) Ensure(ctx context.Context) (*TopicReport, error) {
+	clk := clock.Or(g.Clock)
+	existing, err := g.describe(ctx)
+	if err != nil {
+		return nil, err
+	}
+	created := map[string]bool{}
+	if g.Create {
+		var missing []settings.TopicSpec
+		for _, s := range g.Specs {
+			if _, ok := existing[s.Name]; !ok {
+				missing = append(missing, s)
+			}
+		}
+		for _, s := range missing { // validate all before creating any
+			if err := g.create(ctx, s, true); err != nil && !errors.Is(err, sarama.ErrTopicAlreadyExists) {
+				return nil, g.createError(s, err)
+			}
+		}
+		for _, s := range missing {
+			err := g.create(ctx, s, false)
+			switch {
+			case err == nil:
+				created[s.Name] = true
+				g.Log.Info("created internal topic", "topic", s.Name, "role", s.Role, "partitions", s.Partitions,
+					"replication_factor", s.ReplicationFactor)
+			case errors.Is(err, sarama.ErrTopicAlreadyExists):
+				g.Log.Info("internal topic was created by another process meanwhile", "topic", s.Name)
+			default:
+				return nil, g.createError(s, err)
+			}
+		}
+		if len(missing) > 0 {
+			if existing, err = g.describeUntilPresent(ctx, clk); err != nil {
+				return nil, err
+			}
+		}
+	}
+
+	rep, err := g.judgeUntilSettled(ctx, clk, existing, created)
+	if err != nil {
+		return rep, err
+	}
+	if !g.Create {
+		return rep, nil
+	}
+	if err := g.waitPropagated(ctx, clk); err != nil {
+		return rep, err
+	}
+	rep.Propagated = true
+	return rep, nil
+}
+
+// judgeUntilSettled reads the topics' settings, runs the checks and logs
+// the warnings. When the only errors are transient (a partition between
+// leaders) and the gate waits (Create), it reads again until ctx ends.
+func (g *TopicGate) judgeUntilSettled(ctx context.Context, clk clock.Clock, existing map[string]*sarama.TopicMetadata, created map[string]bool) (*TopicReport, error) {
+	lastLog := clk.Now()
+	for {
+		rep := g.look(ctx, existing, created)
+		err := rep.Err()
+		if err != nil && g.Create && checks.OnlyTransient(rep.errors()) && ctx.Err() == nil {
+			if clk.Now().Sub(lastLog) >= 5*time.Second {
+				g.Log.Info("waiting for internal topics", "gate", "topics", "error", checks.Join(rep.errors()))
+				lastLog = clk.Now()
+			}
+			select {
+			case <-ctx.Done():
+				return rep, err // the last look's verdict: the deadline came first
+			case <-clk.After(200 * time.Millisecond):
+			}
+			last := err
+			if ctx.Err() != nil {
+				return rep, last
+			}
+			if existing, err = g.describe(ctx); err != nil {
+				if ctx.Err() != nil {
+					return rep, last
+				}
+				return rep, err
+			}
+			continue
+		}
+		for _, t := range rep.Topics {
+			for _, c := range t.Checks {
+				if c.Severity == checks.Warning {
+					g.Log.Warn("internal topic check", "gate", "topics", "check", c.ID, "topic", t.Name,
+						"error", c.Summary+" ("+c.Evidence+")", "fix", c.Fix)
+				}
+			}
+		}
+		return rep, err
+	}
+}
+
+// look reads every topic's settings once and judges the topics.
+func (g *TopicGate) look(ctx context.Context, existing map[string]*sarama.TopicMetadata, created map[string]bool) *TopicReport {
+	configs := g.describeTopicConfigs(ctx, existing)
+	rep := &TopicReport{}
+	for _, s := range g.Specs {
+		rep.Topics = append(rep.Topics, layout(s, existing[s.Name], configs[s.Name]))
+	}
+	_ = rep.Judge(g.Specs)
+	for i := range rep.Topics {
+		if t := &rep.Topics[i]; created[t.Name] && t.Outcome != TopicError {
+			t.Outcome = TopicCreated
+		}
+	}
+	return rep
+}
+
+// Judge runs the topic checks on every topic of the report against its
+// spec (matched by name), sets the results and outcomes, and returns the
+// gate's verdict (Err). It is the topics gate's whole judgement, exported
+// so that a test can hold doctor to the same verdict.
+func (r *TopicReport) Judge(specs []settings.TopicSpec) error {
+	byName := map[string]settings.TopicSpec{}
+	for _, s := range specs {
+		byName[s.Name] = s
+	}
+	for i := range r.Topics {
+		r.Topics[i].judge(byName[r.Topics[i].Name])
+	}
+	return r.Err()
+}
+
+func (g *TopicGate) names() []string {
+	var n []string
+	for _, s := range g.Specs {
+		n = append(n, s.Name)
+	}
+	return n
+}
+
+// describe returns metadata for the internal topics that exist.
+func (g *TopicGate) describe(ctx context.Context) (map[string]*sarama.TopicMetadata, error) {
+	mds, err := bounded(ctx, func() ([]*sarama.TopicMetadata, error) { return g.Admin.DescribeTopics(g.names()) })
+	if err != nil {
+		return nil, &GateError{Gate: "topics", Err: fmt.Errorf("describe internal topics: %s", kafka.ExplainConnError(err))}
+	}
+	out := map[string]*sarama.TopicMetadata{}
+	for _, md := range mds {
+		switch {
+		case errors.Is(md.Err, sarama.ErrNoError):
+			out[md.Name] = md
+		case errors.Is(md.Err, sarama.ErrUnknownTopicOrPartition):
+		default:
+			return nil, &GateError{Gate: "topics", Err: fmt.Errorf("describe topic %q: %w", md.Name, md.Err)}
+		}
+	}
+	return out, nil
+}
+
+// describeUntilPresent re-describes until the controller's metadata shows
+// every topic (creation is asynchronous in KRaft).
+func (g *TopicGate) describeUntilPresent(ctx context.Context, clk clock.Clock) (map[string]*sarama.TopicMetadata, error) {
+	for {
+		ex, err := g.describe(ctx)
+		if err == nil && len(ex) == len(g.Specs) {
+			return ex, nil
+		}
+		select {
+		case <-ctx.Done():
+			return nil, &GateError{Gate: "topics", Err: fmt.Errorf("internal topics not visible after creation: %w", ctx.Err())}
+		case <-clk.After(100 * time.Millisecond):
+		}
+	}
+}
+
+// create sends one CreateTopics request for s, bounded by ctx.
+func (g *TopicGate) create(ctx context.Context, s settings.TopicSpec, validateOnly bool) error {
+	entries := map[string]*string{}
+	for k, v := range s.Configs {
+		entries[k] = &v
+	}
+	_, err := bounded(ctx, func() (struct{}, error) {
+		return struct{}{}, g.Admin.CreateTopic(s.Name, &sarama.TopicDetail{
+			NumPartitions: s.Partitions, ReplicationFactor: s.ReplicationFactor, ConfigEntries: entries,
+		}, validateOnly)
+	})
+	return err
+}
+
+// createError classifies a creation failure: settings the broker rejects
+// are configuration errors (exit 2), the rest gate failures.
+func (g *TopicGate) createError(s settings.TopicSpec, err error) error {
+	var te *sarama.TopicError
+	msg := err.Error()
+	if errors.As(err, &te) && te.ErrMsg != nil && *te.ErrMsg != "" {
+		msg = fmt.Sprintf("%s (%s)", te.Err.Error(), *te.ErrMsg)
+	}
+	switch {
+	case errors.Is(err, sarama.ErrInvalidReplicationFactor):
+		return &GateError{Gate: "topics", Err: fmt.Errorf("create topic %q with replication factor %d: %s", s.Name, s.ReplicationFactor, msg),
+			Fix: fmt.Sprintf("lower %s to at most the number of brokers, or start more brokers", workerconfig.EnvName(s.Role+".storage.replication.factor"))}
+	case errors.Is(err, sarama.ErrInvalidConfig), errors.Is(err, sarama.ErrPolicyViolation), errors.Is(err, sarama.ErrInvalidPartitions):
+		return &settings.ConfigError{Setting: "CONNECT_" + strings.ToUpper(s.Role) + "_STORAGE_*", Problem: fmt.Sprintf("makes the broker refuse to create topic %q: %s", s.Name, msg),
+			Fix: "fix the topic settings; nothing was created"}
+	case errors.Is(err, sarama.ErrTopicAuthorizationFailed), errors.Is(err, sarama.ErrClusterAuthorizationFailed):
+		return &GateError{Gate: "topics", Err: fmt.Errorf("create topic %q: %s", s.Name, msg),
+			Fix: "grant this principal CREATE on the topic (or the cluster), or create the topics beforehand"}
+	}
+	return &GateError{Gate: "topics", Err: fmt.Errorf("create topic %q: %s", s.Name, kafka.ExplainConnError(err))}
+}
+
+// topicConfig is one topic's settings as read, or why they were not.
+type topicConfig struct {
+	values map[string]string
+	err    string
+}
+
+// layout is what the metadata and settings say about one topic; the checks
+// judge it (TopicResult.judge).
+func layout(s settings.TopicSpec, md *sarama.TopicMetadata, cfg topicConfig) TopicResult {
+	res := TopicResult{Role: s.Role, Name: s.Name, Outcome: TopicExistedOK}
+	if md == nil {
+		res.Outcome = TopicMissing
+		return res
+	}
+	res.Partitions = len(md.Partitions)
+	for _, p := range md.Partitions {
+		if len(p.Replicas) > res.ReplicationFactor {
+			res.ReplicationFactor = len(p.Replicas)
+		}
+		if p.Leader < 0 {
+			res.Offline = append(res.Offline, p.ID)
+		} else if len(p.Isr) < len(p.Replicas) {
+			res.UnderReplicated = append(res.UnderReplicated, p.ID)
+		}
+	}
+	switch {
+	case cfg.err != "":
+		res.ConfigError = cfg.err
+	case cfg.values == nil:
+		res.ConfigError = "the broker's answer does not mention this topic"
+	default:
+		res.CleanupPolicy = cfg.values[cleanupPolicy]
+		res.MinInsyncReplicas = cfg.values[minInsyncReplicas]
+	}
+	return res
+}
+
+// describeTopicConfigs reads the cleanup policy and min ISR of the
+// existing topics in one request. Each topic gets its own answer, kadm
+// style: a topic the broker refuses to describe does not stamp its error
+// on the others. A topic just created may be unknown to the broker that
+// answers for a moment (metadata propagation), so that error is retried
+// until ctx ends.
+func (g *TopicGate) describeTopicConfigs(ctx context.Context, existing map[string]*sarama.TopicMetadata) map[string]topicConfig {
+	clk := clock.Or(g.Clock)
+	var resources []*sarama.ConfigResource
+	for _, s := range g.Specs {
+		if existing[s.Name] != nil {
+			resources = append(resources, &sarama.ConfigResource{Type: sarama.TopicResource, Name: s.Name,
+				ConfigNames: []string{cleanupPolicy, minInsyncReplicas}})
+		}
+	}
+	out := map[string]topicConfig{}
+	if len(resources) == 0 {
+		return out
+	}
+	for {
+		clear(out)
+		retry := false
+		results, err := bounded(ctx, func() ([]*sarama.ConfigResourceResult, error) {
+			return g.Admin.DescribeConfigs(resources, sarama.DescribeConfigsOptions{})
+		})
+		if err != nil {
+			// The request itself failed: that is every topic's answer.
+			retry = errors.Is(err, sarama.ErrUnknownTopicOrPartition)
+			for _, r := range resources {
+				out[r.Name] = topicConfig{err: kafka.ExplainConnError(err)}
+			}
+		}
+		for _, r := range results {
+			if r.ErrorCode != sarama.ErrNoError {
+				retry = retry || errors.Is(r.ErrorCode, sarama.ErrUnknownTopicOrPartition)
+				msg := r.ErrorCode.Error()
+				if r.ErrorMsg != "" {
+					msg += " (" + r.ErrorMsg + ")"
+				}
+				out[r.Name] = topicConfig{err: msg}
+				continue
+			}
+			values := map[string]string{}
+			for _, c := range r.Configs {
+				values[c.Name] = c.Value
+			}
+			out[r.Name] = topicConfig{values: values}
+		}
+		if !retry {
+			return out
+		}
+		select {
+		case <-ctx.Done():
+			return out
+		case <-clk.After(100 * time.Millisecond):
+		}
+	}
+}
+
+// waitPropagated waits until every registered broker's own metadata shows
+// every internal topic with a leader for every partition: the propagation
+// race the operators of incident 1 suspected.
+func (g *TopicGate) waitPropagated(ctx context.Context, clk clock.Clock) error {
+	var last string
+	for {
+		last = g.propagationGap(ctx)
+		if last == "" {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return &GateError{Gate: "topics", Err: fmt.Errorf("internal topics not visible on every broker: %s", last)}
+		case <-clk.After(100 * time.Millisecond):
+		}
+	}
+}
+
+// liveBrokers are the registered brokers that are not fenced: a stopped
+// broker stays registered in KRaft until kafka-cluster unregister, and
+// waiting for its metadata would hold every worker back. It asks with
+// fenced brokers included and reads the flag (DescribeClusterVia); brokers
+// older than 4.0 leave fenced brokers out themselves, and those without
+// DescribeCluster answer through sarama's metadata fallback.
+func (g *TopicGate) liveBrokers() ([]kafka.Registration, error) {
+	if controller, err := g.Admin.Controller(); err == nil {
+		if regs, _, err := kafka.DescribeClusterVia(controller); err == nil {
+			var out []kafka.Registration
+			for _, r := range regs {
+				if !r.Fenced {
+					out = append(out, r)
+				}
+			}
+			return out, nil
+		}
+	}
+	brokers, _, err := g.Admin.DescribeCluster()
+	out := make([]kafka.Registration, len(brokers))
+	for i, b := range brokers {
+		out[i] = kafka.Registration{ID: b.ID(), Addr: b.Addr()}
+	}
+	return out, err
+}
+
+// propagationGap returns "" when every broker sees every topic with
+// leaders, else what is missing where.
+func (g *TopicGate) propagationGap(ctx context.Context) string {
+	brokers, err := bounded(ctx, func() ([]kafka.Registration, error) { return g.liveBrokers() })
+	if err != nil {
+		return "describe cluster: " + kafka.ExplainConnError(err)
+	}
+	want := map[string]int{}
+	for _, s := range g.Specs {
+		want[s.Name] = -1
+	}
+	mds := make([]*sarama.MetadataResponse, len(brokers))
+	errs := make([]error, len(brokers))
+	var wg sync.WaitGroup
+	for i, b := range brokers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			mds[i], errs[i] = kafka.Metadata(ctx, g.Config, b.Addr, g.names())
+		}()
+	}
+	wg.Wait()
+	for i, b := range brokers {
+		if errs[i] != nil {
+			return fmt.Sprintf("broker %d at %s: %s", b.ID, b.Addr, kafka.ExplainConnError(errs[i]))
+		}
+		for _, t := range mds[i].Topics {
+			if !errors.Is(t.Err, sarama.ErrNoError) {
+				return fmt.Sprintf("broker %d does not know topic %q yet (%v)", b.ID, t.Name, t.Err)
+			}
+			if len(t.Partitions) == 0 {
+				return fmt.Sprintf("broker %d shows topic %q without partitions", b.ID, t.Name)
+			}
+			for _, p := range t.Partitions {
+				if p.Leader < 0 || !errors.Is(p.Err, sarama.ErrNoError) && !errors.Is(p.Err, sarama.ErrReplicaNotAvailable) {
+					return fmt.Sprintf("broker %d shows topic %q partition %d without a leader", b.ID, t.Name, p.ID)
+				}
+			}
+			if n, ok := want[t.Name]; ok && n >= 0 && n != len(t.Partitions) {
+				return fmt.Sprintf("brokers disagree on the partition count of %q", t.Name)
+			}
+			want[t.Name] = len(t.Partitions)
+		}
+	}
+	return ""
+}

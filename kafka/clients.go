@@ -1,0 +1,117 @@
+package kafka
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/IBM/sarama"
+	"github.com/connect-init/connect-init/settings"
+	"github.com/connect-init/connect-init/workerconfig"
+)
+
+// Clients are the Kafka clients the gates after the broker gate share.
+type Clients struct {
+	// Member speaks with the worker's top-level settings.
+	Member sarama.Client
+	// Admin speaks with the admin.* overrides folded in.
+	Admin sarama.ClusterAdmin
+	// MemberConfig and AdminConfig are the configurations they were built from.
+	MemberConfig, AdminConfig *sarama.Config
+}
+
+// Close closes both clients.
+func (c *Clients) Close() {
+	if c.Admin != nil {
+		c.Admin.Close()
+	}
+	if c.Member != nil {
+		c.Member.Close()
+	}
+}
+
+// NewClients builds the sarama configurations for both roles (errors here
+// are configuration errors) without connecting.
+func NewClients(cfg *settings.Config) (*Clients, error) {
+	member, err := SaramaConfig(cfg.Worker, workerconfig.ClientMember)
+	if err != nil {
+		return nil, err
+	}
+	admin, err := SaramaConfig(cfg.Worker, workerconfig.ClientAdmin)
+	if err != nil {
+		return nil, err
+	}
+	return &Clients{MemberConfig: member, AdminConfig: admin}, nil
+}
+
+// Connect opens the member client and the admin client. Both are seeded
+// with the metadata of the internal topics: sarama's clients run with
+// Metadata.Full off (a big cluster's full topic list is not our business),
+// and such a client learns brokers and controller only from a request.
+func (c *Clients) Connect(bootstrap, seedTopics []string) error {
+	return c.ConnectContext(context.Background(), bootstrap, seedTopics)
+}
+
+// ConnectContext is Connect bounded by ctx: sarama's clients dial without
+// a context (5 s per address), and the brokers gate must end with its
+// timeout. Clients connected after ctx ended are closed, never kept.
+func (c *Clients) ConnectContext(ctx context.Context, bootstrap, seedTopics []string) error {
+	type pair struct {
+		member sarama.Client
+		admin  sarama.ClusterAdmin
+		err    error
+	}
+	done := make(chan pair, 1)
+	go func() {
+		member, admin, err := c.dial(bootstrap, seedTopics)
+		done <- pair{member, admin, err}
+	}()
+	select {
+	case p := <-done:
+		if p.err != nil {
+			return p.err
+		}
+		c.Member, c.Admin = p.member, p.admin
+		return nil
+	case <-ctx.Done():
+		go func() {
+			if p := <-done; p.err == nil {
+				p.admin.Close()
+				p.member.Close()
+			}
+		}()
+		return fmt.Errorf("connect to %v: %w", bootstrap, ctx.Err())
+	}
+}
+
+func (c *Clients) dial(bootstrap, seedTopics []string) (sarama.Client, sarama.ClusterAdmin, error) {
+	member, err := newSeededClient(bootstrap, c.MemberConfig, seedTopics)
+	if err != nil {
+		return nil, nil, err
+	}
+	adminClient, err := newSeededClient(bootstrap, c.AdminConfig, seedTopics)
+	if err != nil {
+		member.Close()
+		return nil, nil, err
+	}
+	admin, err := sarama.NewClusterAdminFromClient(adminClient)
+	if err != nil {
+		adminClient.Close()
+		member.Close()
+		return nil, nil, fmt.Errorf("connect admin client to %v: %s", bootstrap, ExplainConnError(err))
+	}
+	return member, admin, nil
+}
+
+func newSeededClient(bootstrap []string, cfg *sarama.Config, seedTopics []string) (sarama.Client, error) {
+	client, err := sarama.NewClient(bootstrap, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("connect to %v: %s", bootstrap, ExplainConnError(err))
+	}
+	err = client.RefreshMetadata(seedTopics...)
+	if err != nil && !errors.Is(err, sarama.ErrUnknownTopicOrPartition) && !errors.Is(err, sarama.ErrLeaderNotAvailable) {
+		client.Close()
+		return nil, fmt.Errorf("read metadata from %v: %s", bootstrap, ExplainConnError(err))
+	}
+	return client, nil
+}

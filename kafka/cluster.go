@@ -1,0 +1,63 @@
+package kafka
+
+import (
+	"context"
+	"errors"
+	"net"
+	"strconv"
+
+	"github.com/IBM/sarama"
+)
+
+// Registration is one broker the cluster has registered.
+type Registration struct {
+	ID     int32
+	Addr   string
+	Fenced bool
+}
+
+// DescribeClusterAt asks the broker at addr for the registered brokers,
+// fenced ones included where the broker can say so (DescribeCluster v2,
+// Kafka 4.0+; fencedKnown is then true). sarama's ClusterAdmin asks 4.x
+// brokers for fenced brokers too but drops the flag, which made a stopped
+// broker look live; this reads it.
+func DescribeClusterAt(ctx context.Context, cfg *sarama.Config, addr string) (regs []Registration, fencedKnown bool, err error) {
+	b := sarama.NewBroker(addr)
+	if err := b.Open(cfg); err != nil && !errors.Is(err, sarama.ErrAlreadyConnected) {
+		return nil, false, err
+	}
+	defer b.Close()
+	stop := context.AfterFunc(ctx, func() { b.Close() })
+	defer stop()
+	return DescribeClusterVia(b)
+}
+
+// DescribeClusterVia is DescribeClusterAt over an open broker connection.
+func DescribeClusterVia(b *sarama.Broker) (regs []Registration, fencedKnown bool, err error) {
+	req := &sarama.DescribeClusterRequest{Version: 2, EndpointType: sarama.DescribeClusterEndpointTypeBrokers, IncludeFencedBrokers: true}
+	resp, err := b.DescribeCluster(req)
+	if err != nil {
+		return nil, false, err
+	}
+	if !errors.Is(resp.Err, sarama.ErrNoError) {
+		return nil, false, resp.Err
+	}
+	for _, r := range resp.Brokers {
+		regs = append(regs, Registration{ID: r.BrokerID, Addr: net.JoinHostPort(r.Host, strconv.Itoa(int(r.Port))), Fenced: r.IsFenced})
+	}
+	return regs, req.Version >= 2, nil
+}
+
+// Metadata sends one metadata request for topics to addr.
+func Metadata(ctx context.Context, cfg *sarama.Config, addr string, topics []string) (*sarama.MetadataResponse, error) {
+	b := sarama.NewBroker(addr)
+	if err := b.Open(cfg); err != nil && !errors.Is(err, sarama.ErrAlreadyConnected) {
+		return nil, err
+	}
+	defer b.Close()
+	stop := context.AfterFunc(ctx, func() { b.Close() })
+	defer stop()
+	req := sarama.NewMetadataRequest(cfg.Version, topics)
+	req.AllowAutoTopicCreation = false
+	return b.GetMetadata(req)
+}
