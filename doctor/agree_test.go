@@ -21,7 +21,7 @@ var ruleIDs = func() map[string]bool {
 	return m
 }()
 
-func keys(rs []checks.Result, sev Severity) []string {
+func keys(rs []checks.Result, sev checks.Severity) []string {
 	var out []string
 	for _, r := range rs {
 		if ruleIDs[r.ID] && r.Severity == sev {
@@ -96,11 +96,11 @@ func TestGatesAndDoctorAgree(t *testing.T) {
 			}
 
 			fs := Diagnose(s)
-			doctorFails := len(keys(fs, SeverityError)) > 0
+			doctorFails := len(keys(fs, checks.Error)) > 0
 			if gateFails != c.fails || doctorFails != c.fails {
 				t.Fatalf("gate fails %v (%v, %v), doctor fails %v (%+v); want both %v", gateFails, topicErr, coordErr, doctorFails, fs, c.fails)
 			}
-			for _, sev := range []Severity{SeverityError, SeverityWarning, SeverityInfo} {
+			for _, sev := range []checks.Severity{checks.Error, checks.Warning, checks.Info} {
 				if g, d := keys(gateChecks, sev), keys(fs, sev); !slices.Equal(g, d) {
 					t.Errorf("%s: gate %v, doctor %v", sev, g, d)
 				}

@@ -15,7 +15,7 @@ import (
 // Diagnose derives the findings from a snapshot, errors first, then
 // warnings, then infos, each group in the order the checks run (brokers,
 // topics, coordinator, group, peers). It does no I/O.
-func Diagnose(s *Snapshot) []Finding {
+func Diagnose(s *Snapshot) []checks.Result {
 	d := &diag{s: s}
 	d.brokers()
 	d.topics()
@@ -24,18 +24,18 @@ func Diagnose(s *Snapshot) []Finding {
 	d.peers()
 	sort.SliceStable(d.out, func(i, j int) bool { return d.out[i].Severity.Rank() < d.out[j].Severity.Rank() })
 	if d.out == nil {
-		d.out = []Finding{}
+		d.out = []checks.Result{}
 	}
 	return d.out
 }
 
 type diag struct {
 	s   *Snapshot
-	out []Finding
+	out []checks.Result
 }
 
-func (d *diag) add(id string, sev Severity, subject, summary, evidence, fix string) {
-	d.out = append(d.out, Finding{ID: id, Severity: sev, Subject: subject, Summary: summary, Evidence: evidence, Fix: fix})
+func (d *diag) add(id string, sev checks.Severity, subject, summary, evidence, fix string) {
+	d.out = append(d.out, checks.Result{ID: id, Severity: sev, Subject: subject, Summary: summary, Evidence: evidence, Fix: fix})
 }
 
 func (d *diag) brokers() {
@@ -48,7 +48,7 @@ func (d *diag) brokers() {
 		for _, a := range sortedKeys(b.BootstrapErrs) {
 			parts = append(parts, a+": "+b.BootstrapErrs[a])
 		}
-		d.add(IDBrokerUnreachable, SeverityError, strings.Join(d.s.BootstrapServers, ","),
+		d.add(IDBrokerUnreachable, checks.Error, strings.Join(d.s.BootstrapServers, ","),
 			"no bootstrap server answers from here",
 			strings.Join(parts, "; "),
 			"check CONNECT_BOOTSTRAP_SERVERS and the security settings (CONNECT_SECURITY_PROTOCOL, CONNECT_SASL_*, CONNECT_SSL_*), and that the brokers run")
@@ -56,7 +56,7 @@ func (d *diag) brokers() {
 	}
 	for _, br := range b.Brokers {
 		if !br.Up {
-			d.add(IDBrokerUnreachable, SeverityError, fmt.Sprintf("broker %d", br.ID),
+			d.add(IDBrokerUnreachable, checks.Error, fmt.Sprintf("broker %d", br.ID),
 				fmt.Sprintf("broker %d does not answer at its advertised address %s", br.ID, br.Addr),
 				fmt.Sprintf("ApiVersions to %s failed: %s", br.Addr, br.Err),
 				"every broker must be reachable from the workers at the address it advertises: check the broker's advertised.listeners and the network between here and it, or start it")
@@ -66,7 +66,7 @@ func (d *diag) brokers() {
 		if a.ID < 0 {
 			continue // only an address: the count finding names it
 		}
-		d.add(IDBrokerNotLive, SeverityWarning, fmt.Sprintf("broker %d", a.ID),
+		d.add(IDBrokerNotLive, checks.Warning, fmt.Sprintf("broker %d", a.ID),
 			fmt.Sprintf("broker %d is %s; no gate waits for it", a.ID, a.State),
 			fmt.Sprintf("last known address %s; live brokers: [%s]", a.Addr, liveIDs(b)),
 			notLiveFix(a))
@@ -76,14 +76,14 @@ func (d *diag) brokers() {
 		if m := b.MissingText(); m != "" {
 			missing = "; missing: " + m
 		}
-		d.add(IDBrokerCountBelowExpected, SeverityError, "cluster",
+		d.add(IDBrokerCountBelowExpected, checks.Error, "cluster",
 			fmt.Sprintf("%d brokers live, %d expected", len(b.Brokers), d.s.ExpectedBrokers),
 			fmt.Sprintf("live brokers: [%s]%s; connect-init run waits for %d (from CONNECT_INIT_EXPECTED_BROKERS, the bootstrap list, the internal topics' replication factors or CONNECT_CUB_KAFKA_MIN_BROKERS)",
 				liveIDs(b), missing, d.s.ExpectedBrokers),
 			gate.MissingFix(b))
 	}
 	if b.ControllerID < 0 {
-		d.add(IDControllerUnknown, SeverityError, "cluster", "the metadata names no controller",
+		d.add(IDControllerUnknown, checks.Error, "cluster", "the metadata names no controller",
 			"MetadataResponse.ControllerID = -1", "check the brokers' logs: the KRaft quorum (or ZooKeeper) may have no leader")
 	}
 }
@@ -101,7 +101,7 @@ func (d *diag) results(rs []checks.Result) { d.out = append(d.out, rs...) }
 // own rules) over what the topics look saw.
 func (d *diag) topics() {
 	if d.s.TopicsErr != "" {
-		d.add(IDCheckFailed, SeverityWarning, "internal topics", "could not describe the internal topics", d.s.TopicsErr,
+		d.add(IDCheckFailed, checks.Warning, "internal topics", "could not describe the internal topics", d.s.TopicsErr,
 			"check that this principal may DESCRIBE the topics and DESCRIBE_CONFIGS on them")
 	}
 	t := d.s.Topics
@@ -149,7 +149,7 @@ func (d *diag) coordinator() {
 	}
 	d.results(checks.Run(checks.CoordinatorChecks, c.Subject(d.s.Strict)))
 	if c.CoordinatorID >= 0 && d.s.CoordinatorErr != "" {
-		d.add(IDCheckFailed, SeverityWarning, "__consumer_offsets", "could not describe the group's coordinator partition", d.s.CoordinatorErr,
+		d.add(IDCheckFailed, checks.Warning, "__consumer_offsets", "could not describe the group's coordinator partition", d.s.CoordinatorErr,
 			"check that this principal may DESCRIBE __consumer_offsets")
 	}
 }
@@ -157,7 +157,7 @@ func (d *diag) coordinator() {
 func (d *diag) group() {
 	g := d.s.Group
 	if d.s.GroupErr != "" {
-		d.add(IDCheckFailed, SeverityWarning, d.s.GroupID, "could not describe the worker group", d.s.GroupErr,
+		d.add(IDCheckFailed, checks.Warning, d.s.GroupID, "could not describe the worker group", d.s.GroupErr,
 			"check that this principal may DESCRIBE the group, and the coordinator broker's log")
 	}
 	if g == nil {
@@ -172,7 +172,7 @@ func (d *diag) group() {
 	}
 	for _, m := range g.Members {
 		if m.Assignment != nil && m.Assignment.Error == proto.AssignmentConfigMismatch {
-			d.add(IDAssignmentConfigMismatch, SeverityError, m.MemberID,
+			d.add(IDAssignmentConfigMismatch, checks.Error, m.MemberID,
 				fmt.Sprintf("the leader %q handed out CONFIG_MISMATCH: it cannot read its config topic up to the highest offset a member reported", m.Assignment.LeaderID),
 				fmt.Sprintf("member %q got assignment error 1 from leader %q (%s) at config offset %d", m.MemberID, m.Assignment.LeaderID, orUnknown(m.Assignment.LeaderURL), m.Assignment.ConfigOffset),
 				"some member reads a different (longer) config topic than the leader: "+fixForeign)
@@ -181,7 +181,7 @@ func (d *diag) group() {
 			continue
 		}
 		assigned := *g.AssignmentOffset
-		d.add(IDMemberConfigOffsetBehind, SeverityWarning, m.MemberID,
+		d.add(IDMemberConfigOffsetBehind, checks.Warning, m.MemberID,
 			fmt.Sprintf("group member %q reported config offset %d, behind the assignment's %d", m.MemberID, *m.ConfigOffset, assigned),
 			fmt.Sprintf("member %q (%s, client host %s) joined having read its config topic to offset %d; leader %q (%s) assigned at offset %d; our config topic %q ends at %s. A member that catches up is fine; one whose config topic never reaches the assignment offset logs \"Current config state offset %d does not match group assignment %d. Forcing rebalance.\" forever",
 				m.MemberID, orUnknown(m.URL), orUnknown(m.ClientHost), *m.ConfigOffset, g.LeaderID, orUnknown(g.LeaderURL), assigned,
@@ -191,7 +191,7 @@ func (d *diag) group() {
 	d.duplicateURLs(g)
 	d.openTransaction(g)
 	if g.ConfigOffsetsError != "" && d.topicExists(g.ConfigTopic) {
-		d.add(IDCheckFailed, SeverityWarning, g.ConfigTopic, "could not read the config topic's end offsets; members' offsets were not checked against it",
+		d.add(IDCheckFailed, checks.Warning, g.ConfigTopic, "could not read the config topic's end offsets; members' offsets were not checked against it",
 			g.ConfigOffsetsError, "check that this principal may DESCRIBE the config topic and that its partition has a leader")
 	}
 }
@@ -229,7 +229,7 @@ func (d *diag) duplicateURLs(g *gate.GroupReport) {
 		for _, m := range ms {
 			who = append(who, fmt.Sprintf("%q (client host %s)", m.MemberID, orUnknown(m.ClientHost)))
 		}
-		d.add(IDDuplicateAdvertisedURL, SeverityError, u,
+		d.add(IDDuplicateAdvertisedURL, checks.Error, u,
 			fmt.Sprintf("%d group members advertise the same REST URL %s", len(ms), u),
 			"members "+strings.Join(who, ", ")+" all advertise "+u+": requests forwarded to one of them reach whichever answers that address",
 			"give each worker its own CONNECT_REST_ADVERTISED_HOST_NAME (its container's host name, e.g. HOSTNAME or {{.Task.Name}} in Swarm) or CONNECT_REST_ADVERTISED_LISTENER/PORT")
@@ -245,11 +245,11 @@ func (d *diag) openTransaction(g *gate.GroupReport) {
 	rc := d.s.Recheck
 	switch {
 	case rc == nil:
-		d.add(IDConfigTopicOpenTxn, SeverityWarning, g.ConfigTopic, "the config topic has an open transaction", first+"; not read again, so a short-lived transaction cannot be ruled out", fix)
+		d.add(IDConfigTopicOpenTxn, checks.Warning, g.ConfigTopic, "the config topic has an open transaction", first+"; not read again, so a short-lived transaction cannot be ruled out", fix)
 	case rc.Error != "":
-		d.add(IDConfigTopicOpenTxn, SeverityWarning, g.ConfigTopic, "the config topic has an open transaction", first+"; reading again failed: "+rc.Error, fix)
+		d.add(IDConfigTopicOpenTxn, checks.Warning, g.ConfigTopic, "the config topic has an open transaction", first+"; reading again failed: "+rc.Error, fix)
 	case rc.StableOffset <= g.ConfigStableOffset && rc.StableOffset < rc.EndOffset:
-		d.add(IDConfigTopicOpenTxn, SeverityError, g.ConfigTopic,
+		d.add(IDConfigTopicOpenTxn, checks.Error, g.ConfigTopic,
 			"the config topic has a transaction open for longer than doctor watched: workers that read committed cannot get past it",
 			fmt.Sprintf("%s; %s later still end offset %d, last stable offset %d", first, rc.After, rc.EndOffset, rc.StableOffset), fix)
 	}
@@ -266,11 +266,11 @@ func (d *diag) peers() {
 		}
 		switch {
 		case !p.Resolved:
-			d.add(IDAdvertisedURLUnresolvable, SeverityWarning, p.URL, fmt.Sprintf("advertised URL %s does not resolve from here", p.URL),
+			d.add(IDAdvertisedURLUnresolvable, checks.Warning, p.URL, fmt.Sprintf("advertised URL %s does not resolve from here", p.URL),
 				p.URL+", "+who+": "+p.Error+". Checked from the host doctor runs on; run doctor in a worker's container or network to judge what the workers see",
 				"make CONNECT_REST_ADVERTISED_HOST_NAME a name every worker resolves (in Swarm the service or task name on the shared overlay network), or advertise an address")
 		case !p.Reachable:
-			d.add(IDAdvertisedURLUnreachable, SeverityWarning, p.URL, fmt.Sprintf("advertised URL %s does not accept connections from here", p.URL),
+			d.add(IDAdvertisedURLUnreachable, checks.Warning, p.URL, fmt.Sprintf("advertised URL %s does not accept connections from here", p.URL),
 				fmt.Sprintf("%s, %s, resolves to %v: %s. Checked from the host doctor runs on", p.URL, who, p.Addresses, p.Error),
 				"check that the worker listens on that port (CONNECT_LISTENERS) and that the network lets the other workers reach it")
 		}

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/connect-init/connect-init/checks"
 	"github.com/connect-init/connect-init/connect/proto"
 	"github.com/connect-init/connect-init/connect/registry"
 	"github.com/connect-init/connect-init/gate"
@@ -44,8 +45,8 @@ func healthy() *Snapshot {
 	}
 }
 
-func ids(fs []Finding) map[string]Severity {
-	m := map[string]Severity{}
+func ids(fs []checks.Result) map[string]checks.Severity {
+	m := map[string]checks.Severity{}
 	for _, f := range fs {
 		if prev, ok := m[f.ID]; !ok || f.Severity.Rank() < prev.Rank() {
 			m[f.ID] = f.Severity
@@ -69,57 +70,57 @@ func TestFindingDerivation(t *testing.T) {
 	cases := []struct {
 		name   string
 		mutate func(s *Snapshot)
-		want   map[string]Severity
+		want   map[string]checks.Severity
 		text   []string // must appear in some finding's evidence
 	}{
 		{"no bootstrap server", func(s *Snapshot) {
 			s.Brokers = &gate.BrokerReport{Expected: 3, ControllerID: -1, BootstrapErrs: map[string]string{"k1:9092": "connection refused"}}
 			s.Topics, s.Coordinator, s.Group, s.Peers = nil, nil, nil, nil
-		}, map[string]Severity{IDBrokerUnreachable: SeverityError}, []string{"k1:9092: connection refused"}},
+		}, map[string]checks.Severity{IDBrokerUnreachable: checks.Error}, []string{"k1:9092: connection refused"}},
 		{"broker down and missing", func(s *Snapshot) {
 			s.Brokers.Brokers = s.Brokers.Brokers[:2]
 			s.Brokers.Brokers[1].Up, s.Brokers.Brokers[1].Err = false, "host name k2 does not resolve from here"
 			s.Brokers.ControllerID = -1
-		}, map[string]Severity{IDBrokerUnreachable: SeverityError, IDBrokerCountBelowExpected: SeverityError, IDControllerUnknown: SeverityError},
+		}, map[string]checks.Severity{IDBrokerUnreachable: checks.Error, IDBrokerCountBelowExpected: checks.Error, IDControllerUnknown: checks.Error},
 			[]string{"k2 does not resolve"}},
 		{"broker fenced, fewer live than expected", func(s *Snapshot) {
 			s.Brokers.Brokers = s.Brokers.Brokers[:2]
 			s.Brokers.Absent = []gate.AbsentBroker{{ID: 3, Addr: "k3:9092", State: gate.StateFenced}}
-		}, map[string]Severity{IDBrokerNotLive: SeverityWarning, IDBrokerCountBelowExpected: SeverityError},
+		}, map[string]checks.Severity{IDBrokerNotLive: checks.Warning, IDBrokerCountBelowExpected: checks.Error},
 			[]string{"last known address k3:9092", "missing: broker 3 (registered but fenced, last at k3:9092)"}},
 		{"fresh cluster", func(s *Snapshot) {
 			for i := range s.Topics.Topics {
 				s.Topics.Topics[i] = gate.TopicResult{Role: s.Topics.Topics[i].Role, Name: s.Topics.Topics[i].Name, Outcome: gate.TopicMissing}
 			}
 			s.Coordinator, s.Group, s.Peers, s.ConsumerOffsetsMissing = nil, nil, nil, true
-		}, map[string]Severity{IDInternalTopicMissing: SeverityWarning, IDConsumerOffsetsMissing: SeverityInfo}, nil},
+		}, map[string]checks.Severity{checks.IDInternalTopicMissing: checks.Warning, checks.IDConsumerOffsetsMissing: checks.Info}, nil},
 		{"topic missing under running workers", func(s *Snapshot) {
 			s.Topics.Topics[2] = gate.TopicResult{Role: "status", Name: "s", Outcome: gate.TopicMissing}
-		}, map[string]Severity{IDInternalTopicMissing: SeverityError}, []string{"CONNECT_STATUS_STORAGE_TOPIC=s"}},
+		}, map[string]checks.Severity{checks.IDInternalTopicMissing: checks.Error}, []string{"CONNECT_STATUS_STORAGE_TOPIC=s"}},
 		{"wrong layout", func(s *Snapshot) {
 			s.Topics.Topics[0].Partitions = 3
 			s.Topics.Topics[2].CleanupPolicy = "delete"
 			s.Topics.Topics[1].ReplicationFactor = 1
 			s.Topics.Topics[1].MinInsyncReplicas = "1"
-		}, map[string]Severity{IDConfigTopicPartitions: SeverityError, IDTopicNotCompacted: SeverityError, IDTopicReplicationBelowConf: SeverityWarning},
+		}, map[string]checks.Severity{checks.IDConfigTopicPartitions: checks.Error, checks.IDTopicNotCompacted: checks.Error, checks.IDTopicReplicationBelowConf: checks.Warning},
 			[]string{"c has 3 partitions", "s cleanup.policy=delete"}},
 		{"replicas", func(s *Snapshot) {
 			s.Topics.Topics[1].UnderReplicated = []int32{4}
 			s.Topics.Topics[2].Offline = []int32{0}
 			s.Topics.Topics[0].MinInsyncReplicas = "3"
-		}, map[string]Severity{IDTopicUnderReplicated: SeverityError, IDTopicMinISRTooHigh: SeverityWarning}, []string{"offline partitions [0]", "under-replicated partitions [4]"}},
+		}, map[string]checks.Severity{checks.IDTopicUnderReplicated: checks.Error, checks.IDTopicMinISRTooHigh: checks.Warning}, []string{"offline partitions [0]", "under-replicated partitions [4]"}},
 		{"single replica coordinator partition", func(s *Snapshot) {
 			s.Coordinator.Replicas, s.Coordinator.ISR = []int32{1}, []int32{1}
-		}, map[string]Severity{IDConsumerOffsetsSingle: SeverityWarning}, []string{"partition 13", "replicas [1]"}},
+		}, map[string]checks.Severity{checks.IDConsumerOffsetsSingle: checks.Warning}, []string{"partition 13", "replicas [1]"}},
 		{"single replica strict", func(s *Snapshot) {
 			s.Coordinator.ISR, s.Strict = []int32{2}, true
-		}, map[string]Severity{IDConsumerOffsetsSingle: SeverityError}, nil},
+		}, map[string]checks.Severity{checks.IDConsumerOffsetsSingle: checks.Error}, nil},
 		{"coordinator not available", func(s *Snapshot) {
 			s.Coordinator = &gate.CoordinatorReport{GroupID: "connect-cluster", CoordinatorID: -1, Partition: -1,
 				FindError: `find coordinator of group "connect-cluster": kafka server: coordinator not available`}
 			s.CoordinatorErr = "coordinator gate: find coordinator: kafka server: coordinator not available"
 			s.Group, s.Peers = nil, nil
-		}, map[string]Severity{IDCoordinatorNotAvailable: SeverityError}, []string{"coordinator not available", "partition 13 (with the default 50"}},
+		}, map[string]checks.Severity{checks.IDCoordinatorNotAvailable: checks.Error}, []string{"coordinator not available", "partition 13 (with the default 50"}},
 		{"incident 1 seen from the short topic", func(s *Snapshot) {
 			g := s.Group
 			g.ConfigEndOffset, g.ConfigStableOffset = 0, 0
@@ -127,49 +128,49 @@ func TestFindingDerivation(t *testing.T) {
 			g.AssignmentOffset = i64(819)
 			g.Foreign = []gate.ForeignMember{{MemberID: "w1", URL: "http://w1:8083/", ClientHost: "/10.0.0.1", ConfigOffset: i64(819), OurEndOffset: 0,
 				Reasons: []string{"config-offset-ahead"}, Message: `group member "w1" (... reported config offset 819 vs our config topic's end offset 0) reports ...`}}
-		}, map[string]Severity{IDForeignGroupMember: SeverityError}, []string{"reported config offset 819 vs our config topic's end offset 0", "config-offset-ahead"}},
+		}, map[string]checks.Severity{checks.IDForeignGroupMember: checks.Error}, []string{"reported config offset 819 vs our config topic's end offset 0", "config-offset-ahead"}},
 		{"incident 1 seen from the long topic", func(s *Snapshot) {
 			g := s.Group
 			g.Members = append(g.Members, gate.GroupMember{MemberID: "a1", URL: "http://a1:8083/", ClientHost: "/10.0.0.2", ConfigOffset: i64(-1),
 				Assignment: &gate.MemberAssignment{LeaderID: "w1", ConfigOffset: 7}})
-		}, map[string]Severity{IDMemberConfigOffsetBehind: SeverityWarning}, []string{"Current config state offset -1 does not match group assignment 7"}},
+		}, map[string]checks.Severity{IDMemberConfigOffsetBehind: checks.Warning}, []string{"Current config state offset -1 does not match group assignment 7"}},
 		{"config mismatch", func(s *Snapshot) {
 			s.Group.Members[0].Assignment.Error = proto.AssignmentConfigMismatch
-		}, map[string]Severity{IDAssignmentConfigMismatch: SeverityError}, nil},
+		}, map[string]checks.Severity{IDAssignmentConfigMismatch: checks.Error}, nil},
 		{"duplicate URL", func(s *Snapshot) {
 			s.Group.Members = append(s.Group.Members, gate.GroupMember{MemberID: "w2", URL: "http://w1:8083/", ClientHost: "/10.0.0.3", ConfigOffset: i64(7)})
-		}, map[string]Severity{IDDuplicateAdvertisedURL: SeverityError}, []string{`"w2" (client host /10.0.0.3)`}},
+		}, map[string]checks.Severity{IDDuplicateAdvertisedURL: checks.Error}, []string{`"w2" (client host /10.0.0.3)`}},
 		{"peers", func(s *Snapshot) {
 			s.Peers = []PeerCheck{
 				{URL: "http://w1:8083/", Leader: true, Members: []string{"w1"}, Error: "resolve w1: host name w1 does not resolve from here"},
 				{URL: "http://w2:8083/", Members: []string{"w2"}, Resolved: true, Addresses: []string{"10.0.0.3"}, Error: "connect to w2:8083: connection refused"},
 			}
-		}, map[string]Severity{IDAdvertisedURLUnresolvable: SeverityWarning, IDAdvertisedURLUnreachable: SeverityWarning}, []string{"the group leader", "connection refused"}},
+		}, map[string]checks.Severity{IDAdvertisedURLUnresolvable: checks.Warning, IDAdvertisedURLUnreachable: checks.Warning}, []string{"the group leader", "connection refused"}},
 		{"open transaction, hanging", func(s *Snapshot) {
 			s.Group.ConfigEndOffset, s.Group.ConfigStableOffset = 9, 7
 			s.Recheck = &OffsetsRecheck{After: 5 * time.Second, EndOffset: 9, StableOffset: 7}
-		}, map[string]Severity{IDConfigTopicOpenTxn: SeverityError}, []string{"end offset 9 (read_uncommitted) but last stable offset 7", "5s later"}},
+		}, map[string]checks.Severity{IDConfigTopicOpenTxn: checks.Error}, []string{"end offset 9 (read_uncommitted) but last stable offset 7", "5s later"}},
 		{"open transaction, finished", func(s *Snapshot) {
 			s.Group.ConfigEndOffset, s.Group.ConfigStableOffset = 9, 7
 			s.Recheck = &OffsetsRecheck{After: 5 * time.Second, EndOffset: 10, StableOffset: 10}
-		}, map[string]Severity{}, nil},
+		}, map[string]checks.Severity{}, nil},
 		{"open transaction, not rechecked", func(s *Snapshot) {
 			s.Group.ConfigEndOffset, s.Group.ConfigStableOffset = 9, 7
-		}, map[string]Severity{IDConfigTopicOpenTxn: SeverityWarning}, nil},
+		}, map[string]checks.Severity{IDConfigTopicOpenTxn: checks.Warning}, nil},
 		{"group rebalancing, empty", func(s *Snapshot) {
 			s.Group = &gate.GroupReport{GroupID: "connect-cluster", State: "Empty", StableSeen: true, ConfigEndOffset: 7, ConfigStableOffset: 7}
 			s.Peers = nil
-		}, map[string]Severity{IDGroupEmpty: SeverityInfo}, nil},
+		}, map[string]checks.Severity{checks.IDGroupEmpty: checks.Info}, nil},
 		{"group never stable", func(s *Snapshot) {
 			s.Group.State, s.Group.StableSeen, s.Group.Note = "PreparingRebalance", false, "no Stable snapshot of the group within 5s"
 			s.Group.Members[0].ConfigOffset, s.Group.Members[0].Assignment = nil, nil
-		}, map[string]Severity{IDGroupNotStable: SeverityWarning}, []string{"no Stable snapshot"}},
+		}, map[string]checks.Severity{checks.IDGroupNotStable: checks.Warning}, []string{"no Stable snapshot"}},
 		{"describe failures", func(s *Snapshot) {
 			s.TopicsErr = "topics gate: describe internal topics: not authorized"
 			s.Topics = nil
 			s.GroupErr = "group gate: describe worker group: not authorized"
 			s.Group, s.Peers = nil, nil
-		}, map[string]Severity{IDCheckFailed: SeverityWarning}, []string{"not authorized"}},
+		}, map[string]checks.Severity{IDCheckFailed: checks.Warning}, []string{"not authorized"}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -202,7 +203,7 @@ func TestFindingDerivation(t *testing.T) {
 			}
 			wantExit := 0
 			for _, sev := range c.want {
-				if sev == SeverityError {
+				if sev == checks.Error {
 					wantExit = 1
 				}
 			}
@@ -242,7 +243,7 @@ func TestDocumentRendering(t *testing.T) {
 	if err := json.Unmarshal(js.Bytes(), &back); err != nil {
 		t.Fatal(err)
 	}
-	if back.ExitCode != 1 || back.Counts.Error != 1 || back.Counts.Warning != 1 || back.Findings[0].ID != IDForeignGroupMember ||
+	if back.ExitCode != 1 || back.Counts.Error != 1 || back.Counts.Warning != 1 || back.Findings[0].ID != checks.IDForeignGroupMember ||
 		back.Cluster.Group.Members[0].ConfigOffset == nil || *back.Cluster.Group.Members[0].ConfigOffset != 7 {
 		t.Errorf("round trip: %+v", back)
 	}
@@ -312,15 +313,15 @@ func TestIdentityFindingsAndRegistrySection(t *testing.T) {
 	s.Group.Verdicts = []gate.MemberVerdict{{MemberID: s.Group.Members[0].MemberID, URL: "http://w1:8083/", Verdict: gate.VerdictUnverified,
 		Evidence: "not proven ours or foreign: its URL is not in the cluster registry"}}
 	fs := Diagnose(s)
-	got := map[string]Finding{}
+	got := map[string]checks.Result{}
 	for _, x := range fs {
 		got[x.ID] = x
 	}
-	if c := got[IDGroupRegisteredElsewhere]; c.Severity != SeverityError || !strings.Contains(c.Evidence, "http://f:8083/") ||
+	if c := got[checks.IDGroupRegisteredElsewhere]; c.Severity != checks.Error || !strings.Contains(c.Evidence, "http://f:8083/") ||
 		!strings.Contains(c.Fix, "CONNECT_INIT_GROUP_HANDOVER=f-configs") {
 		t.Errorf("claim finding: %+v", c)
 	}
-	if u := got[IDUnverifiedGroupMember]; u.Severity != SeverityWarning || !strings.Contains(u.Evidence, "not in the cluster registry") {
+	if u := got[checks.IDUnverifiedGroupMember]; u.Severity != checks.Warning || !strings.Contains(u.Evidence, "not in the cluster registry") {
 		t.Errorf("unverified finding: %+v", u)
 	}
 	var txt bytes.Buffer

@@ -8,6 +8,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/connect-init/connect-init/checks"
 	"github.com/connect-init/connect-init/gate"
 )
 
@@ -18,14 +19,14 @@ const SchemaVersion = 1
 // Document is doctor's output: the cluster summary and the findings. Its
 // JSON form is the stable document described in the package documentation.
 type Document struct {
-	SchemaVersion    int       `json:"schema_version"`
-	Version          string    `json:"connect_init_version"`
-	GeneratedAt      time.Time `json:"generated_at"`
-	GroupID          string    `json:"group_id"`
-	BootstrapServers []string  `json:"bootstrap_servers"`
-	Cluster          Cluster   `json:"cluster"`
-	Findings         []Finding `json:"findings"`
-	Counts           Counts    `json:"counts"`
+	SchemaVersion    int             `json:"schema_version"`
+	Version          string          `json:"connect_init_version"`
+	GeneratedAt      time.Time       `json:"generated_at"`
+	GroupID          string          `json:"group_id"`
+	BootstrapServers []string        `json:"bootstrap_servers"`
+	Cluster          Cluster         `json:"cluster"`
+	Findings         []checks.Result `json:"findings"`
+	Counts           Counts          `json:"counts"`
 	// ExitCode is what doctor exits with: 1 when any finding is an error.
 	ExitCode int `json:"exit_code"`
 }
@@ -101,20 +102,20 @@ type Coordinator struct {
 }
 
 // NewDocument builds the document from a snapshot and its findings.
-func NewDocument(s *Snapshot, findings []Finding, version string, now time.Time) *Document {
+func NewDocument(s *Snapshot, findings []checks.Result, version string, now time.Time) *Document {
 	doc := &Document{SchemaVersion: SchemaVersion, Version: version, GeneratedAt: now.UTC(), GroupID: s.GroupID,
 		BootstrapServers: s.BootstrapServers, Findings: findings}
 	if doc.BootstrapServers == nil {
 		doc.BootstrapServers = []string{}
 	}
 	if doc.Findings == nil {
-		doc.Findings = []Finding{}
+		doc.Findings = []checks.Result{}
 	}
 	for _, f := range findings {
 		switch f.Severity {
-		case SeverityError:
+		case checks.Error:
 			doc.Counts.Error++
-		case SeverityWarning:
+		case checks.Warning:
 			doc.Counts.Warning++
 		default:
 			doc.Counts.Info++
@@ -349,11 +350,11 @@ func writeSkipped(p *printer, c Cluster) {
 // and fix.
 func (d *Document) writeFindings(p *printer) {
 	p.f("\nFindings: %d error(s), %d warning(s), %d info\n", d.Counts.Error, d.Counts.Warning, d.Counts.Info)
-	bySev := map[Severity][]Finding{}
+	bySev := map[checks.Severity][]checks.Result{}
 	for _, f := range d.Findings {
 		bySev[f.Severity] = append(bySev[f.Severity], f)
 	}
-	for _, sev := range []Severity{SeverityError, SeverityWarning, SeverityInfo} {
+	for _, sev := range []checks.Severity{checks.Error, checks.Warning, checks.Info} {
 		fs := bySev[sev]
 		if len(fs) == 0 {
 			continue

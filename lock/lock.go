@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/IBM/sarama"
+	"github.com/connect-init/connect-init/internal/clock"
 )
 
 // Defaults for Config fields left zero.
@@ -104,8 +105,8 @@ type Config struct {
 	Ready ReadyFunc
 	// Logger receives the progress lines; nil discards them.
 	Logger *slog.Logger
-	// Clock paces heartbeats, polls and logs; nil means SystemClock.
-	Clock Clock
+	// Clock paces heartbeats, polls and logs; nil means clock.System.
+	Clock clock.Clock
 }
 
 // Lock is one member's handle on the startup lock. Create it with New; it
@@ -162,7 +163,7 @@ func New(cfg Config) (*Lock, error) {
 		return nil, fmt.Errorf("lock: hold lease %v must not be shorter than the waiter lease %v", cfg.HoldLease, cfg.Lease)
 	}
 	if cfg.Clock == nil {
-		cfg.Clock = SystemClock{}
+		cfg.Clock = clock.System{}
 	}
 	log := cfg.Logger
 	if log == nil {

@@ -45,7 +45,8 @@ type connectStatus struct {
 //
 // Neither GET / nor GET /connectors proves it: both answer while the worker
 // loops on rebalances. GET /health (Kafka >= 3.9) goes through the herder's
-// request queue and answers 200 only when the herder ticks. On older
+// request queue and answers 200 with {"status":"healthy"} only when the
+// herder ticks; a 200 without that body is not Connect's and is not ready. On older
 // workers, where /health is 404, GET /connectors/<a name that cannot exist>
 // also goes through the queue (DistributedHerder.connectorInfo) and answers
 // 404 only once the worker has joined and is not mid-rebalance. Only
@@ -59,6 +60,9 @@ func (c *Client) Health(ctx context.Context, t Target, dial net.IP) Readiness {
 	switch {
 	case err != nil:
 		r.Reason = describeErr("GET /health", t.Raw, err)
+		return r
+	case resp.Status == http.StatusOK && !connectHealthy(resp.Body):
+		r.Reason = fmt.Sprintf("GET /health at %s answered 200 without Connect's {\"status\": \"healthy\"}: not the worker yet", t.Raw)
 		return r
 	case resp.Status == http.StatusOK:
 		r.Ready = true
@@ -87,6 +91,14 @@ func (c *Client) Health(ctx context.Context, t Target, dial net.IP) Readiness {
 		r.Reason = fmt.Sprintf("%s answered %d%s (this worker has no /health; 404 would mean ready)", req, resp.Status, detail(resp.Body))
 	}
 	return r
+}
+
+// connectHealthy reports whether a 200 from /health is Connect's own
+// answer, {"status":"healthy"} (HealthCheckResource, Kafka >= 3.9): a bare
+// 200, such as a proxy's or a stand-in's, proves nothing about the herder.
+func connectHealthy(body []byte) bool {
+	var s connectStatus
+	return json.Unmarshal(body, &s) == nil && s.Status == "healthy"
 }
 
 // herderNotFound reports whether body is Connect's JSON error for the

@@ -370,21 +370,9 @@ func (f *workerFinder) prove(ctx context.Context, rest *restclient.Client, t res
 	return ready(ctx, rest, t), nil
 }
 
-// ready is "" when the worker at t serves requests: GET /health answers 200
-// with Connect's {"status": "healthy"} (Kafka >= 3.9; a bare 200, such as a
-// self-probe's, is not Connect's), or, on workers without /health, the
-// herder answers (restclient.Health's fallback); else why not.
+// ready is "" when the worker at t serves requests (restclient.Health),
+// else why not.
 func ready(ctx context.Context, rest *restclient.Client, t restclient.Target) string {
-	resp, err := rest.Get(ctx, t, "health", nil)
-	if err == nil && resp.Status == http.StatusOK {
-		var h struct {
-			Status string `json:"status"`
-		}
-		if json.Unmarshal(resp.Body, &h) != nil || h.Status != "healthy" {
-			return fmt.Sprintf("GET /health at %s answered 200 without Connect's {\"status\": \"healthy\"}: not the worker yet", t.Raw)
-		}
-		return ""
-	}
 	if r := rest.Health(ctx, t, nil); !r.Ready {
 		return r.Reason
 	}

@@ -87,7 +87,7 @@ func TestHealthcheckRealWorker(t *testing.T) {
 		if r.code != exitGate {
 			t.Fatalf("while starting: exit %d, %q", r.code, r.out)
 		}
-		reasons[probeNameRE.ReplaceAllString(r.out, peers.ProbeConnectorPrefix+"*")] = true
+		reasons[probeNameRE.ReplaceAllString(r.out, restclient.ProbeConnectorPrefix+"*")] = true
 		if restGet(w.Spec.RESTURL, "/") == 200 && restGet(w.Spec.RESTURL, "/health") != 200 {
 			rootAnsweredEarly = true
 		}
@@ -162,7 +162,7 @@ func TestHealthcheckRealWorker(t *testing.T) {
 	}
 }
 
-var probeNameRE = regexp.MustCompile(regexp.QuoteMeta(peers.ProbeConnectorPrefix) + `[0-9a-f]+`)
+var probeNameRE = regexp.MustCompile(regexp.QuoteMeta(restclient.ProbeConnectorPrefix) + `[0-9a-f]+`)
 
 // TestHealthcheckLoopingWorker: a worker that shares group.id with another
 // Connect cluster but reads a different config topic never reaches the

@@ -10,13 +10,6 @@ import (
 	"github.com/connect-init/connect-init/workerconfig"
 )
 
-// ProbeConnectorPrefix starts the connector name the fallback readiness
-// probe asks for (restclient.ProbeConnectorPrefix).
-const ProbeConnectorPrefix = restclient.ProbeConnectorPrefix
-
-// Readiness is the outcome of Health.Check (restclient.Readiness).
-type Readiness = restclient.Readiness
-
 // Health reaches the local worker's REST API for a healthcheck: GET
 // /health, with the old-worker fallback of restclient.Client.Health.
 type Health struct {
@@ -60,6 +53,6 @@ func LocalHealth(props workerconfig.Properties, advertisedURL string, restTLS *t
 }
 
 // Check asks the worker whether it is ready.
-func (h *Health) Check(ctx context.Context) Readiness {
+func (h *Health) Check(ctx context.Context) restclient.Readiness {
 	return h.REST.Health(ctx, h.target, nil)
 }

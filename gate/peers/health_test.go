@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/connect-init/connect-init/restclient"
 	"github.com/connect-init/connect-init/security"
 	"github.com/connect-init/connect-init/workerconfig"
 )
@@ -72,6 +73,8 @@ func TestHealth(t *testing.T) {
 	}{
 		{"healthy", &fakeWorker{health: reply(200, `{"status":"healthy","message":"Worker has completed startup and is ready to handle requests."}`)},
 			true, "GET /health", "200"},
+		{"bare 200 is not Connect's", &fakeWorker{health: reply(200, `OK`)},
+			false, "GET /health", "without Connect's {\"status\": \"healthy\"}"},
 		{"starting", &fakeWorker{health: reply(503, `{"status":"starting","message":"Worker is still starting up."}`)},
 			false, "GET /health", "503: starting: Worker is still starting up."},
 		{"unhealthy", &fakeWorker{health: reply(500, `{"status":"unhealthy","message":"Worker was unable to handle this request and may be unable to handle other requests."}`)},
@@ -81,23 +84,23 @@ func TestHealth(t *testing.T) {
 		{"old worker ready", &fakeWorker{connector: func(w http.ResponseWriter, _ *http.Request, name string) {
 			w.WriteHeader(404)
 			w.Write([]byte(`{"error_code":404,"message":"Connector ` + name + ` not found"}`))
-		}}, true, "GET /connectors/" + ProbeConnectorPrefix, "404"},
+		}}, true, "GET /connectors/" + restclient.ProbeConnectorPrefix, "404"},
 		{"resources not registered yet", &fakeWorker{connector: func(w http.ResponseWriter, r *http.Request, _ string) {
 			w.Header().Set("Content-Type", "text/html")
 			w.WriteHeader(404)
 			// Jetty's page echoes the URI, and so the probed name.
 			w.Write([]byte("<html><body><h2>HTTP ERROR 404 Not Found</h2><table><tr><th>URI:</th><td>" + r.URL.String() + "</td></tr></table></body></html>"))
-		}}, false, "GET /connectors/" + ProbeConnectorPrefix, "generic 404"},
+		}}, false, "GET /connectors/" + restclient.ProbeConnectorPrefix, "generic 404"},
 		{"old worker, generic JSON 404", &fakeWorker{connector: func(w http.ResponseWriter, _ *http.Request, _ string) {
 			w.WriteHeader(404)
 			w.Write([]byte(`{"error_code":404,"message":"HTTP 404 Not Found"}`))
-		}}, false, "GET /connectors/" + ProbeConnectorPrefix, "generic 404"},
+		}}, false, "GET /connectors/" + restclient.ProbeConnectorPrefix, "generic 404"},
 		{"old worker rebalancing", &fakeWorker{connector: func(w http.ResponseWriter, _ *http.Request, _ string) {
 			w.WriteHeader(409)
 			w.Write([]byte(`{"error_code":409,"message":"Cannot complete request because of a conflicting operation (e.g. worker rebalance)"}`))
-		}}, false, "GET /connectors/" + ProbeConnectorPrefix, "409: Cannot complete request"},
+		}}, false, "GET /connectors/" + restclient.ProbeConnectorPrefix, "409: Cannot complete request"},
 		{"old worker stuck", &fakeWorker{connector: func(w http.ResponseWriter, r *http.Request, _ string) { <-r.Context().Done() }},
-			false, "GET /connectors/" + ProbeConnectorPrefix, "no answer within the timeout"},
+			false, "GET /connectors/" + restclient.ProbeConnectorPrefix, "no answer within the timeout"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -115,7 +118,7 @@ func TestHealth(t *testing.T) {
 			if d := time.Since(start); d > 1500*time.Millisecond {
 				t.Fatalf("took %s", d)
 			}
-			if name, _ := tc.worker.probed.Load().(string); name != "" && len(name) <= len(ProbeConnectorPrefix) {
+			if name, _ := tc.worker.probed.Load().(string); name != "" && len(name) <= len(restclient.ProbeConnectorPrefix) {
 				t.Fatalf("probe connector name %q has no random suffix", name)
 			}
 		})
@@ -131,7 +134,7 @@ func TestHealthProbeNamesDiffer(t *testing.T) {
 	h.Check(context.Background())
 	first := fw.probed.Load().(string)
 	h.Check(context.Background())
-	if second := fw.probed.Load().(string); first == second || !strings.HasPrefix(first, ProbeConnectorPrefix) {
+	if second := fw.probed.Load().(string); first == second || !strings.HasPrefix(first, restclient.ProbeConnectorPrefix) {
 		t.Fatalf("probe names %q, %q", first, second)
 	}
 }
