@@ -19,16 +19,6 @@ var references = regexp.MustCompile(`^(\$\{[^{}]*\})+$`)
 // IsReference reports whether v consists only of ${...} references.
 func IsReference(v string) bool { return references.MatchString(v) }
 
-// SecretKey reports whether a key's value is secret by its name: the
-// issue's patterns (*.password, *secret*, *token*, *.key) and every name
-// connect-init hides in worker settings (workerconfig.IsSensitive: JAAS,
-// credentials, private and API keys...).
-func SecretKey(key string) bool {
-	k := strings.ToLower(key)
-	return strings.HasSuffix(k, ".password") || k == "password" || strings.Contains(k, "secret") ||
-		strings.Contains(k, "token") || strings.HasSuffix(k, ".key") || workerconfig.IsSensitive(k)
-}
-
 // Redactor hides secret values: by key name, by the PASSWORD type
 // Connect's validation reports, and, in free text from Connect (validation
 // messages, task traces), every secret value it has seen.
@@ -46,7 +36,7 @@ func NewRedactor() *Redactor {
 func (r *Redactor) MarkPassword(key string) { r.password[key] = true }
 
 // Secret reports whether key's value is hidden.
-func (r *Redactor) Secret(key string) bool { return r.password[key] || SecretKey(key) }
+func (r *Redactor) Secret(key string) bool { return r.password[key] || workerconfig.IsSensitive(key) }
 
 // Learn records the secret values of cfg, so that Scrub removes them from
 // text.

@@ -28,11 +28,14 @@ var sensitiveWords = []string{
 	"private.key", "privatekey", "api.key", "apikey", "user.info",
 }
 
-// IsSensitive reports whether a property's value must never be printed:
+// IsSensitive reports whether a property's value must never be printed. It
+// is connect-init's one list of secret names: worker settings (config,
+// logs, errors, doctor) and connector configs (apply) are redacted by it
+// alike:
 // every config Kafka declares as PASSWORD type (passwords, sasl.jaas.config,
 // ssl.keystore.key and the inline PEM stores), whatever prefix it carries,
 // plus anything whose name speaks of a password, secret, credential, private
-// or API key, or token. Erring towards hiding is deliberate; the only names
+// or API key, or token, and any name ending in ".key". Erring towards hiding is deliberate; the only names
 // spared are token endpoints and token timing settings ("...token.endpoint.url",
 // "...token...ms"), which operators need to see to debug OAUTHBEARER.
 func IsSensitive(key string) bool {
@@ -46,6 +49,9 @@ func IsSensitive(key string) bool {
 		if strings.Contains(k, s) {
 			return true
 		}
+	}
+	if k == "key" || strings.HasSuffix(k, ".key") {
+		return true
 	}
 	if strings.Contains(k, "token") {
 		for _, harmless := range []string{".url", ".uri", ".ms", ".seconds", ".factor", ".jitter", ".buffer"} {

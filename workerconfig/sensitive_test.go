@@ -12,7 +12,7 @@ func TestIsSensitive(t *testing.T) {
 		"sasl.jaas.config", "consumer.sasl.jaas.config", "listeners.https.ssl.key.password",
 		"sasl.oauthbearer.client.credentials.client.secret", "key.converter.basic.auth.user.info",
 		"value.converter.bearer.auth.token", "some.api.key", "my.secret.thing", "x.token",
-		"SSL.KEY.PASSWORD",
+		"SSL.KEY.PASSWORD", "connection.key", "key", "aws.secret.access.key",
 	}
 	no := []string{
 		"bootstrap.servers", "group.id", "ssl.keystore.location", "ssl.keystore.type",
