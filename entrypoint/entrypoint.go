@@ -16,13 +16,12 @@ import (
 	"path/filepath"
 	"strings"
 	"syscall"
+
+	"github.com/connect-init/connect-init/workerconfig"
 )
 
 // DefaultCommand is the Confluent image's own launcher.
 var DefaultCommand = []string{"/etc/confluent/docker/run"}
-
-// OwnPrefix marks connect-init's settings, which the worker never sees.
-const OwnPrefix = "CONNECT_INIT_"
 
 // Command is a resolved program to exec.
 type Command struct {
@@ -60,7 +59,7 @@ func Resolve(argv, environ []string) (*Command, error) {
 	if err != nil {
 		return nil, &Error{Command: name, Problem: err.Error()}
 	}
-	return &Command{Path: path, Argv: append([]string(nil), argv...), Env: FilterEnv(environ)}, nil
+	return &Command{Path: path, Argv: append([]string(nil), argv...), Env: workerconfig.WithoutOwn(environ)}, nil
 }
 
 func pathOf(environ []string) string {
@@ -117,19 +116,6 @@ func checkExecutable(p string) (string, error) {
 		return "", err
 	}
 	return abs, nil
-}
-
-// FilterEnv drops CONNECT_INIT_* variables: the worker's own environment
-// must look as if connect-init had never been there.
-func FilterEnv(environ []string) []string {
-	out := make([]string, 0, len(environ))
-	for _, kv := range environ {
-		if strings.HasPrefix(kv, OwnPrefix) {
-			continue
-		}
-		out = append(out, kv)
-	}
-	return out
 }
 
 // Exec replaces the current process with c. It returns only on failure.

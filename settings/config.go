@@ -384,7 +384,7 @@ func (c *Config) expectedBrokers() error {
 			c.ExpectedBrokers = int(t.ReplicationFactor)
 		}
 	}
-	if v := lookup(c.Environ, "CONNECT_CUB_KAFKA_MIN_BROKERS"); v != "" {
+	if v := Lookup(c.Environ, "CONNECT_CUB_KAFKA_MIN_BROKERS"); v != "" {
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 0 {
 			return &ConfigError{Setting: "CONNECT_CUB_KAFKA_MIN_BROKERS", Problem: fmt.Sprintf("is not a whole number (got %q)", v), Fix: "use the number of brokers, e.g. 3"}

@@ -13,6 +13,7 @@ package settings
 import (
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"strconv"
 	"strings"
@@ -24,8 +25,9 @@ import (
 	"github.com/connect-init/connect-init/workerconfig"
 )
 
-// EnvPrefix is the prefix of connect-init's own settings. Variables with it
-// are never passed to the worker.
+// EnvPrefix is envconfig's spelling of connect-init's own prefix
+// (workerconfig.OwnEnvPrefix without its "_"): variables with it are never
+// passed to the worker.
 const EnvPrefix = "CONNECT_INIT"
 
 // Settings are connect-init's own settings, read from CONNECT_INIT_*
@@ -121,7 +123,7 @@ func LoadSettings(environ []string) (Settings, error) {
 	saved := map[string]string{}
 	for _, kv := range os.Environ() {
 		k, v, _ := strings.Cut(kv, "=")
-		if strings.HasPrefix(k, EnvPrefix+"_") {
+		if strings.HasPrefix(k, workerconfig.OwnEnvPrefix) {
 			saved[k] = v
 			os.Unsetenv(k)
 		}
@@ -129,7 +131,7 @@ func LoadSettings(environ []string) (Settings, error) {
 	var set []string
 	for _, kv := range environ {
 		k, v, _ := strings.Cut(kv, "=")
-		if strings.HasPrefix(k, EnvPrefix+"_") && strings.TrimSpace(v) != "" {
+		if strings.HasPrefix(k, workerconfig.OwnEnvPrefix) && strings.TrimSpace(v) != "" {
 			os.Setenv(k, strings.TrimSpace(v))
 			set = append(set, k)
 		}
@@ -151,12 +153,12 @@ func LoadSettings(environ []string) (Settings, error) {
 		}
 		return s, &ConfigError{Setting: EnvPrefix + "_*", Problem: err.Error()}
 	}
-	if lookup(environ, "CONNECT_INIT_TIMEOUT") != "" && s.Timeout == 0 {
+	if Lookup(environ, "CONNECT_INIT_TIMEOUT") != "" && s.Timeout == 0 {
 		return s, &ConfigError{Setting: "CONNECT_INIT_TIMEOUT", Problem: "is zero, which would leave no time for any gate", Fix: settingHint("time.Duration")}
 	}
 	if s.Timeout == 0 {
 		s.Timeout = 5 * time.Minute
-		if v := lookup(environ, "CONNECT_CUB_KAFKA_TIMEOUT"); v != "" {
+		if v := Lookup(environ, "CONNECT_CUB_KAFKA_TIMEOUT"); v != "" {
 			secs, err := strconv.Atoi(v)
 			if err != nil || secs <= 0 {
 				return s, &ConfigError{Setting: "CONNECT_CUB_KAFKA_TIMEOUT", Problem: fmt.Sprintf("is not a positive number of seconds (got %q)", v), Fix: "set it to e.g. 40, or set CONNECT_INIT_TIMEOUT=5m"}
@@ -208,9 +210,7 @@ func (s Settings) Validate() error {
 	default:
 		return bad("CONNECT_INIT_LOG_FORMAT", fmt.Sprintf("must be text or json (got %q)", s.LogFormat), "use text or json")
 	}
-	switch strings.ToLower(s.LogLevel) {
-	case "debug", "info", "warn", "warning", "error":
-	default:
+	if _, ok := ParseLogLevel(s.LogLevel); !ok {
 		return bad("CONNECT_INIT_LOG_LEVEL", fmt.Sprintf("must be debug, info, warn or error (got %q)", s.LogLevel), "use debug, info, warn or error")
 	}
 	if s.Image != "" {
@@ -248,6 +248,22 @@ func (s Settings) Validate() error {
 	return nil
 }
 
+// ParseLogLevel reads CONNECT_INIT_LOG_LEVEL (debug, info, warn or
+// warning, error; any case): the one reading for validation and logger.
+func ParseLogLevel(s string) (slog.Level, bool) {
+	switch strings.ToLower(strings.TrimSpace(s)) {
+	case "debug":
+		return slog.LevelDebug, true
+	case "info":
+		return slog.LevelInfo, true
+	case "warn", "warning":
+		return slog.LevelWarn, true
+	case "error":
+		return slog.LevelError, true
+	}
+	return slog.LevelInfo, false
+}
+
 func flavourList() string {
 	var names []string
 	for _, f := range workerconfig.Flavours {
@@ -256,14 +272,11 @@ func flavourList() string {
 	return strings.Join(names, ", ")
 }
 
-func lookup(environ []string, key string) string {
-	for i := len(environ) - 1; i >= 0; i-- {
-		k, v, _ := strings.Cut(environ[i], "=")
-		if k == key {
-			return strings.TrimSpace(v)
-		}
-	}
-	return ""
+// Lookup is the trimmed last value of key in environ (workerconfig.LookupEnv):
+// the value the image and the JVM see when a name occurs twice.
+func Lookup(environ []string, key string) string {
+	v, _ := workerconfig.LookupEnv(environ, key)
+	return strings.TrimSpace(v)
 }
 
 // ConfigError is bad configuration or usage: connect-init exits 2 and

@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/connect-init/connect-init/workerconfig"
 )
 
 func TestLoadSettingsDefaultsAndEmptyIsUnset(t *testing.T) {
@@ -55,5 +57,12 @@ func TestLoadSettingsErrorsNameTheVariable(t *testing.T) {
 		if !errors.As(err, &ce) || !strings.Contains(err.Error(), name) {
 			t.Errorf("%s: want a ConfigError naming %s, got %v", kv, name, err)
 		}
+	}
+}
+
+// The envconfig prefix and the worker-facing prefix are one name.
+func TestEnvPrefixIsOwnPrefix(t *testing.T) {
+	if EnvPrefix+"_" != workerconfig.OwnEnvPrefix {
+		t.Fatalf("EnvPrefix %q and workerconfig.OwnEnvPrefix %q disagree", EnvPrefix, workerconfig.OwnEnvPrefix)
 	}
 }

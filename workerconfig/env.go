@@ -99,9 +99,9 @@ func RenderEnv(environ []string) string {
 	return text
 }
 
-// lookupEnv returns the last value of name in environ, as Java's
+// LookupEnv returns the last value of name in environ, as Java's
 // System.getenv() does when a name occurs twice.
-func lookupEnv(environ []string, name string) (string, bool) {
+func LookupEnv(environ []string, name string) (string, bool) {
 	val, found := "", false
 	for _, kv := range environ {
 		if k, v, ok := strings.Cut(kv, "="); ok && k == name {

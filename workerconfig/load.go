@@ -61,7 +61,7 @@ func Load(environ []string, file string) (Properties, error) {
 // variables the image itself requires, and resolves config providers. Every
 // error is an *Error whose Setting names what the user set.
 func LoadFor(o LoadOptions) (*Loaded, error) {
-	env := withoutOwn(o.Environ)
+	env := WithoutOwn(o.Environ)
 	var l *Loaded
 	var err error
 	switch o.Flavour {
@@ -90,16 +90,6 @@ func LoadFor(o LoadOptions) (*Loaded, error) {
 	}
 	l.Props = resolved
 	return l, nil
-}
-
-func withoutOwn(environ []string) []string {
-	out := make([]string, 0, len(environ))
-	for _, kv := range environ {
-		if !strings.HasPrefix(kv, OwnEnvPrefix) {
-			out = append(out, kv)
-		}
-	}
-	return out
 }
 
 // readBase reads a properties file with its line numbers into p and src.
@@ -149,18 +139,18 @@ func loadConfluent(o LoadOptions, env []string) (*Loaded, error) {
 	l := &Loaded{Flavour: o.Flavour, Props: Properties{}, Sources: Sources{}}
 	origin := map[string]Source{}
 	set := func(name, val string, src Source) {
-		if cur, _ := lookupEnv(env, name); cur == "" && val != "" {
+		if cur, _ := LookupEnv(env, name); cur == "" && val != "" {
 			env = append(env, name+"="+val)
 			origin[name] = src
 		}
 	}
-	host, _ := lookupEnv(env, "HOST")
-	port0, _ := lookupEnv(env, "PORT0")
+	host, _ := LookupEnv(env, "HOST")
+	port0, _ := LookupEnv(env, "PORT0")
 	set("CONNECT_REST_ADVERTISED_HOST_NAME", host, Source{Var: "HOST", Default: "Confluent's apply-mesos-overrides"})
 	set("CONNECT_REST_ADVERTISED_PORT", port0, Source{Var: "PORT0", Default: "Confluent's apply-mesos-overrides"})
 	set("CONNECT_REST_PORT", "8083", Source{Default: "cp-kafka-connect default CONNECT_REST_PORT=8083"})
 	for _, side := range []string{"KEY", "VALUE"} {
-		if v, _ := lookupEnv(env, "CONNECT_INTERNAL_"+side+"_CONVERTER"); v == "org.apache.kafka.connect.json.JsonConverter" {
+		if v, _ := LookupEnv(env, "CONNECT_INTERNAL_"+side+"_CONVERTER"); v == "org.apache.kafka.connect.json.JsonConverter" {
 			for _, s := range []string{"KEY", "VALUE"} {
 				name := "CONNECT_INTERNAL_" + s + "_CONVERTER_SCHEMAS_ENABLE"
 				env = append(env, name+"=false")
@@ -192,7 +182,7 @@ func loadConfluent(o LoadOptions, env []string) (*Loaded, error) {
 	ep, err := Parse([]byte(text))
 	if err != nil {
 		for prop, name := range names {
-			v, _ := lookupEnv(env, name)
+			v, _ := LookupEnv(env, name)
 			if _, lineErr := Parse([]byte(prop + "=" + v + "\n")); lineErr != nil {
 				return nil, &Error{Setting: name, Property: prop, Problem: "cannot be read by Java: its value has a malformed \\uXXXX escape",
 					Fix: `write a literal backslash as \\ in ` + name}
@@ -235,12 +225,12 @@ const avroConverter = "io.confluent.connect.avro.AvroConverter"
 func confluentEnsure(f Flavour, env []string) error {
 	required := append([]string(nil), confluentRequired...)
 	for _, side := range []string{"KEY", "VALUE"} {
-		if v, _ := lookupEnv(env, "CONNECT_"+side+"_CONVERTER"); v == avroConverter {
+		if v, _ := LookupEnv(env, "CONNECT_"+side+"_CONVERTER"); v == avroConverter {
 			required = append(required, "CONNECT_"+side+"_CONVERTER_SCHEMA_REGISTRY_URL")
 		}
 	}
 	for _, name := range required {
-		v, found := lookupEnv(env, name)
+		v, found := LookupEnv(env, name)
 		prop, _ := PropertyName(name)
 		if f == ConfluentUB {
 			prop, _ = PropertyNameUB(name)
@@ -392,7 +382,7 @@ func debeziumBase(o LoadOptions, env []string) (string, string) {
 	if o.File != "" {
 		return o.File, "CONNECT_INIT_WORKER_CONFIG"
 	}
-	home, _ := lookupEnv(env, "KAFKA_HOME")
+	home, _ := LookupEnv(env, "KAFKA_HOME")
 	if home == "" {
 		home = DebeziumKafkaHome
 	}

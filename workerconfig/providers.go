@@ -33,19 +33,14 @@ var providerRef = regexp.MustCompile(`\$\{([^}]*?):(([^}]*?):)?([^}]*?)\}`)
 // when unset or empty and HOST/PORT0 are set; CONNECT_REST_PORT=8083 when
 // unset or empty). EnvVarConfigProvider resolves ${env:...} against this.
 func WorkerEnviron(environ []string) []string {
-	out := make([]string, 0, len(environ)+3)
-	for _, kv := range environ {
-		if !strings.HasPrefix(kv, OwnEnvPrefix) {
-			out = append(out, kv)
-		}
-	}
+	out := WithoutOwn(environ)
 	set := func(name, val string) {
-		if cur, _ := lookupEnv(out, name); cur == "" && val != "" {
+		if cur, _ := LookupEnv(out, name); cur == "" && val != "" {
 			out = append(out, name+"="+val)
 		}
 	}
-	host, _ := lookupEnv(out, "HOST")
-	port0, _ := lookupEnv(out, "PORT0")
+	host, _ := LookupEnv(out, "HOST")
+	port0, _ := LookupEnv(out, "PORT0")
 	set("CONNECT_REST_ADVERTISED_HOST_NAME", host)
 	set("CONNECT_REST_ADVERTISED_PORT", port0)
 	set("CONNECT_REST_PORT", "8083")
@@ -244,7 +239,7 @@ func lookup(providers map[string]*provider, name, path, key string, environ []st
 		if pr.allowlist != nil && !pr.allowlist.MatchString(key) {
 			return "", fmt.Errorf("provider %q: environment variable %q does not match config.providers.%s.param.allowlist.pattern", name, key, name)
 		}
-		v, ok := lookupEnv(environ, key)
+		v, ok := LookupEnv(environ, key)
 		if !ok {
 			return "", fmt.Errorf("provider %q: environment variable %q is not set in the worker's environment", name, key)
 		}

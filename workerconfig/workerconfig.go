@@ -26,6 +26,19 @@ const EnvPrefix = "CONNECT_"
 // never worker properties and are invisible to Connect's EnvVarConfigProvider.
 const OwnEnvPrefix = "CONNECT_INIT_"
 
+// WithoutOwn drops connect-init's own CONNECT_INIT_* variables: the worker,
+// its config providers and its children see the environment as if
+// connect-init had never been there.
+func WithoutOwn(environ []string) []string {
+	out := make([]string, 0, len(environ))
+	for _, kv := range environ {
+		if !strings.HasPrefix(kv, OwnEnvPrefix) {
+			out = append(out, kv)
+		}
+	}
+	return out
+}
+
 // Properties holds worker properties, keyed by property name
 // ("bootstrap.servers", "group.id", ...). Values are kept exactly as Connect
 // receives them (no trimming); accessors apply Kafka's ConfigDef trimming.

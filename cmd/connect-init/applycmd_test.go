@@ -17,6 +17,7 @@ import (
 	"github.com/connect-init/connect-init/entrypoint"
 	"github.com/connect-init/connect-init/restclient"
 	"github.com/connect-init/connect-init/settings"
+	"github.com/connect-init/connect-init/workerconfig"
 )
 
 // TestApplyBadInput: every bad flag or file is exit 2 naming what the user
@@ -140,7 +141,7 @@ func TestStartApplyChild(t *testing.T) {
 	if !strings.Contains(envOut, "CONNECT_INIT_CONNECTORS_DIR=/etc/connectors") || !strings.Contains(envOut, "CONNECT_GROUP_ID=g") {
 		t.Errorf("child env lacks run's settings:\n%s", envOut)
 	}
-	if strings.Contains(strings.Join(entrypoint.FilterEnv(env), "\n"), "CONNECT_INIT_") {
+	if strings.Contains(strings.Join(workerconfig.WithoutOwn(env), "\n"), "CONNECT_INIT_") {
 		t.Error("the worker's environment would carry CONNECT_INIT_*")
 	}
 

@@ -21,6 +21,7 @@ import (
 	"github.com/connect-init/connect-init/gate/peers"
 	"github.com/connect-init/connect-init/gate/peers/peerstest"
 	"github.com/connect-init/connect-init/internal/testbed"
+	"github.com/connect-init/connect-init/restclient"
 )
 
 // healthcheckResult is one run of `connect-init healthcheck`.

@@ -155,15 +155,6 @@ func lockMode(s settings.Settings) (mode, jar string, err error) {
 	return mode, "", nil
 }
 
-func envValue(environ []string, key string) string {
-	for i := len(environ) - 1; i >= 0; i-- {
-		if k, v, ok := strings.Cut(environ[i], "="); ok && k == key {
-			return strings.TrimSpace(v)
-		}
-	}
-	return ""
-}
-
 // inWorkerPlan is the wiring for one worker: the properties to add and
 // where Connect will read them.
 type inWorkerPlan struct {
@@ -290,7 +281,7 @@ func (p *inWorkerPlan) apply(command *entrypoint.Command) error {
 		}
 	}
 	cp := p.jar
-	if cur := envValue(command.Env, "CLASSPATH"); cur != "" {
+	if cur := settings.Lookup(command.Env, "CLASSPATH"); cur != "" {
 		cp += ":" + cur
 	}
 	command.Env = setEnv(command.Env, "CLASSPATH", cp)

@@ -156,7 +156,7 @@ func TestInWorkerWiringThroughVariables(t *testing.T) {
 			t.Errorf("worker sees %s=%q, want %q", k, seen[k], v)
 		}
 	}
-	if cp := envValue(cmd.Env, "CLASSPATH"); cp != jar+":/opt/extra.jar" {
+	if cp := settings.Lookup(cmd.Env, "CLASSPATH"); cp != jar+":/opt/extra.jar" {
 		t.Errorf("CLASSPATH=%q, want the jar first", cp)
 	}
 	for _, kv := range cmd.Env {

@@ -211,17 +211,7 @@ func logConfigErrorAt(log *slog.Logger, gate string, err error) {
 }
 
 func newLogger(w io.Writer, s settings.Settings) *slog.Logger {
-	var level slog.Level
-	switch strings.ToLower(s.LogLevel) {
-	case "debug":
-		level = slog.LevelDebug
-	case "warn", "warning":
-		level = slog.LevelWarn
-	case "error":
-		level = slog.LevelError
-	default:
-		level = slog.LevelInfo
-	}
+	level, _ := settings.ParseLogLevel(s.LogLevel)
 	opts := &slog.HandlerOptions{Level: level}
 	var h slog.Handler
 	if s.LogFormat == "json" {
