@@ -164,7 +164,7 @@ var CoordinatorChecks = []Check[Coordinator]{
 				c.GroupID, c.Partition, c.Replicas, c.ISR)
 		},
 		Evidence: func(c Coordinator) string {
-			return fmt.Sprintf("group %q -> __consumer_offsets partition %d (abs(hashCode) %% %d): replicas %v, ISR %v, leader %d, %d in-sync replica(s) on a %d-broker cluster; broker setting offsets.topic.replication.factor=%s; if broker %s stops, no worker can find its coordinator (FindCoordinator answers COORDINATOR_NOT_AVAILABLE, incident 2)",
+			return fmt.Sprintf("group %q -> __consumer_offsets partition %d (abs(hashCode) %% %d): replicas %v, ISR %v, leader %d, %d in-sync replica(s) on a %d-broker cluster; broker setting offsets.topic.replication.factor=%s; if broker %s stops, no worker can find its coordinator (FindCoordinator answers COORDINATOR_NOT_AVAILABLE)",
 				c.GroupID, c.Partition, c.Partitions, c.Replicas, c.ISR, c.Leader, len(c.ISR), c.Brokers, orUnknown(c.OffsetsTopicReplicationFactor), joinIDs(c.ISR))
 		},
 		Fix: func(Coordinator) string {

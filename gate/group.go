@@ -184,7 +184,7 @@ type ForeignMember struct {
 	Message string `json:"message"`
 }
 
-// GroupGate is the group gate's identity check (DESIGN.md): before our
+// GroupGate is the group gate's identity check: before our
 // worker joins, every current member of the worker group gets a verdict
 // (ours, foreign, unverified; bootstrap/identity.go lists the rules and the
 // Connect source behind each), and the gate refuses when any member is

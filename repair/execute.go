@@ -38,7 +38,7 @@ type State struct {
 	FollowerThrottled map[string][]string
 }
 
-// Throttle is what Execute sets for the reassignment and removes after it:
+// Throttle is what Executor.Run sets for the reassignment and removes after it:
 // on topics, leader.replication.throttled.replicas (the replicas that send)
 // and follower.replication.throttled.replicas (those that receive); on the
 // brokers, leader/follower.replication.throttled.rate (RateBytes per second;
@@ -51,7 +51,7 @@ type Throttle struct {
 	Leader, Follower map[string][]string
 }
 
-// Cluster is what Execute needs from Kafka; sarama.go has the real one.
+// Cluster is what Executor.Run needs from Kafka; sarama.go has the real one.
 type Cluster interface {
 	// Describe reads the live brokers, the topics' partitions, all
 	// reassignments in progress and the topics' follower throttle lists.
@@ -66,7 +66,7 @@ type Cluster interface {
 }
 
 // ForeignReassignmentError is a reassignment in progress that this tool did
-// not start: Execute refuses to add its own beside it.
+// not start: Executor.Run refuses to add its own beside it.
 type ForeignReassignmentError struct {
 	Running []Reassignment
 }
@@ -89,7 +89,7 @@ func (e *ForeignReassignmentError) Error() string {
 // throttle, and whether to change anything.
 type Request struct {
 	// Topics are the topics to raise, with their target factors.
-	// Partitions are read by Execute and need not be filled in.
+	// Partitions are read by Executor.Run and need not be filled in.
 	Topics []TopicRequest
 	// RateBytes is the replication throttle in bytes per second (0: none).
 	RateBytes int64
@@ -103,7 +103,7 @@ type Request struct {
 type Result struct {
 	Plan Plan
 	// Resumed are reassignments this tool started earlier and found still
-	// in progress: Execute follows them instead of planning them again.
+	// in progress: Executor.Run follows them instead of planning them again.
 	Resumed []Move
 	// Submitted is true once the plan's moves were handed to Kafka.
 	Submitted bool
@@ -165,7 +165,7 @@ func (x *Executor) Look(ctx context.Context, req Request) (Result, State, error)
 
 // ours reports whether a reassignment in progress is one this tool
 // started: it only adds replicas, and the topic's follower throttle list
-// (which Execute sets before it submits) names every replica it adds.
+// (which Executor.Run sets before it submits) names every replica it adds.
 func ours(r Reassignment, throttled []string) (Move, bool) {
 	if len(r.Removing) > 0 || len(r.Adding) == 0 {
 		return Move{}, false

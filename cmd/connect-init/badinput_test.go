@@ -176,6 +176,7 @@ func badInputs() []badInput {
 
 		// usage
 		{name: "unknown command", args: []string{"prepair"}, named: "unknown command", cmds: []string{""}},
+		{name: "version with a flag", args: []string{"version", "--bogus"}, named: "version takes no flags", cmds: []string{""}},
 		{name: "worker command missing", args: []string{"--", "/nonexistent/connect-distributed"}, named: "/nonexistent/connect-distributed", cmds: []string{"run"}},
 		{name: "prepare with a command", args: []string{"/bin/true"}, named: "prepare takes no command", cmds: []string{"prepare"}},
 	}
@@ -325,5 +326,17 @@ func checkOneErrorEvent(t *testing.T, where, stderr, format string, row badInput
 	}
 	if ev["msg"] != "bad configuration" || ev["level"] != "ERROR" || ev["gate"] != "settings" {
 		t.Errorf("%s: event %v", where, ev)
+	}
+}
+
+// A usage error is one line and a pointer to help, not a page of usage.
+func TestUsageErrorsAreOneLine(t *testing.T) {
+	for _, args := range [][]string{{"prepair"}, {"version", "--bogus"}, {"version", "extra"}} {
+		var stdout, stderr bytes.Buffer
+		code := run(context.Background(), args, nil, &stdout, &stderr)
+		lines := strings.Split(strings.TrimSpace(stderr.String()), "\n")
+		if code != exitConfig || len(lines) != 1 || stdout.Len() != 0 || !strings.Contains(lines[0], "connect-init help") && !strings.Contains(lines[0], "connect-init version") {
+			t.Errorf("%q: exit %d, stdout %q, stderr %q; want exit 2 and one line naming the fix", args, code, stdout.String(), stderr.String())
+		}
 	}
 }

@@ -196,7 +196,7 @@ func repairTargets(ctx context.Context, cfg *settings.Config, cluster *repair.Sa
 			t.TargetRF, t.Why = n, fmt.Sprintf("offsets.topic.replication.factor=%d on the brokers", n)
 			if n < 2 && len(st.Brokers) >= 2 {
 				t.TargetRF = min(3, len(st.Brokers))
-				t.Why = fmt.Sprintf("offsets.topic.replication.factor=%d on the brokers, too few for a %d-broker cluster (incident 2); raising to %d; set offsets.topic.replication.factor=%d on the brokers too",
+				t.Why = fmt.Sprintf("offsets.topic.replication.factor=%d on the brokers, too few for a %d-broker cluster (a single-replica __consumer_offsets); raising to %d; set offsets.topic.replication.factor=%d on the brokers too",
 					n, len(st.Brokers), t.TargetRF, t.TargetRF)
 			}
 		}

@@ -18,7 +18,7 @@ import (
 	"github.com/connect-init/connect-init/workerconfig"
 )
 
-// Exit codes of the external contract (DESIGN.md).
+// Exit codes of the external contract (the README's commands table).
 const (
 	exitOK     = 0
 	exitGate   = 1
@@ -34,7 +34,7 @@ var subcommands = []struct{ name, summary string }{
 	{"config", "print the worker configuration as the worker will see it, with where each value comes from"},
 	{"healthcheck", "exit 0 when the local worker has joined its group and serves requests"},
 	{"apply", "create, update (and with --prune delete) connectors from a directory of definitions, then wait until they run"},
-	{"repair", "raise the replication factor of __consumer_offsets and Connect's topics online (incident 2); --execute to carry it out"},
+	{"repair", "raise the replication factor of __consumer_offsets and Connect's topics online (a single-replica __consumer_offsets); --execute to carry it out"},
 	{"lock", "lock acquire: wait in the worker for its turn to join (run by the worker's config provider)"},
 	{"version", "print the version"},
 	{"help", "print this help"},
@@ -52,6 +52,10 @@ func run(ctx context.Context, args, env []string, stdout, stderr io.Writer) int 
 	}
 	switch cmd {
 	case "version":
+		if len(args) > 0 {
+			fmt.Fprintf(stderr, "connect-init: version takes no flags or arguments (got %q); run 'connect-init version'\n", args)
+			return exitConfig
+		}
 		fmt.Fprintln(stdout, "connect-init", version)
 		return exitOK
 	case "help", "-h", "--help":
@@ -65,8 +69,7 @@ func run(ctx context.Context, args, env []string, stdout, stderr io.Writer) int 
 		return repairCommand(ctx, args, env, stdout, stderr)
 	case "run", "prepare", "doctor", "healthcheck", "config":
 	default:
-		fmt.Fprintf(stderr, "connect-init: unknown command %q\n", cmd)
-		usage(stderr)
+		fmt.Fprintf(stderr, "connect-init: unknown command %q; run 'connect-init help' for the commands\n", cmd)
 		return exitConfig
 	}
 

@@ -21,16 +21,23 @@ import (
 )
 
 func main() {
-	if err := demo(); err != nil {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	err := demo(ctx)
+	if ctx.Err() != nil {
+		// Ctrl-C is how the demo ends, at any step: stop everything, exit 0.
+		fmt.Println("\ndemo stopped")
+		testbed.KillAll()
+		return
+	}
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "demo:", err)
 		testbed.KillAll()
 		os.Exit(1)
 	}
 }
 
-func demo() error {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
+func demo(ctx context.Context) error {
 	defer testbed.KillAll()
 
 	dir, err := os.MkdirTemp("", "connect-init-demo-")
