@@ -12,7 +12,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"unicode/utf16"
 
 	"github.com/IBM/sarama"
 
@@ -264,7 +263,7 @@ func (p *inWorkerPlan) apply(command *entrypoint.Command) error {
 		b.Write(orig)
 		b.WriteString("\n# Added by connect-init: the worker waits for its turn in the startup lock (CONNECT_INIT_LOCK_MODE).\n")
 		for _, kv := range p.props {
-			b.WriteString(kv[0] + "=" + escapePropertyValue(kv[1]) + "\n")
+			b.WriteString(kv[0] + "=" + workerconfig.EscapeValue(kv[1]) + "\n")
 		}
 		dir, err := os.MkdirTemp("", "connect-init-")
 		if err != nil {
@@ -277,7 +276,7 @@ func (p *inWorkerPlan) apply(command *entrypoint.Command) error {
 		command.Argv[p.fileArg] = out
 	} else {
 		for _, kv := range p.props {
-			command.Env = setEnv(command.Env, workerconfig.EnvName(kv[0]), escapePropertyValue(kv[1]))
+			command.Env = setEnv(command.Env, workerconfig.EnvName(kv[0]), workerconfig.EscapeValue(kv[1]))
 		}
 	}
 	cp := p.jar
@@ -296,34 +295,6 @@ func setEnv(env []string, key, val string) []string {
 		}
 	}
 	return append(out, key+"="+val)
-}
-
-// escapePropertyValue writes v so that java.util.Properties reads it back
-// unchanged: every value the wiring adds passes through Properties.load,
-// written by us or by the image's template.
-func escapePropertyValue(v string) string {
-	var b strings.Builder
-	for i, r := range v {
-		switch {
-		case r == '\\':
-			b.WriteString(`\\`)
-		case r == '\n':
-			b.WriteString(`\n`)
-		case r == '\r':
-			b.WriteString(`\r`)
-		case r == '\t':
-			b.WriteString(`\t`)
-		case r == ' ' && i == 0:
-			b.WriteString(`\ `)
-		case r > 0x7e || r < 0x20:
-			for _, u := range utf16.Encode([]rune{r}) {
-				fmt.Fprintf(&b, `\u%04X`, u)
-			}
-		default:
-			b.WriteRune(r)
-		}
-	}
-	return b.String()
 }
 
 // withoutInWorkerWiring is environ as run found it: the worker's

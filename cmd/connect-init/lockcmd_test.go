@@ -230,18 +230,6 @@ func TestInWorkerWiringThroughPropertiesFile(t *testing.T) {
 	}
 }
 
-func TestEscapePropertyValueRoundTrips(t *testing.T) {
-	for _, v := range []string{"", "plain", ` leading`, `C:\dir\file`, "tab\tnew\nline\r", "ünïcödé 😀", "a=b:c#d!e", "trailing\\"} {
-		got, err := workerconfig.Parse([]byte("k=" + escapePropertyValue(v) + "\n"))
-		if err != nil {
-			t.Fatalf("%q: %v", v, err)
-		}
-		if got["k"] != v {
-			t.Errorf("escape(%q) reads back as %q", v, got["k"])
-		}
-	}
-}
-
 func TestWithoutInWorkerWiringKeepsOtherProviders(t *testing.T) {
 	got := withoutInWorkerWiring([]string{"CONNECT_CONFIG_PROVIDERS=a,connectinit", "CONNECT_CONFIG_PROVIDERS_CONNECTINIT_CLASS=x", "CONNECT_CONFIG_PROVIDERS_A_CLASS=y", "OTHER=1"})
 	want := []string{"CONNECT_CONFIG_PROVIDERS=a", "CONNECT_CONFIG_PROVIDERS_A_CLASS=y", "OTHER=1"}

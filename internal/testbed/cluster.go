@@ -7,10 +7,11 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/connect-init/connect-init/workerconfig"
 )
 
 // Listener is an extra client listener every broker gets, e.g.
@@ -461,29 +462,7 @@ func (c *Cluster) Close() {
 }
 
 func writeProperties(path string, props map[string]string) error {
-	keys := make([]string, 0, len(props))
-	for k := range props {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	var b strings.Builder
-	for _, k := range keys {
-		b.WriteString(k)
-		b.WriteString("=")
-		b.WriteString(escapeProperty(props[k]))
-		b.WriteString("\n")
-	}
-	return os.WriteFile(path, []byte(b.String()), 0o644)
-}
-
-// escapeProperty escapes a value for a Java .properties file.
-func escapeProperty(v string) string {
-	r := strings.NewReplacer(`\`, `\\`, "\n", `\n`, "\r", `\r`, "\t", `\t`)
-	v = r.Replace(v)
-	if strings.HasPrefix(v, " ") {
-		v = `\` + v
-	}
-	return v
+	return os.WriteFile(path, workerconfig.Format(props), 0o644)
 }
 
 // Unregister removes node id's broker registration from the KRaft
