@@ -10,10 +10,8 @@ import (
 	"log/slog"
 	"net/http"
 	"os"
-	"os/exec"
 	"sort"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/IBM/sarama"
@@ -28,6 +26,7 @@ import (
 	"github.com/connect-init/connect-init/kafka"
 	"github.com/connect-init/connect-init/restclient"
 	"github.com/connect-init/connect-init/settings"
+	"github.com/connect-init/connect-init/startup"
 	"github.com/connect-init/connect-init/workerconfig"
 )
 
@@ -52,9 +51,6 @@ import (
 // applyPoll is the pause between two looks for a worker.
 const applyPoll = time.Second
 
-// applyClock is the clock of the apply command; tests replace it.
-var applyClock clock.Clock = clock.System{}
-
 // applyFlags are apply's own flags.
 type applyFlags struct {
 	dir       string
@@ -71,11 +67,12 @@ type applyFlags struct {
 // of the group answered, or the wait timed out; 2: a bad file (named with
 // its line), a definition Connect's validation refused, or bad flags;
 // 128+signal when SIGTERM or SIGINT stopped it.
-func applyCommand(ctx context.Context, args, env []string, stdout, stderr io.Writer) int {
+func (c *cli) applyCommand(ctx context.Context, args []string) int {
+	env, stdout, stderr := c.env, c.stdout, c.stderr
 	s, err := settings.LoadSettings(env)
 	if err != nil {
 		logConfigError(earlyLogger(stderr, env, args), err)
-		return exitConfig
+		return startup.ExitConfig
 	}
 	fs := flag.NewFlagSet("connect-init apply", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
@@ -98,25 +95,25 @@ func applyCommand(ctx context.Context, args, env []string, stdout, stderr io.Wri
 	switch {
 	case fs.NArg() > 0:
 		logConfigError(early, &settings.ConfigError{Setting: "command line", Problem: fmt.Sprintf("apply takes no arguments (got %q)", fs.Args()), Fix: "name the directory with --dir"})
-		return exitConfig
+		return startup.ExitConfig
 	case strings.TrimSpace(af.dir) == "":
 		logConfigError(early, &settings.ConfigError{Setting: "CONNECT_INIT_CONNECTORS_DIR", Problem: "is not set, and --dir is not given", Fix: "point --dir or CONNECT_INIT_CONNECTORS_DIR at a directory of connector definitions (*.json, *.properties)"})
-		return exitConfig
+		return startup.ExitConfig
 	case af.wait < 0:
 		logConfigError(early, &settings.ConfigError{Setting: "--wait", Problem: fmt.Sprintf("is negative (%s)", af.wait), Fix: "use a duration such as 5m, or 0 not to wait"})
-		return exitConfig
+		return startup.ExitConfig
 	case af.waitLocal && af.url != "":
 		logConfigError(early, &settings.ConfigError{Setting: "--url", Problem: "is given with --wait-local, which applies to this container's worker", Fix: "use one of them"})
-		return exitConfig
+		return startup.ExitConfig
 	case af.url != "":
 		if _, err := restclient.Parse(af.url); err != nil {
 			logConfigError(early, &settings.ConfigError{Setting: "--url", Problem: err.Error(), Fix: "give a worker's REST URL, e.g. http://connect-1:8083"})
-			return exitConfig
+			return startup.ExitConfig
 		}
 	}
 	if err := s.Validate(); err != nil {
 		logConfigError(early, err)
-		return exitConfig
+		return startup.ExitConfig
 	}
 	log := newLogger(stderr, s)
 	out := stdout
@@ -134,7 +131,7 @@ func applyCommand(ctx context.Context, args, env []string, stdout, stderr io.Wri
 	if err != nil {
 		log.Error("bad connector definition", "gate", "apply", "error", err.Error(), "setting", s.Name("CONNECT_INIT_CONNECTORS_DIR"),
 			"fix", "correct the file; nothing was written")
-		return exitConfig
+		return startup.ExitConfig
 	}
 	for _, f := range skipped {
 		log.Info("ignored a file of the connectors directory", "file", f, "why", "only *.json and *.properties are definitions")
@@ -143,10 +140,10 @@ func applyCommand(ctx context.Context, args, env []string, stdout, stderr io.Wri
 		log.Warn("no connector definitions", "dir", af.dir)
 	}
 
-	cfg, clients, err := loadConfig(env, s, log)
+	cfg, clients, err := startup.LoadConfig(c.options, env, s, log)
 	if err != nil {
 		logConfigError(log, err)
-		return exitConfig
+		return startup.ExitConfig
 	}
 	defer clients.Close()
 	if err := connectForLock(ctx, cfg, clients, log); err != nil {
@@ -155,9 +152,9 @@ func applyCommand(ctx context.Context, args, env []string, stdout, stderr io.Wri
 			return se.ExitCode()
 		}
 		log.Error("cannot reach the Kafka cluster", "gate", "apply", "error", err.Error())
-		return exitGate
+		return startup.ExitGate
 	}
-	f := &workerFinder{cfg: cfg, clients: clients, log: log, clock: applyClock, local: af.waitLocal}
+	f := &workerFinder{cfg: cfg, clients: clients, log: log, clock: c.clock, local: af.waitLocal}
 	if af.url != "" {
 		f.explicit, f.explicitFrom = []string{af.url}, "--url"
 	} else if len(s.Peers) > 0 && !af.waitLocal {
@@ -165,7 +162,7 @@ func applyCommand(ctx context.Context, args, env []string, stdout, stderr io.Wri
 			u, err := peerURL(p, cfg.AdvertisedURL)
 			if err != nil {
 				logConfigError(log, &settings.ConfigError{Setting: s.Name("CONNECT_INIT_PEERS"), Problem: fmt.Sprintf("entry %q %v", p, err), Fix: "list peers as host or host:port, comma-separated"})
-				return exitConfig
+				return startup.ExitConfig
 			}
 			f.explicit = append(f.explicit, u)
 		}
@@ -179,16 +176,16 @@ func applyCommand(ctx context.Context, args, env []string, stdout, stderr io.Wri
 	if err != nil {
 		log.Error("no worker of the group to apply to", "gate", "apply", "group", cfg.GroupID, "error", err.Error(),
 			"fix", "start the group's workers, or give --url of one of them")
-		return exitGate
+		return startup.ExitGate
 	}
 	log.Info("applying connector definitions", "gate", "apply", "url", api.Target.Raw, "dir", af.dir, "definitions", len(conns), "prune", af.prune, "dry_run", af.dryRun)
-	res := apply.Run(ctx, api, conns, apply.Options{Out: out, Log: log, Clock: applyClock, Prune: af.prune, DryRun: af.dryRun,
+	res := apply.Run(ctx, api, conns, apply.Options{Out: out, Log: log, Clock: c.clock, Prune: af.prune, DryRun: af.dryRun,
 		Wait: af.wait, Source: af.dir})
 	if se, ok := entrypoint.Interrupted(ctx); ok {
 		log.Warn("apply interrupted", "gate", "apply", "signal", se.Signal.String())
 		return se.ExitCode()
 	}
-	if res.Code != exitOK {
+	if res.Code != startup.ExitOK {
 		log.Error("apply failed", "gate", "apply", "failed", strings.Join(res.Failed, ","), "exit", res.Code)
 	} else {
 		log.Info("apply done", "gate", "apply", "created", res.Plan.Count(apply.Create), "updated", res.Plan.Count(apply.Update),
@@ -452,50 +449,4 @@ func (p *prefixWriter) flush() {
 		_, _ = io.WriteString(p.w, p.prefix+string(p.buf)+"\n")
 		p.buf = nil
 	}
-}
-
-// startApplyChild is run's hook in the exec step: with
-// CONNECT_INIT_CONNECTORS_DIR set it starts `connect-init apply
-// --wait-local` beside the worker, just before the exec. The child gets
-// run's whole environment (CONNECT_INIT_* included; the worker's own
-// environment is filtered by entrypoint as always), logs to the same stderr
-// with process=apply and "connect-init apply: " before each plan line, waits
-// until this container's worker is a ready member of its group, applies
-// once (never pruning: several workers may carry the directory) and exits.
-//
-// The child is detached (its own session, stdin from /dev/null) and
-// nothing waits for it. execve keeps connect-init's PID, so its parent is
-// then the worker itself (PID 1 in a container). A JVM does not reap
-// children it did not start, so once the child exits it stays a zombie, a
-// single process-table entry without memory, until the container ends (an
-// init such as `docker run --init` reaps it at once); it runs once, so there
-// is never more than one. If the worker dies first, the child sees itself
-// reparented and exits.
-func startApplyChild(st *startup, log *slog.Logger) {
-	s := st.settings
-	if strings.TrimSpace(s.ConnectorsDir) == "" {
-		return
-	}
-	self, err := executable()
-	if err != nil {
-		log.Warn("cannot start the connector apply beside the worker", "gate", stepExec, "error", err.Error(), "fix", "run connect-init apply as a one-shot job instead")
-		return
-	}
-	args := []string{"apply", "--wait-local", "--dir", s.ConnectorsDir, "--timeout", s.Timeout.String(), "--log-format", s.LogFormat, "--log-level", s.LogLevel}
-	if s.WorkerConfig != "" {
-		args = append(args, "--worker-config", s.WorkerConfig)
-	}
-	if s.Image != "" {
-		args = append(args, "--image", s.Image)
-	}
-	child := exec.Command(self, args...)
-	child.Env = st.env
-	child.Stdout, child.Stderr = os.Stderr, os.Stderr
-	child.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
-	if err := child.Start(); err != nil {
-		log.Warn("cannot start the connector apply beside the worker", "gate", stepExec, "error", err.Error(), "fix", "run connect-init apply as a one-shot job instead")
-		return
-	}
-	log.Info("started the connector apply beside the worker", "gate", stepExec, "pid", child.Process.Pid, "dir", s.ConnectorsDir)
-	_ = child.Process.Release()
 }

@@ -15,6 +15,7 @@ import (
 
 	"github.com/connect-init/connect-init/entrypoint"
 	"github.com/connect-init/connect-init/settings"
+	"github.com/connect-init/connect-init/startup"
 )
 
 // secretMarker is in every secret the bad-input rows use; it must never
@@ -237,12 +238,10 @@ func rowEnv(t *testing.T, row badInput, bootstrap string) []string {
 // print no secret.
 func TestBadInputs(t *testing.T) {
 	bootstrap, conns := countingListener(t)
-	saved := execFunc
-	execFunc = func(c *entrypoint.Command) error {
+	noExec := func(c *entrypoint.Command) error {
 		t.Errorf("a bad input reached the exec of %v", c.Argv)
 		return nil
 	}
-	defer func() { execFunc = saved; configOptions = settings.Options{} }()
 
 	rows := badInputs()
 	if len(rows) < 60 {
@@ -250,7 +249,7 @@ func TestBadInputs(t *testing.T) {
 	}
 	runs := 0
 	for _, row := range rows {
-		configOptions = settings.Options{Root: imageRoot(t, row.image), HostAddress: func() (string, error) { return "192.0.2.10", nil },
+		image := settings.Options{Root: imageRoot(t, row.image), HostAddress: func() (string, error) { return "192.0.2.10", nil },
 			LocalHostAddress: func() (string, error) { return "192.0.2.10", nil }}
 		cmds := row.cmds
 		if cmds == nil {
@@ -273,12 +272,14 @@ func TestBadInputs(t *testing.T) {
 					}
 					ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 					var stdout, stderr bytes.Buffer
-					code := run(ctx, args, env, &stdout, &stderr)
+					c := newCLI(env, &stdout, &stderr)
+					c.options, c.exec = image, noExec
+					code := c.run(ctx, args)
 					cancel()
 					runs++
 					out := stdout.String() + stderr.String()
 					where := row.name + " / " + strings.Join(args, " ") + " / " + level + " " + format
-					if code != exitConfig {
+					if code != startup.ExitConfig {
 						t.Errorf("%s: exit %d, want 2:\n%s", where, code, out)
 						continue
 					}
@@ -335,7 +336,7 @@ func TestUsageErrorsAreOneLine(t *testing.T) {
 		var stdout, stderr bytes.Buffer
 		code := run(context.Background(), args, nil, &stdout, &stderr)
 		lines := strings.Split(strings.TrimSpace(stderr.String()), "\n")
-		if code != exitConfig || len(lines) != 1 || stdout.Len() != 0 || !strings.Contains(lines[0], "connect-init help") && !strings.Contains(lines[0], "connect-init version") {
+		if code != startup.ExitConfig || len(lines) != 1 || stdout.Len() != 0 || !strings.Contains(lines[0], "connect-init help") && !strings.Contains(lines[0], "connect-init version") {
 			t.Errorf("%q: exit %d, stdout %q, stderr %q; want exit 2 and one line naming the fix", args, code, stdout.String(), stderr.String())
 		}
 	}

@@ -10,6 +10,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/connect-init/connect-init/settings"
+	"github.com/connect-init/connect-init/startup"
 )
 
 // configDoc is `connect-init config --json`: what the settings gate read,
@@ -61,25 +62,26 @@ type derivedDoc struct {
 // own settings and what the gates derive from them. It connects to nothing.
 // Exit 0 when the settings gate passes, 2 (after printing what it could
 // read, and the error) when it does not.
-func showConfig(env []string, s settings.Settings, log *slog.Logger, stdout io.Writer, asJSON bool) int {
-	cfg, err := configOptions.Inspect(env, s)
-	logFlavour(log, cfg)
-	doc := buildConfigDoc(env, s, cfg, err)
+func (c *cli) showConfig(s settings.Settings, log *slog.Logger, asJSON bool) int {
+	stdout := c.stdout
+	cfg, err := c.options.Inspect(c.env, s)
+	startup.LogFlavour(log, cfg)
+	doc := buildConfigDoc(c.env, s, cfg, err)
 	if asJSON {
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
 		if werr := enc.Encode(doc); werr != nil {
 			log.Error("write the configuration", "error", werr.Error())
-			return exitGate
+			return startup.ExitGate
 		}
 	} else {
 		writeConfigText(stdout, doc)
 	}
 	if err != nil {
 		logConfigError(log, err)
-		return exitConfig
+		return startup.ExitConfig
 	}
-	return exitOK
+	return startup.ExitOK
 }
 
 func buildConfigDoc(env []string, s settings.Settings, cfg *settings.Config, err error) configDoc {

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/connect-init/connect-init/settings"
+	"github.com/connect-init/connect-init/startup"
 )
 
 // TestConfigDebeziumOnlyVariables: on a Debezium image, a setup with only
@@ -16,13 +17,13 @@ import (
 // advertised host), with each value's source, the flavour logged as
 // detected, and the secret hidden.
 func TestConfigDebeziumOnlyVariables(t *testing.T) {
-	defer func() { configOptions = settings.Options{} }()
-	configOptions = settings.Options{Root: imageRoot(t, "debezium"), HostAddress: func() (string, error) { return "192.0.2.10", nil }}
 	env := []string{"BOOTSTRAP_SERVERS=kafka:9092", "GROUP_ID=dbz", "CONFIG_STORAGE_TOPIC=dbz_configs", "OFFSET_STORAGE_TOPIC=dbz_offsets",
 		"STATUS_STORAGE_TOPIC=dbz_statuses", "ADVERTISED_HOST_NAME=connect-1",
 		"CONNECT_SASL_JAAS_CONFIG=x required password=\"" + secretMarker + "\";"}
 	var stdout, stderr bytes.Buffer
-	if code := run(context.Background(), []string{"config", "--json"}, env, &stdout, &stderr); code != exitOK {
+	c := newCLI(env, &stdout, &stderr)
+	c.options = settings.Options{Root: imageRoot(t, "debezium"), HostAddress: func() (string, error) { return "192.0.2.10", nil }}
+	if code := c.run(context.Background(), []string{"config", "--json"}); code != startup.ExitOK {
 		t.Fatalf("exit %d:\n%s%s", code, stdout.String(), stderr.String())
 	}
 	var doc configDoc

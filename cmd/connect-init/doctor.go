@@ -2,12 +2,12 @@ package main
 
 import (
 	"context"
-	"io"
 	"log/slog"
 
 	diag "github.com/connect-init/connect-init/doctor"
 	"github.com/connect-init/connect-init/entrypoint"
 	"github.com/connect-init/connect-init/settings"
+	"github.com/connect-init/connect-init/startup"
 )
 
 // doctor reads the settings like run, takes one look at the cluster and the
@@ -15,11 +15,12 @@ import (
 // summary and findings (text, or one JSON document). Exit 0 when no finding
 // is an error, 1 otherwise, 2 for bad configuration. Progress and the gates'
 // own messages go to the log (stderr); the report alone goes to stdout.
-func doctor(ctx context.Context, env []string, s settings.Settings, log *slog.Logger, stdout io.Writer, asJSON bool) int {
-	cfg, clients, err := loadConfig(env, s, log)
+func (c *cli) doctor(ctx context.Context, s settings.Settings, log *slog.Logger, asJSON bool) int {
+	stdout := c.stdout
+	cfg, clients, err := startup.LoadConfig(c.options, c.env, s, log)
 	if err != nil {
 		logConfigError(log, err)
-		return exitConfig
+		return startup.ExitConfig
 	}
 	defer clients.Close()
 
@@ -33,7 +34,7 @@ func doctor(ctx context.Context, env []string, s settings.Settings, log *slog.Lo
 	}
 	if err != nil {
 		log.Error("cannot write the report", "error", err.Error())
-		return exitGate
+		return startup.ExitGate
 	}
 	if se, ok := entrypoint.Interrupted(ctx); ok {
 		return se.ExitCode()

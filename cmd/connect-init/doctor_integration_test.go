@@ -14,6 +14,7 @@ import (
 
 	"github.com/IBM/sarama"
 
+	"github.com/connect-init/connect-init/checks"
 	diag "github.com/connect-init/connect-init/doctor"
 	"github.com/connect-init/connect-init/gate"
 )
@@ -57,8 +58,8 @@ func doctorJSON(ctx context.Context, t *testing.T, env []string) (cliResult, dia
 	return res, doc
 }
 
-func findingsByID(doc diag.Document) map[string][]diag.Finding {
-	m := map[string][]diag.Finding{}
+func findingsByID(doc diag.Document) map[string][]checks.Result {
+	m := map[string][]checks.Result{}
 	for _, f := range doc.Findings {
 		m[f.ID] = append(m[f.ID], f)
 	}
@@ -96,7 +97,7 @@ func TestDoctorHealthyCluster(t *testing.T) {
 	t.Logf("doctor --json took %s, exit %d, counts %+v", res.took.Round(time.Millisecond), res.code, doc.Counts)
 	for _, f := range doc.Findings {
 		t.Logf("finding %s [%s] %s: %s", f.Severity, f.ID, f.Summary, f.Evidence)
-		if f.Severity == diag.SeverityError {
+		if f.Severity == checks.Error {
 			t.Errorf("error finding on a healthy cluster: %+v", f)
 		}
 	}
@@ -163,7 +164,7 @@ func TestDoctorWrongTopicLayout(t *testing.T) {
 	// Topic creation is asynchronous: wait until doctor sees both topics.
 	for {
 		res, doc = doctorJSON(ctx, t, env)
-		if len(findingsByID(doc)[diag.IDConfigTopicPartitions]) > 0 && len(findingsByID(doc)[diag.IDTopicNotCompacted]) > 0 {
+		if len(findingsByID(doc)[checks.IDConfigTopicPartitions]) > 0 && len(findingsByID(doc)[checks.IDTopicNotCompacted]) > 0 {
 			break
 		}
 		if ctx.Err() != nil {
@@ -172,18 +173,18 @@ func TestDoctorWrongTopicLayout(t *testing.T) {
 		time.Sleep(time.Second)
 	}
 	byID := findingsByID(doc)
-	if f := byID[diag.IDConfigTopicPartitions][0]; f.Severity != diag.SeverityError || f.Subject != props["config.storage.topic"] ||
+	if f := byID[checks.IDConfigTopicPartitions][0]; f.Severity != checks.Error || f.Subject != props["config.storage.topic"] ||
 		!strings.Contains(f.Evidence, "3 partitions") {
 		t.Errorf("config-topic-partitions: %+v", f)
 	}
-	if f := byID[diag.IDTopicNotCompacted][0]; f.Severity != diag.SeverityError || f.Subject != props["status.storage.topic"] ||
+	if f := byID[checks.IDTopicNotCompacted][0]; f.Severity != checks.Error || f.Subject != props["status.storage.topic"] ||
 		!strings.Contains(f.Evidence, "cleanup.policy=delete") {
 		t.Errorf("topic-not-compacted: %+v", f)
 	}
-	if len(byID[diag.IDTopicNotCompacted]) != 1 {
-		t.Errorf("only the status topic is not compacted: %+v", byID[diag.IDTopicNotCompacted])
+	if len(byID[checks.IDTopicNotCompacted]) != 1 {
+		t.Errorf("only the status topic is not compacted: %+v", byID[checks.IDTopicNotCompacted])
 	}
-	if f := byID[diag.IDInternalTopicMissing]; len(f) != 1 || f[0].Severity != diag.SeverityWarning || f[0].Subject != props["offset.storage.topic"] {
+	if f := byID[checks.IDInternalTopicMissing]; len(f) != 1 || f[0].Severity != checks.Warning || f[0].Subject != props["offset.storage.topic"] {
 		t.Errorf("internal-topic-missing: %+v", f)
 	}
 	if res.code != 1 || doc.ExitCode != 1 {

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/connect-init/connect-init/settings"
+	"github.com/connect-init/connect-init/startup"
 )
 
 // parseCommandFlags parses the flags of `connect-init <usage>` (usage is
@@ -25,14 +26,14 @@ func parseCommandFlags(fs *flag.FlagSet, args, env []string, stderr io.Writer, u
 		fs.SetOutput(stderr)
 		fmt.Fprintf(stderr, "usage of connect-init %s:\n", usage)
 		fs.PrintDefaults()
-		return exitOK, true
+		return startup.ExitOK, true
 	}
 	setting := "command line"
 	if f := flagName(err); f != "" {
 		setting = "--" + f
 	}
 	logConfigError(earlyLogger(stderr, env, args), &settings.ConfigError{Setting: setting, Problem: err.Error(), Fix: "see connect-init " + name + " -h"})
-	return exitConfig, true
+	return startup.ExitConfig, true
 }
 
 // flagName finds the flag a flag package error is about ("" if none).

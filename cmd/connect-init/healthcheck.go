@@ -3,11 +3,11 @@ package main
 import (
 	"context"
 	"fmt"
-	"io"
 	"time"
 
 	"github.com/connect-init/connect-init/gate/peers"
 	"github.com/connect-init/connect-init/settings"
+	"github.com/connect-init/connect-init/startup"
 )
 
 // healthcheckTimeout bounds `connect-init healthcheck` as a whole. A worker
@@ -21,7 +21,8 @@ const healthcheckTimeout = 5 * time.Second
 // has joined its group and serves requests (peers.Health), 1 when not,
 // 2 when the worker settings are unusable. It prints exactly one line: why
 // the worker is (not) healthy, which is what `docker inspect` shows.
-func healthcheck(ctx context.Context, env []string, s settings.Settings, stdout, stderr io.Writer) int {
+func (c *cli) healthcheck(ctx context.Context, s settings.Settings) int {
+	stdout, stderr := c.stdout, c.stderr
 	timeout := healthcheckTimeout
 	if s.Timeout > 0 && s.Timeout < timeout {
 		timeout = s.Timeout
@@ -29,23 +30,23 @@ func healthcheck(ctx context.Context, env []string, s settings.Settings, stdout,
 	// The worker's settings exactly as its image hands them to it (the
 	// settings step): on Debezium's image REST_PORT, not CONNECT_REST_PORT,
 	// is the port.
-	cfg, err := configOptions.Load(env, s)
+	cfg, err := c.options.Load(c.env, s)
 	if err != nil {
 		fmt.Fprintln(stderr, "connect-init healthcheck: bad configuration:", err)
-		return exitConfig
+		return startup.ExitConfig
 	}
 	h, err := peers.LocalHealth(cfg.Worker, cfg.AdvertisedURL, cfg.RESTClientTLS, timeout)
 	if err != nil {
 		fmt.Fprintln(stderr, "connect-init healthcheck: bad configuration:", err)
-		return exitConfig
+		return startup.ExitConfig
 	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	r := h.Check(ctx)
 	if !r.Ready {
 		fmt.Fprintln(stderr, "not healthy:", r.Reason)
-		return exitGate
+		return startup.ExitGate
 	}
 	fmt.Fprintln(stdout, "healthy:", r.Reason)
-	return exitOK
+	return startup.ExitOK
 }

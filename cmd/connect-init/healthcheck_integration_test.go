@@ -22,6 +22,7 @@ import (
 	"github.com/connect-init/connect-init/gate/peers/peerstest"
 	"github.com/connect-init/connect-init/internal/testbed"
 	"github.com/connect-init/connect-init/restclient"
+	"github.com/connect-init/connect-init/startup"
 )
 
 // healthcheckResult is one run of `connect-init healthcheck`.
@@ -70,7 +71,7 @@ func TestHealthcheckRealWorker(t *testing.T) {
 
 	// Right after launch: the JVM has not even bound its port.
 	r := runHealthcheck(ctx, t, props)
-	if r.code != exitGate || !strings.HasPrefix(r.out, "not healthy:") || strings.Count(r.out, "\n") != 0 {
+	if r.code != startup.ExitGate || !strings.HasPrefix(r.out, "not healthy:") || strings.Count(r.out, "\n") != 0 {
 		t.Fatalf("just launched: exit %d, %q", r.code, r.out)
 	}
 	t.Logf("just launched: exit %d in %s: %s", r.code, r.took.Round(time.Millisecond), r.out)
@@ -82,10 +83,10 @@ func TestHealthcheckRealWorker(t *testing.T) {
 	rootAnsweredEarly := false
 	for {
 		r = runHealthcheck(ctx, t, props)
-		if r.code == exitOK {
+		if r.code == startup.ExitOK {
 			break
 		}
-		if r.code != exitGate {
+		if r.code != startup.ExitGate {
 			t.Fatalf("while starting: exit %d, %q", r.code, r.out)
 		}
 		reasons[probeNameRE.ReplaceAllString(r.out, restclient.ProbeConnectorPrefix+"*")] = true
@@ -120,7 +121,7 @@ func TestHealthcheckRealWorker(t *testing.T) {
 	if err := w.Signal(syscall.SIGCONT); err != nil {
 		t.Fatal(err)
 	}
-	if r.code != exitGate || !strings.Contains(r.out, "no answer within the timeout") {
+	if r.code != startup.ExitGate || !strings.Contains(r.out, "no answer within the timeout") {
 		t.Errorf("stopped worker: exit %d, %q", r.code, r.out)
 	}
 	if r.took < 1500*time.Millisecond || r.took > 4*time.Second {
@@ -133,7 +134,7 @@ func TestHealthcheckRealWorker(t *testing.T) {
 	}
 	r = runHealthcheck(ctx, t, props, "CONNECT_INIT_TIMEOUT=10m")
 	_ = w.Signal(syscall.SIGCONT)
-	if r.code != exitGate || r.took > 8*time.Second {
+	if r.code != startup.ExitGate || r.took > 8*time.Second {
 		t.Errorf("stopped worker, CONNECT_INIT_TIMEOUT=10m: exit %d after %s, %q", r.code, r.took, r.out)
 	}
 
@@ -141,7 +142,7 @@ func TestHealthcheckRealWorker(t *testing.T) {
 	deadline := time.Now().Add(90 * time.Second)
 	for {
 		r = runHealthcheck(ctx, t, props)
-		if r.code == exitOK {
+		if r.code == startup.ExitOK {
 			break
 		}
 		if time.Now().After(deadline) {
@@ -155,10 +156,10 @@ func TestHealthcheckRealWorker(t *testing.T) {
 	// but for the listener.)
 	bad := maps.Clone(props)
 	bad["listeners"] = "http://127.0.0.1:0"
-	if r = runHealthcheck(ctx, t, bad); r.code != exitConfig || !strings.Contains(r.out, "listeners") {
+	if r = runHealthcheck(ctx, t, bad); r.code != startup.ExitConfig || !strings.Contains(r.out, "listeners") {
 		t.Errorf("port 0: exit %d, %q", r.code, r.out)
 	}
-	if r = runHealthcheck(ctx, t, props, "CONNECT_INIT_WORKER_CONFIG=/nonexistent/worker.properties"); r.code != exitConfig {
+	if r = runHealthcheck(ctx, t, props, "CONNECT_INIT_WORKER_CONFIG=/nonexistent/worker.properties"); r.code != startup.ExitConfig {
 		t.Errorf("missing worker file: exit %d, %q", r.code, r.out)
 	}
 }
@@ -189,7 +190,7 @@ func TestHealthcheckLoopingWorker(t *testing.T) {
 	if err := b.WaitHealthy(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if r := runHealthcheck(ctx, t, bProps); r.code != exitOK {
+	if r := runHealthcheck(ctx, t, bProps); r.code != startup.ExitOK {
 		t.Fatalf("first cluster's worker: exit %d, %q", r.code, r.out)
 	}
 
@@ -207,7 +208,7 @@ func TestHealthcheckLoopingWorker(t *testing.T) {
 	rootOK := 0
 	for i := 0; i < 3; i++ {
 		r := runHealthcheck(ctx, t, aProps)
-		if r.code != exitGate || !strings.HasPrefix(r.out, "not healthy:") {
+		if r.code != startup.ExitGate || !strings.HasPrefix(r.out, "not healthy:") {
 			t.Fatalf("looping worker, look %d: exit %d, %q", i, r.code, r.out)
 		}
 		t.Logf("looping worker, look %d (%d \"Forcing rebalance\" so far): %s", i, a.CountInLog("Forcing rebalance"), r.out)

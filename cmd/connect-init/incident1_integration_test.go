@@ -16,7 +16,7 @@ import (
 
 	"github.com/IBM/sarama"
 
-	diag "github.com/connect-init/connect-init/doctor"
+	"github.com/connect-init/connect-init/checks"
 	"github.com/connect-init/connect-init/gate"
 )
 
@@ -185,14 +185,14 @@ func TestIncident1ForeignGroupMember(t *testing.T) {
 		if res.code != 1 || doc.ExitCode != 1 {
 			t.Errorf("doctor --json exited %d (document %d), want 1", res.code, doc.ExitCode)
 		}
-		fs := findingsByID(doc)[diag.IDForeignGroupMember]
+		fs := findingsByID(doc)[checks.IDForeignGroupMember]
 		if len(fs) != 1 {
 			t.Fatalf("want one foreign-group-member finding, got %+v (all: %+v)", fs, doc.Findings)
 		}
 		t.Logf("doctor --json output:\n%s", res.stdout)
 		f := fs[0]
 		t.Logf("doctor finding: [%s] %s\n  evidence: %s\n  fix: %s", f.ID, f.Summary, f.Evidence, f.Fix)
-		if f.Severity != diag.SeverityError || f.Subject != member.MemberID {
+		if f.Severity != checks.Error || f.Subject != member.MemberID {
 			t.Errorf("finding: %+v", f)
 		}
 		for _, want := range []string{member.MemberID, member.URL, member.ClientHost, fmt.Sprintf("reported config offset %d vs our config topic's end offset 0", *member.ConfigOffset)} {

@@ -1,327 +1,25 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"log/slog"
-	"os"
-	"path/filepath"
-	"strconv"
-	"strings"
 
 	"github.com/IBM/sarama"
 
-	"github.com/connect-init/connect-init/entrypoint"
 	"github.com/connect-init/connect-init/gate"
 	"github.com/connect-init/connect-init/internal/clock"
 	"github.com/connect-init/connect-init/kafka"
 	"github.com/connect-init/connect-init/settings"
-	"github.com/connect-init/connect-init/workerconfig"
+	"github.com/connect-init/connect-init/startup"
 )
-
-// The in-worker startup lock (issue 14).
-//
-// Today's lock makes connect-init wait for the worker's turn before it execs
-// the JVM, so the whole JVM start (class loading, plugin scan) is
-// serialised, while only the group join needs to be. Connect resolves
-// ${provider:key} references in the worker configuration while it builds
-// its DistributedConfig: in AbstractConnectCli.startConnect after
-// `new Plugins(workerProps)` (the plugin scan) and before the herder is
-// created and started (DistributedHerder.run: startServices reads the
-// internal topics, then tick joins the group). That order is the same in
-// Kafka 3.9.1 and 4.3.1 (checked in their connect-runtime bytecode) and in
-// the sources since 2.0.
-//
-// So in "worker" mode run execs the JVM at once, with the worker
-// configuration wired to connect-init's ConfigProvider
-// (java/connect-init-provider): one property refers to
-// ${connectinit:startup.lock}, and the provider's get() runs
-// `connect-init lock acquire --watch-stdin`, which is this file's command.
-// The child learns connect-init's settings from the provider's parameters
-// (config.providers.connectinit.param.env.*, turned back into
-// CONNECT_INIT_* variables by the provider), and the worker settings from
-// the worker's own environment and properties file, as run did.
-
-// Lock modes, CONNECT_INIT_LOCK_MODE.
-const (
-	lockModeAuto   = "auto"   // worker when possible, else exec
-	lockModeWorker = "worker" // in the worker, or fail
-	lockModeExec   = "exec"   // before the exec, as before issue 14
-)
-
-// Names of the in-worker wiring.
-const (
-	// providerName is the config provider's name in config.providers.
-	providerName = "connectinit"
-	// providerClass is java/connect-init-provider's class.
-	providerClass = "com.github.connectinit.provider.StartupLockConfigProvider"
-	// providerPrefix starts every property the wiring adds but
-	// config.providers itself.
-	providerPrefix = "config.providers." + providerName + "."
-	// gateProperty is the property whose value refers to the provider. It
-	// lives in the provider's own namespace, which Connect resolves like
-	// any other property and which no client or plugin reads.
-	gateProperty = providerPrefix + "param.gate"
-	gateRef      = "${" + providerName + ":startup.lock}"
-	// providerJarName is the jar `make jar` builds.
-	providerJarName = "connect-init-provider.jar"
-)
-
-// defaultProviderJars are where the Dockerfile installs the jar: a
-// directory each image's launcher puts on the worker's classpath
-// (cp-kafka-connect, apache/kafka, Debezium), first found wins.
-var defaultProviderJars = []string{
-	"/usr/share/java/kafka/" + providerJarName,
-	"/opt/kafka/libs/" + providerJarName,
-	"/kafka/libs/" + providerJarName,
-}
-
-// envRenderingLaunchers are worker commands that write the CONNECT_*
-// variables into the worker properties file before starting Connect:
-// Confluent's run script (dub/ub template) and Debezium's entrypoint.
-var envRenderingLaunchers = map[string]bool{
-	"/etc/confluent/docker/run": true,
-	"/docker-entrypoint.sh":     true,
-}
-
-// lockStdin is what `lock acquire --watch-stdin` watches; tests replace it.
-var lockStdin io.Reader = os.Stdin
-
-// executable is connect-init's own path, which the provider runs; tests
-// replace it.
-var executable = os.Executable
 
 // errWorkerGone is the cancellation cause when the worker that runs `lock
 // acquire` has died (its end of our stdin closed).
 var errWorkerGone = errors.New("the worker exited (stdin closed)")
-
-// planStartupLock decides, before any gate, where this worker will wait
-// for its turn, and logs the decision with its reason. A nil plan means
-// before the exec (run takes the lock itself); otherwise run applies the
-// plan to command after the gates and execs at once. A bad
-// CONNECT_INIT_LOCK_MODE or CONNECT_INIT_LOCK_JAR, or mode worker when the
-// in-worker lock is not possible, is a configuration error.
-func planStartupLock(cfg *settings.Config, command *entrypoint.Command, log *slog.Logger) (*inWorkerPlan, error) {
-	mode, jar, err := lockMode(cfg.Settings)
-	if err != nil {
-		return nil, err
-	}
-	if mode == lockModeExec {
-		log.Info("startup lock mode", "mode", lockModeExec, "why", "CONNECT_INIT_LOCK_MODE=exec")
-		return nil, nil
-	}
-	plan, why := planInWorker(cfg, command, jar)
-	if plan == nil {
-		if mode == lockModeWorker {
-			return nil, &settings.ConfigError{Setting: "CONNECT_INIT_LOCK_MODE", Problem: "is worker, but the in-worker lock is not possible: " + why,
-				Fix: "install " + providerJarName + " on the worker's classpath and set CONNECT_INIT_LOCK_JAR, or use CONNECT_INIT_LOCK_MODE=auto or exec"}
-		}
-		log.Info("startup lock mode", "mode", lockModeExec, "why", why)
-		return nil, nil
-	}
-	log.Info("startup lock mode", "mode", lockModeWorker, "jar", jar, "wiring", plan.rule, "why", "the worker waits for its turn in "+providerClass+" after its plugin scan, before it joins the group")
-	return plan, nil
-}
-
-// lockMode reads CONNECT_INIT_LOCK_MODE and CONNECT_INIT_LOCK_JAR (jar ""
-// when none is found).
-func lockMode(s settings.Settings) (mode, jar string, err error) {
-	mode = strings.ToLower(strings.TrimSpace(s.LockMode))
-	switch mode {
-	case "":
-		mode = lockModeAuto
-	case lockModeAuto, lockModeWorker, lockModeExec:
-	default:
-		return "", "", &settings.ConfigError{Setting: s.Name("CONNECT_INIT_LOCK_MODE"), Problem: fmt.Sprintf("must be auto, worker or exec (got %q)", mode),
-			Fix: "leave it unset (auto: in the worker when its jar is installed, else before the exec)"}
-	}
-	if j := strings.TrimSpace(s.LockJar); j != "" {
-		if st, err := os.Stat(j); err != nil || !st.Mode().IsRegular() {
-			return "", "", &settings.ConfigError{Setting: s.Name("CONNECT_INIT_LOCK_JAR"), Problem: fmt.Sprintf("names %q, which is not a readable file", j),
-				Fix: "point it at " + providerJarName + " on the worker's classpath, or unset it"}
-		}
-		return mode, j, nil
-	}
-	for _, j := range defaultProviderJars {
-		if st, err := os.Stat(j); err == nil && st.Mode().IsRegular() {
-			return mode, j, nil
-		}
-	}
-	return mode, "", nil
-}
-
-// inWorkerPlan is the wiring for one worker: the properties to add and
-// where Connect will read them.
-type inWorkerPlan struct {
-	rule  string // "properties file" or "CONNECT_* variables"
-	jar   string
-	props [][2]string // in order
-	// file mode: the worker's properties file and its index in argv.
-	file    string
-	fileArg int
-}
-
-// planInWorker returns the wiring, or nil and why it is not possible.
-func planInWorker(cfg *settings.Config, command *entrypoint.Command, jar string) (*inWorkerPlan, string) {
-	if jar == "" {
-		return nil, "the provider jar " + providerJarName + " is not installed (looked for CONNECT_INIT_LOCK_JAR and " + strings.Join(defaultProviderJars, ", ") + ")"
-	}
-	self, err := executable()
-	if err != nil {
-		return nil, "connect-init cannot find its own binary for the worker to run: " + err.Error()
-	}
-	for _, name := range strings.Split(cfg.Worker["config.providers"], ",") {
-		if strings.TrimSpace(name) == providerName {
-			return nil, "config.providers already lists a provider named " + providerName
-		}
-	}
-	p := &inWorkerPlan{jar: jar, fileArg: -1}
-	if f := cfg.Settings.WorkerConfig; f != "" {
-		for i, a := range command.Argv[1:] {
-			if a == f || sameFile(a, f) {
-				p.rule, p.file, p.fileArg = "properties file", f, i+1
-				break
-			}
-		}
-	}
-	if p.fileArg < 0 {
-		if !envRenderingLaunchers[command.Path] {
-			return nil, fmt.Sprintf("the worker command %s neither reads CONNECT_INIT_WORKER_CONFIG (not among its arguments) nor writes CONNECT_* variables into the worker configuration", command.Path)
-		}
-		p.rule = "CONNECT_* variables"
-	}
-	providers := cfg.Worker["config.providers"]
-	if strings.TrimSpace(providers) == "" {
-		providers = providerName
-	} else {
-		providers = strings.TrimRight(providers, ",") + "," + providerName
-	}
-	p.props = append(p.props,
-		[2]string{"config.providers", providers},
-		[2]string{providerPrefix + "class", providerClass},
-		[2]string{providerPrefix + "param.command", self},
-	)
-	for _, kv := range childSettings(cfg.Settings) {
-		p.props = append(p.props, [2]string{providerPrefix + "param.env." + kv[0], kv[1]})
-	}
-	p.props = append(p.props, [2]string{gateProperty, gateRef})
-	return p, ""
-}
-
-func sameFile(a, b string) bool {
-	sa, err := os.Stat(a)
-	if err != nil {
-		return false
-	}
-	sb, err := os.Stat(b)
-	return err == nil && os.SameFile(sa, sb)
-}
-
-// childSettings are the settings `lock acquire` needs, as provider
-// parameter suffixes (lock.topic for CONNECT_INIT_LOCK_TOPIC): dotted lower
-// case only, so that every image's rule (dub, ub, Debezium) maps the
-// CONNECT_* variable to the same property.
-func childSettings(s settings.Settings) [][2]string {
-	out := [][2]string{
-		{"timeout", s.Timeout.String()},
-		{"lock.topic", s.LockTopic},
-		{"lock.lease", s.LockLease.String()},
-		{"lock.permits", strconv.Itoa(s.LockPermits)},
-		{"strict", strconv.FormatBool(s.Strict)},
-		{"log.format", s.LogFormat},
-		{"log.level", s.LogLevel},
-	}
-	if s.ExpectedBrokers > 0 {
-		out = append(out, [2]string{"expected.brokers", strconv.Itoa(s.ExpectedBrokers)})
-	}
-	if s.WorkerConfig != "" {
-		out = append(out, [2]string{"worker.config", s.WorkerConfig})
-	}
-	if len(s.Peers) > 0 {
-		out = append(out, [2]string{"peers", strings.Join(s.Peers, ",")})
-	}
-	if s.PeerCheck != "" {
-		out = append(out, [2]string{"peer.check", s.PeerCheck})
-	}
-	return out
-}
-
-// apply rewires command: a copy of the properties file with the wiring
-// appended (the user's file is never written), or CONNECT_* variables; and
-// the jar first on CLASSPATH, which Kafka's launch scripts keep.
-func (p *inWorkerPlan) apply(command *entrypoint.Command) error {
-	if p.fileArg >= 0 {
-		orig, err := os.ReadFile(p.file)
-		if err != nil {
-			return &settings.ConfigError{Setting: "CONNECT_INIT_WORKER_CONFIG", Problem: "cannot be read: " + err.Error()}
-		}
-		var b bytes.Buffer
-		b.Write(orig)
-		b.WriteString("\n# Added by connect-init: the worker waits for its turn in the startup lock (CONNECT_INIT_LOCK_MODE).\n")
-		for _, kv := range p.props {
-			b.WriteString(kv[0] + "=" + workerconfig.EscapeValue(kv[1]) + "\n")
-		}
-		dir, err := os.MkdirTemp("", "connect-init-")
-		if err != nil {
-			return fmt.Errorf("in-worker startup lock: %w", err)
-		}
-		out := filepath.Join(dir, filepath.Base(p.file))
-		if err := os.WriteFile(out, b.Bytes(), 0o600); err != nil {
-			return fmt.Errorf("in-worker startup lock: %w", err)
-		}
-		command.Argv[p.fileArg] = out
-	} else {
-		for _, kv := range p.props {
-			command.Env = setEnv(command.Env, workerconfig.EnvName(kv[0]), workerconfig.EscapeValue(kv[1]))
-		}
-	}
-	cp := p.jar
-	if cur := settings.Lookup(command.Env, "CLASSPATH"); cur != "" {
-		cp += ":" + cur
-	}
-	command.Env = setEnv(command.Env, "CLASSPATH", cp)
-	return nil
-}
-
-func setEnv(env []string, key, val string) []string {
-	out := env[:0:0]
-	for _, kv := range env {
-		if k, _, _ := strings.Cut(kv, "="); k != key {
-			out = append(out, kv)
-		}
-	}
-	return append(out, key+"="+val)
-}
-
-// withoutInWorkerWiring is environ as run found it: the worker's
-// environment, which `lock acquire` inherits, without the CONNECT_*
-// variables the wiring added (connect-init cannot evaluate its own
-// provider, and the variables would otherwise look like user settings).
-func withoutInWorkerWiring(environ []string) []string {
-	out := make([]string, 0, len(environ))
-	for _, kv := range environ {
-		k, v, _ := strings.Cut(kv, "=")
-		prop, ok := workerconfig.PropertyName(k)
-		switch {
-		case ok && strings.HasPrefix(prop, providerPrefix):
-			continue
-		case ok && prop == "config.providers":
-			var keep []string
-			for _, name := range strings.Split(v, ",") {
-				if name != providerName {
-					keep = append(keep, name)
-				}
-			}
-			kv = k + "=" + strings.Join(keep, ",")
-		}
-		out = append(out, kv)
-	}
-	return out
-}
 
 // lockCommand is `connect-init lock acquire [--watch-stdin] [flags]`: the
 // in-worker startup lock's waiter, run by the worker's config provider. It
@@ -330,16 +28,17 @@ func withoutInWorkerWiring(environ []string) []string {
 // does after the lock, and exits 0 when the worker may join its group.
 // With --watch-stdin, the end of stdin (the worker died) withdraws the
 // request; so does SIGTERM.
-func lockCommand(ctx context.Context, args, env []string, stderr io.Writer) int {
+func (c *cli) lockCommand(ctx context.Context, args []string) int {
+	env, stderr := c.env, c.stderr
 	if len(args) == 0 || args[0] != "acquire" {
 		fmt.Fprintln(stderr, "connect-init: usage: connect-init lock acquire [--watch-stdin] [flags]: the in-worker startup lock, run by the worker's config provider")
-		return exitConfig
+		return startup.ExitConfig
 	}
-	env = withoutInWorkerWiring(env)
+	env = startup.WithoutInWorkerWiring(env)
 	settings, err := settings.LoadSettings(env)
 	if err != nil {
 		fmt.Fprintln(stderr, "connect-init:", err)
-		return exitConfig
+		return startup.ExitConfig
 	}
 	fs := flag.NewFlagSet("connect-init lock acquire", flag.ContinueOnError)
 	fs.SetOutput(stderr)
@@ -347,17 +46,17 @@ func lockCommand(ctx context.Context, args, env []string, stderr io.Writer) int 
 	watch := fs.Bool("watch-stdin", false, "withdraw when stdin ends (the worker that runs this died)")
 	if err := fs.Parse(args[1:]); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
-			return exitOK
+			return startup.ExitOK
 		}
-		return exitConfig
+		return startup.ExitConfig
 	}
 	if fs.NArg() > 0 {
 		fmt.Fprintf(stderr, "connect-init: lock acquire takes no arguments (got %q)\n", fs.Args())
-		return exitConfig
+		return startup.ExitConfig
 	}
 	if err := settings.Validate(); err != nil {
 		fmt.Fprintln(stderr, "connect-init:", err)
-		return exitConfig
+		return startup.ExitConfig
 	}
 	log := newLogger(stderr, settings)
 	sarama.Logger = slog.NewLogLogger(log.Handler(), slog.LevelDebug)
@@ -366,29 +65,29 @@ func lockCommand(ctx context.Context, args, env []string, stderr io.Writer) int 
 		ctx, cancel = context.WithCancelCause(ctx)
 		defer cancel(nil)
 		go func() {
-			_, _ = io.Copy(io.Discard, lockStdin)
+			_, _ = io.Copy(io.Discard, c.stdin)
 			cancel(errWorkerGone)
 		}()
 	}
-	cfg, clients, err := loadConfig(env, settings, log)
+	cfg, clients, err := startup.LoadConfig(c.options, env, settings, log)
 	if err != nil {
 		logConfigError(log, err)
-		return exitConfig
+		return startup.ExitConfig
 	}
 	defer clients.Close()
 	log.Info("waiting in the worker for its turn to join the group", "group", cfg.GroupID, "topic", settings.LockTopic)
 	if err := connectForLock(ctx, cfg, clients, log); err != nil {
 		return lockFailed(ctx, log, err)
 	}
-	queued, err := takeStartupLock(ctx, cfg, clients, log)
+	queued, err := startup.TakeLock(ctx, cfg, clients, log)
 	if err != nil {
 		return lockFailed(ctx, log, err)
 	}
-	if err := checkPeers(ctx, cfg, clients, nil, queued, log); err != nil {
+	if err := startup.CheckPeers(ctx, cfg, clients, nil, queued, log); err != nil {
 		return lockFailed(ctx, log, err)
 	}
 	log.Info("the worker joins its group now")
-	return exitOK
+	return startup.ExitOK
 }
 
 // connectForLock waits, within the gates' timeout, until the brokers answer
@@ -410,7 +109,7 @@ func connectForLock(ctx context.Context, cfg *settings.Config, clients *kafka.Cl
 func lockFailed(ctx context.Context, log *slog.Logger, err error) int {
 	if errors.Is(context.Cause(ctx), errWorkerGone) {
 		log.Warn("the worker exited while it waited for the startup lock: request withdrawn")
-		return exitGate
+		return startup.ExitGate
 	}
-	return failed(ctx, log, stepLock, err)
+	return startup.Failed(ctx, log, startup.StepLock, err)
 }

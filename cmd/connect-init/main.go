@@ -6,17 +6,46 @@ package main
 
 import (
 	"context"
+	"io"
 	"os"
 
 	"github.com/connect-init/connect-init/entrypoint"
+	"github.com/connect-init/connect-init/internal/clock"
+	"github.com/connect-init/connect-init/settings"
 )
 
 // version is stamped at build time: -ldflags "-X main.version=v1.2.3".
 var version = "dev"
 
+// cli is one invocation of connect-init: its streams, its environment and
+// the process's seams, which tests replace field by field (a command is a
+// value, never a global).
+type cli struct {
+	env            []string
+	stdout, stderr io.Writer
+	// stdin is what `lock acquire --watch-stdin` watches.
+	stdin io.Reader
+	// options stand for the image's file system and this machine's
+	// addresses (settings.Options); tests play an image with them.
+	options settings.Options
+	// exec replaces the process with the worker.
+	exec func(*entrypoint.Command) error
+	// executable is connect-init's own path, which the in-worker lock's
+	// provider and the apply child run.
+	executable func() (string, error)
+	// clock paces the gates and apply's waits.
+	clock clock.Clock
+}
+
+// newCLI is the real process's cli.
+func newCLI(env []string, stdout, stderr io.Writer) *cli {
+	return &cli{env: env, stdout: stdout, stderr: stderr, stdin: os.Stdin,
+		exec: (*entrypoint.Command).Exec, executable: os.Executable, clock: clock.System{}}
+}
+
 func main() {
 	ctx, stop := entrypoint.NotifyContext(context.Background())
-	code := run(ctx, os.Args[1:], os.Environ(), os.Stdout, os.Stderr)
+	code := newCLI(os.Environ(), os.Stdout, os.Stderr).run(ctx, os.Args[1:])
 	stop()
 	os.Exit(code)
 }

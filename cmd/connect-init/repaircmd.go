@@ -17,6 +17,7 @@ import (
 	"github.com/connect-init/connect-init/kafka"
 	"github.com/connect-init/connect-init/repair"
 	"github.com/connect-init/connect-init/settings"
+	"github.com/connect-init/connect-init/startup"
 )
 
 // consumerOffsets is the broker's offsets topic, the one incident 2 left
@@ -40,11 +41,12 @@ type repairFlags struct {
 // internal topics and their configured replication factors are the
 // worker's. Exit 0 done (or nothing to do, or a dry run), 1 refused or not
 // finished, 2 bad flags or settings, 128+signal interrupted.
-func repairCommand(ctx context.Context, args, env []string, stdout, stderr io.Writer) int {
+func (c *cli) repairCommand(ctx context.Context, args []string) int {
+	env, stdout, stderr := c.env, c.stdout, c.stderr
 	s, err := settings.LoadSettings(env)
 	if err != nil {
 		logConfigError(earlyLogger(stderr, env, args), err)
-		return exitConfig
+		return startup.ExitConfig
 	}
 	fs := flag.NewFlagSet("connect-init repair", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
@@ -90,20 +92,20 @@ func repairCommand(ctx context.Context, args, env []string, stdout, stderr io.Wr
 	}
 	if fs.NArg() > 0 {
 		logConfigError(earlyLogger(stderr, env, args), &settings.ConfigError{Setting: "command line", Problem: fmt.Sprintf("repair takes no arguments (got %q)", fs.Args()), Fix: "see connect-init repair -h"})
-		return exitConfig
+		return startup.ExitConfig
 	}
 	s.Flags = setFlags(fs)
 	if err := s.Validate(); err != nil {
 		logConfigError(earlyLogger(stderr, env, args), err)
-		return exitConfig
+		return startup.ExitConfig
 	}
 	log := newLogger(stderr, s)
 	sarama.Logger = slog.NewLogLogger(log.Handler(), slog.LevelDebug)
 
-	cfg, clients, err := loadConfig(env, s, log)
+	cfg, clients, err := startup.LoadConfig(c.options, env, s, log)
 	if err != nil {
 		logConfigError(log, err)
-		return exitConfig
+		return startup.ExitConfig
 	}
 	defer clients.Close()
 	rctx, cancel := context.WithTimeout(ctx, s.Timeout)
@@ -121,7 +123,7 @@ func runRepair(ctx context.Context, cfg *settings.Config, clients *kafka.Clients
 	client, err := sarama.NewClient(cfg.BootstrapServers, clients.AdminConfig)
 	if err != nil {
 		log.Error("cannot connect to the cluster", "error", kafka.ExplainConnError(err), "bootstrap", strings.Join(cfg.BootstrapServers, ","))
-		return exitGate
+		return startup.ExitGate
 	}
 	defer client.Close()
 	// A client without full metadata learns the controller only from a
@@ -129,18 +131,18 @@ func runRepair(ctx context.Context, cfg *settings.Config, clients *kafka.Clients
 	seed := append([]string{consumerOffsets}, cfg.TopicNames()...)
 	if err := client.RefreshMetadata(seed...); err != nil && !errors.Is(err, sarama.ErrUnknownTopicOrPartition) && !errors.Is(err, sarama.ErrLeaderNotAvailable) {
 		log.Error("cannot read the cluster's metadata", "error", kafka.ExplainConnError(err), "bootstrap", strings.Join(cfg.BootstrapServers, ","))
-		return exitGate
+		return startup.ExitGate
 	}
 	cluster, err := repair.NewSaramaCluster(client)
 	if err != nil {
 		log.Error("cannot connect to the cluster", "error", err.Error())
-		return exitGate
+		return startup.ExitGate
 	}
 	defer cluster.Close()
 	reqs, err := repairTargets(ctx, cfg, cluster, rf)
 	if err != nil {
 		log.Error("cannot plan the repair", "error", err.Error())
-		return exitGate
+		return startup.ExitGate
 	}
 	x := &repair.Executor{Cluster: cluster, Log: log}
 	req := repair.Request{Topics: reqs, RateBytes: rf.rateBytes, Execute: rf.execute}
@@ -148,7 +150,7 @@ func runRepair(ctx context.Context, cfg *settings.Config, clients *kafka.Clients
 	printRepair(stdout, res, req, rf, err)
 	switch {
 	case err == nil:
-		return exitOK
+		return startup.ExitOK
 	case repair.IsForeign(err):
 		log.Error("refusing to repair", "error", err.Error(), "fix", "let the running reassignment finish or cancel it, then run repair again")
 	case repair.IsTooFewBrokers(err):
@@ -156,7 +158,7 @@ func runRepair(ctx context.Context, cfg *settings.Config, clients *kafka.Clients
 	default:
 		log.Error("repair did not finish", "error", err.Error(), "fix", "run connect-init repair --execute again: it resumes the reassignment it started and removes the throttle at the end")
 	}
-	return exitGate
+	return startup.ExitGate
 }
 
 // repairTargets reads the target replication factor of each topic to

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -11,18 +10,8 @@ import (
 
 	"github.com/IBM/sarama"
 
-	"github.com/connect-init/connect-init/entrypoint"
-	"github.com/connect-init/connect-init/internal/clock"
-	"github.com/connect-init/connect-init/kafka"
 	"github.com/connect-init/connect-init/settings"
-	"github.com/connect-init/connect-init/workerconfig"
-)
-
-// Exit codes of the external contract (the README's commands table).
-const (
-	exitOK     = 0
-	exitGate   = 1
-	exitConfig = 2
+	"github.com/connect-init/connect-init/startup"
 )
 
 // subcommands lists every subcommand with its one-line description; help
@@ -40,12 +29,9 @@ var subcommands = []struct{ name, summary string }{
 	{"help", "print this help"},
 }
 
-// execFunc performs the exec; tests replace it so run can be called in
-// process without replacing the test binary.
-var execFunc = func(c *entrypoint.Command) error { return c.Exec() }
-
 // run is the whole program: main only wires the process to it.
-func run(ctx context.Context, args, env []string, stdout, stderr io.Writer) int {
+func (c *cli) run(ctx context.Context, args []string) int {
+	env, stdout, stderr := c.env, c.stdout, c.stderr
 	cmd := "run"
 	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
 		cmd, args = args[0], args[1:]
@@ -54,29 +40,29 @@ func run(ctx context.Context, args, env []string, stdout, stderr io.Writer) int 
 	case "version":
 		if len(args) > 0 {
 			fmt.Fprintf(stderr, "connect-init: version takes no flags or arguments (got %q); run 'connect-init version'\n", args)
-			return exitConfig
+			return startup.ExitConfig
 		}
 		fmt.Fprintln(stdout, "connect-init", version)
-		return exitOK
+		return startup.ExitOK
 	case "help", "-h", "--help":
 		usage(stdout)
-		return exitOK
+		return startup.ExitOK
 	case "lock":
-		return lockCommand(ctx, args, env, stderr)
+		return c.lockCommand(ctx, args)
 	case "apply":
-		return applyCommand(ctx, args, env, stdout, stderr)
+		return c.applyCommand(ctx, args)
 	case "repair":
-		return repairCommand(ctx, args, env, stdout, stderr)
+		return c.repairCommand(ctx, args)
 	case "run", "prepare", "doctor", "healthcheck", "config":
 	default:
 		fmt.Fprintf(stderr, "connect-init: unknown command %q; run 'connect-init help' for the commands\n", cmd)
-		return exitConfig
+		return startup.ExitConfig
 	}
 
 	settings, err := settings.LoadSettings(env)
 	if err != nil {
 		logConfigError(earlyLogger(stderr, env, args), err)
-		return exitConfig
+		return startup.ExitConfig
 	}
 	fs := flag.NewFlagSet("connect-init "+cmd, flag.ContinueOnError)
 	fs.SetOutput(io.Discard) // a bad flag is one error event, not a page of usage
@@ -88,28 +74,35 @@ func run(ctx context.Context, args, env []string, stdout, stderr io.Writer) int 
 	settings.Flags = setFlags(fs)
 	if err := settings.Validate(); err != nil {
 		logConfigError(earlyLogger(stderr, env, args), err)
-		return exitConfig
+		return startup.ExitConfig
 	}
 	log := newLogger(stderr, settings)
 	sarama.Logger = slog.NewLogLogger(log.Handler(), slog.LevelDebug)
 
 	switch cmd {
 	case "run":
-		return runGates(ctx, fs.Args(), env, settings, log, true)
+		return c.startup(ctx, fs.Args(), settings, log, true)
 	case "prepare":
 		if len(fs.Args()) > 0 {
 			fmt.Fprintf(stderr, "connect-init: prepare takes no command (got %q)\n", fs.Args())
-			return exitConfig
+			return startup.ExitConfig
 		}
-		return runGates(ctx, nil, env, settings, log, false)
+		return c.startup(ctx, nil, settings, log, false)
 	case "doctor":
-		return doctor(ctx, env, settings, log, stdout, *asJSON)
+		return c.doctor(ctx, settings, log, *asJSON)
 	case "healthcheck":
-		return healthcheck(ctx, env, settings, stdout, stderr)
+		return c.healthcheck(ctx, settings)
 	case "config":
-		return showConfig(env, settings, log, stdout, *asJSON)
+		return c.showConfig(settings, log, *asJSON)
 	}
-	return exitConfig
+	return startup.ExitConfig
+}
+
+// startup is run (withExec) and prepare: the start-up pipeline of package
+// startup with this process's seams.
+func (c *cli) startup(ctx context.Context, argv []string, s settings.Settings, log *slog.Logger, withExec bool) int {
+	return startup.Run(ctx, startup.Invocation{Argv: argv, Env: c.env, Settings: s, WithExec: withExec, Log: log,
+		Clock: c.clock, Options: c.options, Exec: c.exec, Executable: c.executable, Version: version})
 }
 
 func usage(w io.Writer) {
@@ -188,29 +181,8 @@ func earlyLogger(w io.Writer, env, args []string) *slog.Logger {
 
 // logConfigError logs a bad setting as one event naming the setting the
 // user set, the problem and the fix.
-func logConfigError(log *slog.Logger, err error) { logConfigErrorAt(log, stepSettings, err) }
-
-// logConfigErrorAt is logConfigError for a bad setting found by gate (the
-// lock's topic, the command after --).
-func logConfigErrorAt(log *slog.Logger, gate string, err error) {
-	attrs := []any{"gate", gate, "error", err.Error()}
-	var ce *settings.ConfigError
-	var we *workerconfig.Error
-	switch {
-	case errors.As(err, &ce):
-		attrs = append(attrs, "setting", ce.Setting)
-		if ce.Fix != "" {
-			attrs = append(attrs, "fix", ce.Fix)
-		}
-	case errors.As(err, &we):
-		if we.Setting != "" {
-			attrs = append(attrs, "setting", we.Setting)
-		}
-		if we.Fix != "" {
-			attrs = append(attrs, "fix", we.Fix)
-		}
-	}
-	log.Error("bad configuration", attrs...)
+func logConfigError(log *slog.Logger, err error) {
+	startup.LogConfigError(log, startup.StepSettings, err)
 }
 
 func newLogger(w io.Writer, s settings.Settings) *slog.Logger {
@@ -223,57 +195,4 @@ func newLogger(w io.Writer, s settings.Settings) *slog.Logger {
 		h = slog.NewTextHandler(w, opts)
 	}
 	return slog.New(h).With("component", "connect-init")
-}
-
-// exitCode maps an error to the contract's exit codes.
-func exitCode(ctx context.Context, err error) int {
-	if se, ok := entrypoint.Interrupted(ctx); ok {
-		return se.ExitCode()
-	}
-	var ee *entrypoint.Error
-	if settings.AsConfigError(err) || errors.As(err, &ee) || isConfigFailure(err) {
-		return exitConfig
-	}
-	return exitGate
-}
-
-// runGates is run (withExec) and prepare: the start-up's steps (pipeline.go)
-// with the real gates.
-func runGates(ctx context.Context, argv, env []string, s settings.Settings, log *slog.Logger, withExec bool) int {
-	st := &startup{argv: argv, env: env, settings: s, withExec: withExec}
-	defer func() {
-		if st.clients != nil {
-			st.clients.Close()
-		}
-	}()
-	return runSteps(ctx, startupSteps(realGates{log: log, clock: clock.System{}}), st, log)
-}
-
-// configOptions stands for the image's file system and this machine's
-// addresses; tests replace it to play an image.
-var configOptions = settings.Options{}
-
-// loadConfig is the settings gate: it reads and checks every setting and
-// builds both clients' configurations without connecting; every error
-// here is bad configuration (exit 2).
-func loadConfig(env []string, s settings.Settings, log *slog.Logger) (*settings.Config, *kafka.Clients, error) {
-	cfg, err := configOptions.Load(env, s)
-	if err != nil {
-		return nil, nil, err
-	}
-	logFlavour(log, cfg)
-	clients, err := kafka.NewClients(cfg)
-	if err != nil {
-		return nil, nil, cfg.Attribute(err)
-	}
-	return cfg, clients, nil
-}
-
-// logFlavour logs the image flavour the worker settings were read with,
-// and the variables the image overwrites or ignores.
-func logFlavour(log *slog.Logger, cfg *settings.Config) {
-	log.Info("image flavour", "gate", "settings", "flavour", string(cfg.Flavour), "detected", cfg.Detection.Found, "evidence", cfg.Detection.Evidence)
-	for _, n := range cfg.Notes {
-		log.Warn("worker settings note", "gate", "settings", "note", n)
-	}
 }

@@ -1,4 +1,4 @@
-package main
+package startup
 
 import (
 	"context"
@@ -12,16 +12,17 @@ import (
 )
 
 // The start-up's steps, in order. These names are the gates' names in code,
-// logs (the "gate" attribute) and the README; gates are never numbered.
+// logs (the "gate" attribute) and the docs; gates are never numbered. The
+// order itself is written once, in startupSteps.
 const (
-	stepSettings    = "settings"
-	stepBrokers     = "brokers"
-	stepTopics      = "topics"
-	stepCoordinator = "coordinator"
-	stepGroup       = "group"
-	stepLock        = "lock"
-	stepPeers       = "peers"
-	stepExec        = "exec"
+	StepSettings    = "settings"
+	StepBrokers     = "brokers"
+	StepTopics      = "topics"
+	StepCoordinator = "coordinator"
+	StepGroup       = "group"
+	StepLock        = "lock"
+	StepPeers       = "peers"
+	StepExec        = "exec"
 )
 
 // deadline says which timeout bounds a step.
@@ -45,13 +46,13 @@ type step struct {
 	name     string
 	deadline deadline
 	// skip, when set, returns why the step does not run ("" when it runs).
-	skip func(st *startup) string
-	run  func(ctx context.Context, st *startup) error
+	skip func(st *state) string
+	run  func(ctx context.Context, st *state) error
 }
 
-// startup is what the steps share: the invocation, then what each step
+// state is what the steps share: the invocation, then what each step
 // produced for the ones after it.
-type startup struct {
+type state struct {
 	argv, env []string
 	settings  settings.Settings
 	// withExec is true for run, false for prepare (no lock, no peers, no
@@ -62,7 +63,8 @@ type startup struct {
 	command *entrypoint.Command
 	cfg     *settings.Config
 	clients *kafka.Clients
-	cluster *gate.Cluster
+	// group is the group gate's report, for peers.
+	group *gate.GroupReport
 	// queued are the lock queue's members released as ready, for peers.
 	queued []string
 	// inWorker, when set, is the in-worker lock: the worker waits for its
@@ -76,14 +78,14 @@ type startup struct {
 // gates are the steps' dependencies, one method per step: realGates runs
 // the real ones, the pipeline's unit tests give fakes.
 type gates interface {
-	settings(ctx context.Context, st *startup) error
-	brokers(ctx context.Context, st *startup) error
-	topics(ctx context.Context, st *startup) error
-	coordinator(ctx context.Context, st *startup) error
-	group(ctx context.Context, st *startup) error
-	lock(ctx context.Context, st *startup) error
-	peers(ctx context.Context, st *startup) error
-	exec(ctx context.Context, st *startup) error
+	settings(ctx context.Context, st *state) error
+	brokers(ctx context.Context, st *state) error
+	topics(ctx context.Context, st *state) error
+	coordinator(ctx context.Context, st *state) error
+	group(ctx context.Context, st *state) error
+	lock(ctx context.Context, st *state) error
+	peers(ctx context.Context, st *state) error
+	exec(ctx context.Context, st *state) error
 }
 
 // reasonPrepare is why prepare skips the lock, peers and exec steps; it is
@@ -93,19 +95,19 @@ const reasonPrepare = "prepare stops after the group gate"
 // startupSteps is the start-up: every step for run, settings to group for
 // prepare.
 func startupSteps(g gates) []step {
-	onlyRun := func(st *startup) string {
+	onlyRun := func(st *state) string {
 		if !st.withExec {
 			return reasonPrepare
 		}
 		return ""
 	}
 	return []step{
-		{name: stepSettings, deadline: deadlineNone, run: g.settings},
-		{name: stepBrokers, deadline: deadlineCluster, run: g.brokers},
-		{name: stepTopics, deadline: deadlineCluster, run: g.topics},
-		{name: stepCoordinator, deadline: deadlineCluster, run: g.coordinator},
-		{name: stepGroup, deadline: deadlineCluster, run: g.group},
-		{name: stepLock, deadline: deadlineNone, run: g.lock, skip: func(st *startup) string {
+		{name: StepSettings, deadline: deadlineNone, run: g.settings},
+		{name: StepBrokers, deadline: deadlineCluster, run: g.brokers},
+		{name: StepTopics, deadline: deadlineCluster, run: g.topics},
+		{name: StepCoordinator, deadline: deadlineCluster, run: g.coordinator},
+		{name: StepGroup, deadline: deadlineCluster, run: g.group},
+		{name: StepLock, deadline: deadlineNone, run: g.lock, skip: func(st *state) string {
 			if why := onlyRun(st); why != "" {
 				return why
 			}
@@ -117,8 +119,8 @@ func startupSteps(g gates) []step {
 			}
 			return ""
 		}},
-		{name: stepPeers, deadline: deadlineFresh, run: g.peers, skip: onlyRun},
-		{name: stepExec, run: g.exec, skip: onlyRun},
+		{name: StepPeers, deadline: deadlineFresh, run: g.peers, skip: onlyRun},
+		{name: StepExec, run: g.exec, skip: onlyRun},
 	}
 }
 
@@ -126,7 +128,7 @@ func startupSteps(g gates) []step {
 // or were skipped; the failing step's code otherwise (exitCode). A signal
 // that arrives while a step runs fails that step; one that arrives as a
 // step succeeds stops the pipeline before the next: 128+signal either way.
-func runSteps(ctx context.Context, steps []step, st *startup, log *slog.Logger) int {
+func runSteps(ctx context.Context, steps []step, st *state, log *slog.Logger) int {
 	var clusterCtx context.Context
 	for _, s := range steps {
 		if se, ok := entrypoint.Interrupted(ctx); ok {
@@ -158,21 +160,21 @@ func runSteps(ctx context.Context, steps []step, st *startup, log *slog.Logger) 
 			defer cancel()
 		}
 		if err := s.run(sctx, st); err != nil {
-			return failed(ctx, log, s.name, err)
+			return Failed(ctx, log, s.name, err)
 		}
 	}
-	return exitOK
+	return ExitOK
 }
 
-// failed logs why step name stopped the start-up and returns the exit code.
-func failed(ctx context.Context, log *slog.Logger, name string, err error) int {
-	code := exitCode(ctx, err)
+// Failed logs why step name stopped the start-up and returns the exit code.
+func Failed(ctx context.Context, log *slog.Logger, name string, err error) int {
+	code := ExitCode(ctx, err)
 	if se, ok := entrypoint.Interrupted(ctx); ok {
 		log.Warn("stopped before the worker started", "gate", name, "signal", se.Signal.String())
 		return code
 	}
-	if code == exitConfig {
-		logConfigErrorAt(log, name, err)
+	if code == ExitConfig {
+		LogConfigError(log, name, err)
 	} else {
 		log.Error("gate failed", "gate", name, "error", err.Error())
 	}

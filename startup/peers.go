@@ -1,4 +1,4 @@
-package main
+package startup
 
 import (
 	"context"
@@ -15,12 +15,12 @@ import (
 	"github.com/connect-init/connect-init/workerconfig"
 )
 
-// checkPeers runs the last gates before the exec, with a fresh timeout
+// CheckPeers runs the last gates before the exec, with a fresh timeout
 // since the wait for the startup lock may have been long: when group is
 // nil (we waited for the lock), the group identity check again (a foreign
 // worker may have joined meanwhile); then the peer check with the group's
 // current members, leader first, and the startup-lock queue.
-func checkPeers(ctx context.Context, cfg *settings.Config, clients *kafka.Clients, group *gate.GroupReport, queued []string, log *slog.Logger) error {
+func CheckPeers(ctx context.Context, cfg *settings.Config, clients *kafka.Clients, group *gate.GroupReport, queued []string, log *slog.Logger) error {
 	ctx, cancel := context.WithTimeout(ctx, cfg.Settings.Timeout)
 	defer cancel()
 	if group == nil {

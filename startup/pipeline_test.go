@@ -1,4 +1,4 @@
-package main
+package startup
 
 import (
 	"bytes"
@@ -16,7 +16,7 @@ import (
 	"github.com/connect-init/connect-init/settings"
 )
 
-var allSteps = []string{stepSettings, stepBrokers, stepTopics, stepCoordinator, stepGroup, stepLock, stepPeers, stepExec}
+var allSteps = []string{StepSettings, StepBrokers, StepTopics, StepCoordinator, StepGroup, StepLock, StepPeers, StepExec}
 
 // fakeGates records the steps run and the deadline each got; fail makes a
 // step return an error, and signal makes a signal arrive while a step runs
@@ -46,22 +46,22 @@ func (f *fakeGates) step(ctx context.Context, name string) error {
 	return f.fail[name]
 }
 
-func (f *fakeGates) settings(ctx context.Context, _ *startup) error { return f.step(ctx, stepSettings) }
-func (f *fakeGates) brokers(ctx context.Context, _ *startup) error  { return f.step(ctx, stepBrokers) }
-func (f *fakeGates) topics(ctx context.Context, _ *startup) error   { return f.step(ctx, stepTopics) }
-func (f *fakeGates) coordinator(ctx context.Context, _ *startup) error {
-	return f.step(ctx, stepCoordinator)
+func (f *fakeGates) settings(ctx context.Context, _ *state) error { return f.step(ctx, StepSettings) }
+func (f *fakeGates) brokers(ctx context.Context, _ *state) error  { return f.step(ctx, StepBrokers) }
+func (f *fakeGates) topics(ctx context.Context, _ *state) error   { return f.step(ctx, StepTopics) }
+func (f *fakeGates) coordinator(ctx context.Context, _ *state) error {
+	return f.step(ctx, StepCoordinator)
 }
-func (f *fakeGates) group(ctx context.Context, _ *startup) error { return f.step(ctx, stepGroup) }
-func (f *fakeGates) lock(ctx context.Context, st *startup) error {
+func (f *fakeGates) group(ctx context.Context, _ *state) error { return f.step(ctx, StepGroup) }
+func (f *fakeGates) lock(ctx context.Context, st *state) error {
 	st.waited = true
-	return f.step(ctx, stepLock)
+	return f.step(ctx, StepLock)
 }
-func (f *fakeGates) peers(ctx context.Context, st *startup) error {
+func (f *fakeGates) peers(ctx context.Context, st *state) error {
 	f.sawWaited = st.waited
-	return f.step(ctx, stepPeers)
+	return f.step(ctx, StepPeers)
 }
-func (f *fakeGates) exec(ctx context.Context, _ *startup) error { return f.step(ctx, stepExec) }
+func (f *fakeGates) exec(ctx context.Context, _ *state) error { return f.step(ctx, StepExec) }
 
 type pipelineRun struct {
 	gates *fakeGates
@@ -79,14 +79,14 @@ func runFake(t *testing.T, withExec, lock bool, setup func(*fakeGates)) pipeline
 	}
 	var buf bytes.Buffer
 	log := slog.New(slog.NewTextHandler(&buf, nil))
-	st := &startup{settings: settings.Settings{Timeout: time.Hour, Lock: lock}, withExec: withExec}
+	st := &state{settings: settings.Settings{Timeout: time.Hour, Lock: lock}, withExec: withExec}
 	code := runSteps(ctx, startupSteps(f), st, log)
 	return pipelineRun{gates: f, code: code, log: buf.String()}
 }
 
 func TestPipelineRunsEveryStepInOrder(t *testing.T) {
 	r := runFake(t, true, true, nil)
-	if r.code != exitOK || !slices.Equal(r.gates.ran, allSteps) {
+	if r.code != ExitOK || !slices.Equal(r.gates.ran, allSteps) {
 		t.Fatalf("exit %d, ran %v; want 0 and %v", r.code, r.gates.ran, allSteps)
 	}
 	if !r.gates.sawWaited {
@@ -96,7 +96,7 @@ func TestPipelineRunsEveryStepInOrder(t *testing.T) {
 
 func TestPipelinePrepareStopsAfterGroup(t *testing.T) {
 	r := runFake(t, false, true, nil)
-	if want := allSteps[:5]; r.code != exitOK || !slices.Equal(r.gates.ran, want) {
+	if want := allSteps[:5]; r.code != ExitOK || !slices.Equal(r.gates.ran, want) {
 		t.Fatalf("exit %d, ran %v; want 0 and %v", r.code, r.gates.ran, want)
 	}
 	if strings.Contains(r.log, "gate skipped") {
@@ -106,8 +106,8 @@ func TestPipelinePrepareStopsAfterGroup(t *testing.T) {
 
 func TestPipelineLockDisabled(t *testing.T) {
 	r := runFake(t, true, false, nil)
-	want := []string{stepSettings, stepBrokers, stepTopics, stepCoordinator, stepGroup, stepPeers, stepExec}
-	if r.code != exitOK || !slices.Equal(r.gates.ran, want) {
+	want := []string{StepSettings, StepBrokers, StepTopics, StepCoordinator, StepGroup, StepPeers, StepExec}
+	if r.code != ExitOK || !slices.Equal(r.gates.ran, want) {
 		t.Fatalf("exit %d, ran %v; want 0 and %v", r.code, r.gates.ran, want)
 	}
 	if r.gates.sawWaited {
@@ -125,10 +125,10 @@ func TestPipelineExitCodes(t *testing.T) {
 		err  error
 		code int
 	}{
-		{"gate error", &gate.GateError{Gate: "x", Err: errors.New("boom")}, exitGate},
-		{"plain error", errors.New("boom"), exitGate},
-		{"bad setting", &settings.ConfigError{Setting: "CONNECT_X", Problem: "is bad"}, exitConfig},
-		{"marked bad configuration", &configFailure{errors.New("exec format error")}, exitConfig},
+		{"gate error", &gate.GateError{Gate: "x", Err: errors.New("boom")}, ExitGate},
+		{"plain error", errors.New("boom"), ExitGate},
+		{"bad setting", &settings.ConfigError{Setting: "CONNECT_X", Problem: "is bad"}, ExitConfig},
+		{"marked bad configuration", &configFailure{errors.New("exec format error")}, ExitConfig},
 	}
 	for i, name := range allSteps {
 		for _, e := range errs {
@@ -138,7 +138,7 @@ func TestPipelineExitCodes(t *testing.T) {
 					t.Fatalf("exit %d after %v; want %d after %v", r.code, r.gates.ran, e.code, allSteps[:i+1])
 				}
 				msg := `msg="gate failed" gate=` + name
-				if e.code == exitConfig {
+				if e.code == ExitConfig {
 					msg = `msg="bad configuration" gate=` + name
 				}
 				if !strings.Contains(r.log, msg) || !strings.Contains(r.log, "boom") && !strings.Contains(r.log, "bad") {
@@ -166,7 +166,7 @@ func TestPipelineInterruptedAtEachStep(t *testing.T) {
 				t.Errorf("an interruption was logged as a failure:\n%s", r.log)
 			}
 		})
-		if name == stepExec {
+		if name == StepExec {
 			continue // nothing runs after exec
 		}
 		t.Run("after "+name, func(t *testing.T) {
@@ -183,21 +183,21 @@ func TestPipelineInterruptedAtEachStep(t *testing.T) {
 func TestPipelineDeadlines(t *testing.T) {
 	r := runFake(t, true, true, nil)
 	d := r.gates.deadlines
-	first := d[stepBrokers]
+	first := d[StepBrokers]
 	if first.IsZero() {
 		t.Fatal("the brokers step had no deadline")
 	}
-	for _, name := range []string{stepTopics, stepCoordinator, stepGroup} {
+	for _, name := range []string{StepTopics, StepCoordinator, StepGroup} {
 		if !d[name].Equal(first) {
 			t.Errorf("%s deadline %v, want the brokers step's %v (one timeout for the cluster gates)", name, d[name], first)
 		}
 	}
-	for _, name := range []string{stepSettings, stepLock, stepExec} {
+	for _, name := range []string{StepSettings, StepLock, StepExec} {
 		if _, ok := d[name]; ok {
 			t.Errorf("%s has a deadline; it must not", name)
 		}
 	}
-	if p, ok := d[stepPeers]; !ok || !p.After(first) {
+	if p, ok := d[StepPeers]; !ok || !p.After(first) {
 		t.Errorf("peers deadline %v, want a fresh one (not the cluster gates' %v)", p, first)
 	}
 }

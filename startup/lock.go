@@ -1,4 +1,4 @@
-package main
+package startup
 
 import (
 	"context"
@@ -12,7 +12,7 @@ import (
 	"github.com/connect-init/connect-init/settings"
 )
 
-// takeStartupLock is the lock gate: it waits for this worker's turn to join
+// TakeLock is the lock gate: it waits for this worker's turn to join
 // the group.
 //
 // The scope is the worker group.id and the identity the worker's advertised
@@ -28,7 +28,7 @@ import (
 //
 // It returns the REST URLs of the queue's members that were released as
 // ready, for the peer check.
-func takeStartupLock(ctx context.Context, cfg *settings.Config, clients *kafka.Clients, log *slog.Logger) ([]string, error) {
+func TakeLock(ctx context.Context, cfg *settings.Config, clients *kafka.Clients, log *slog.Logger) ([]string, error) {
 	s := cfg.Settings
 	url := cfg.AdvertisedURL // derived and checked by the settings gate
 	if err := lock.EnsureTopic(ctx, clients.Admin, cfg.LockTopic, cfg.LockReplicationFactor); err != nil {

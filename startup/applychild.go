@@ -1,0 +1,55 @@
+package startup
+
+import (
+	"log/slog"
+	"os"
+	"os/exec"
+	"strings"
+	"syscall"
+)
+
+// startApplyChild is run's hook in the exec step: with
+// CONNECT_INIT_CONNECTORS_DIR set it starts `connect-init apply
+// --wait-local` beside the worker, just before the exec. The child gets
+// run's whole environment (CONNECT_INIT_* included; the worker's own
+// environment is filtered by entrypoint as always), logs to the same stderr
+// with process=apply and "connect-init apply: " before each plan line, waits
+// until this container's worker is a ready member of its group, applies
+// once (never pruning: several workers may carry the directory) and exits.
+//
+// The child is detached (its own session, stdin from /dev/null) and
+// nothing waits for it. execve keeps connect-init's PID, so its parent is
+// then the worker itself (PID 1 in a container). A JVM does not reap
+// children it did not start, so once the child exits it stays a zombie, a
+// single process-table entry without memory, until the container ends (an
+// init such as `docker run --init` reaps it at once); it runs once, so there
+// is never more than one. If the worker dies first, the child sees itself
+// reparented and exits.
+func startApplyChild(st *state, executable func() (string, error), log *slog.Logger) {
+	s := st.settings
+	if strings.TrimSpace(s.ConnectorsDir) == "" {
+		return
+	}
+	self, err := executable()
+	if err != nil {
+		log.Warn("cannot start the connector apply beside the worker", "gate", StepExec, "error", err.Error(), "fix", "run connect-init apply as a one-shot job instead")
+		return
+	}
+	args := []string{"apply", "--wait-local", "--dir", s.ConnectorsDir, "--timeout", s.Timeout.String(), "--log-format", s.LogFormat, "--log-level", s.LogLevel}
+	if s.WorkerConfig != "" {
+		args = append(args, "--worker-config", s.WorkerConfig)
+	}
+	if s.Image != "" {
+		args = append(args, "--image", s.Image)
+	}
+	child := exec.Command(self, args...)
+	child.Env = st.env
+	child.Stdout, child.Stderr = os.Stderr, os.Stderr
+	child.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	if err := child.Start(); err != nil {
+		log.Warn("cannot start the connector apply beside the worker", "gate", StepExec, "error", err.Error(), "fix", "run connect-init apply as a one-shot job instead")
+		return
+	}
+	log.Info("started the connector apply beside the worker", "gate", StepExec, "pid", child.Process.Pid, "dir", s.ConnectorsDir)
+	_ = child.Process.Release()
+}

@@ -1,0 +1,144 @@
+package startup
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"strings"
+	"time"
+
+	"github.com/connect-init/connect-init/entrypoint"
+	"github.com/connect-init/connect-init/gate"
+	"github.com/connect-init/connect-init/internal/clock"
+	"github.com/connect-init/connect-init/settings"
+)
+
+// configFailure marks an error as bad configuration (exit 2) whatever its
+// type: everything the settings step rejects, and a failed exec.
+type configFailure struct{ err error }
+
+func (e *configFailure) Error() string { return e.err.Error() }
+func (e *configFailure) Unwrap() error { return e.err }
+
+// realGates are the real steps: package gate's cluster gates, the startup
+// lock, the peer check and the exec.
+type realGates struct {
+	log        *slog.Logger
+	clock      clock.Clock
+	options    settings.Options
+	execWorker func(*entrypoint.Command) error
+	executable func() (string, error)
+	version    string
+}
+
+// settings resolves the worker command (run only: a missing command must
+// fail before anything is touched), reads the worker settings and builds
+// the Kafka clients' configurations without connecting.
+func (g realGates) settings(_ context.Context, st *state) error {
+	if st.withExec {
+		c, err := entrypoint.Resolve(st.argv, st.env)
+		if err != nil {
+			return &configFailure{err}
+		}
+		st.command = c
+	}
+	cfg, clients, err := LoadConfig(g.options, st.env, st.settings, g.log)
+	if err != nil {
+		return &configFailure{err}
+	}
+	st.cfg, st.clients = cfg, clients
+	if st.withExec && st.settings.Lock {
+		// The worker may wait for its turn itself, after its plugin scan
+		// (the in-worker lock); decided here so a bad mode fails early.
+		if st.inWorker, err = planStartupLock(cfg, st.command, g.executable, g.log); err != nil {
+			return &configFailure{err}
+		}
+	}
+	g.log.Info("connect-init starting", "version", g.version, "group", cfg.GroupID, "bootstrap", strings.Join(cfg.BootstrapServers, ","),
+		"expected_brokers", cfg.ExpectedBrokers, "timeout", st.settings.Timeout.String())
+	return nil
+}
+
+// brokers is the brokers gate: every broker up, then the clients connect
+// for the gates after it.
+func (g realGates) brokers(ctx context.Context, st *state) error {
+	st.started = g.clock.Now()
+	cfg, clients := st.cfg, st.clients
+	bg := &gate.BrokerGate{Config: clients.MemberConfig, Bootstrap: cfg.BootstrapServers, Expected: cfg.ExpectedBrokers,
+		Topics: cfg.TopicNames(), Log: g.log, Clock: g.clock}
+	if _, err := bg.Wait(ctx); err != nil {
+		return err
+	}
+	if err := clients.ConnectContext(ctx, cfg.BootstrapServers, cfg.TopicNames()); err != nil {
+		return &gate.GateError{Gate: StepBrokers, Err: err}
+	}
+	return nil
+}
+
+// topics is the topics gate: the internal topics exist and are right.
+func (g realGates) topics(ctx context.Context, st *state) error {
+	tg := &gate.TopicGate{Admin: st.clients.Admin, Config: st.clients.AdminConfig, Specs: st.cfg.Topics, Log: g.log, Clock: g.clock, Create: true}
+	_, err := tg.Ensure(ctx)
+	return err
+}
+
+// coordinator is the coordinator gate: the group's coordinator is found
+// and its partition survives a broker loss.
+func (g realGates) coordinator(ctx context.Context, st *state) error {
+	cg := &gate.CoordinatorGate{Client: st.clients.Member, Admin: st.clients.Admin, GroupID: st.cfg.GroupID, Log: g.log, Clock: g.clock,
+		Strict: st.cfg.Settings.Strict, Wait: true}
+	_, err := cg.Check(ctx)
+	return err
+}
+
+// group is the group gate: every member of the worker group is judged
+// before anything is written, then this worker is registered in the
+// cluster registry (Identity.Register).
+func (g realGates) group(ctx context.Context, st *state) error {
+	gg := gate.NewGroupGate(st.cfg, st.clients, g.log, g.clock)
+	gg.Identity.Register = true
+	rep, err := gg.Check(ctx)
+	if err != nil {
+		return err
+	}
+	st.group = rep
+	g.log.Info("cluster ready", "took", g.clock.Now().Sub(st.started).Round(time.Millisecond).String())
+	return nil
+}
+
+func (g realGates) lock(ctx context.Context, st *state) error {
+	queued, err := TakeLock(ctx, st.cfg, st.clients, g.log)
+	st.queued, st.waited = queued, true
+	return err
+}
+
+// peers checks the group again when the lock step waited (the group may
+// have changed meanwhile), then the REST peers.
+func (g realGates) peers(ctx context.Context, st *state) error {
+	group := st.group
+	if st.waited {
+		group = nil
+	}
+	return CheckPeers(ctx, st.cfg, st.clients, group, st.queued, g.log)
+}
+
+func (g realGates) exec(_ context.Context, st *state) error {
+	if st.inWorker != nil {
+		if err := st.inWorker.apply(st.command); err != nil {
+			return &configFailure{err}
+		}
+	}
+	st.clients.Close()
+	startApplyChild(st, g.executable, g.log) // CONNECT_INIT_CONNECTORS_DIR: applychild.go
+	g.log.Info("starting the worker", "command", strings.Join(st.command.Argv, " "))
+	if err := g.execWorker(st.command); err != nil {
+		return &configFailure{err}
+	}
+	return nil
+}
+
+// isConfigFailure reports whether err is marked as bad configuration.
+func isConfigFailure(err error) bool {
+	var cf *configFailure
+	return errors.As(err, &cf)
+}
