@@ -56,7 +56,7 @@ func benchBringup(ctx context.Context, b *bed, o options, rep *report) error {
 	}
 	lockExec := []string{"CONNECT_INIT_LOCK=true", "CONNECT_INIT_LOCK_LEASE=2m", "CONNECT_INIT_LOCK_MODE=exec"}
 	scs := []*scenario{
-		{id: "3a", what: "bare: 4 × `java ConnectDistributed` at once (incident 1's setting)"},
+		{id: "3a", what: "bare: 4 × `java ConnectDistributed` at once (all at once)"},
 		{id: "3b", what: "4 × `connect-init run --` with the startup lock before the exec (1 permit, lease 2m)", viaInit: true,
 			extraEnv: lockExec},
 		{id: "3c", what: "4 × `connect-init run --` with `CONNECT_INIT_LOCK_PERMITS=4`", viaInit: true,
