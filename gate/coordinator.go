@@ -122,85 +122,17 @@ type CoordinatorGate struct {
 
 // Check runs the gate.
 func (g *CoordinatorGate) Check(ctx context.Context) (*CoordinatorReport, error) {
-	clk := clock.Or(g.Clock)
 	rep := &CoordinatorReport{GroupID: g.GroupID, CoordinatorID: -1, Leader: -1, Partition: -1}
-	var coord *sarama.Broker
-	lastLog := clk.Now()
-	var lastLook time.Time
-	for {
-		var err error
-		coord, err = bounded(ctx, func() (*sarama.Broker, error) {
-			if err := g.Client.RefreshCoordinator(g.GroupID); err != nil {
-				return nil, err
-			}
-			return g.Client.Coordinator(g.GroupID)
-		})
-		if err == nil {
-			break
-		}
-		if ctx.Err() == nil || rep.FindError == "" {
-			rep.FindError = "find coordinator of group " + strconv.Quote(g.GroupID) + ": " + kafka.ExplainConnError(err)
-		}
-		if ctx.Err() != nil {
-			return rep, rep.Judge(g.Strict)
-		}
-		// Where the group lives and which of its replicas are down: looked
-		// at once at the first failure, then every 5 s.
-		if lastLook.IsZero() || clk.Now().Sub(lastLook) >= 5*time.Second {
-			g.lookAtPartition(ctx, rep)
-			lastLook = clk.Now()
-		}
-		if !g.Wait {
-			return rep, rep.Judge(g.Strict)
-		}
-		if clk.Now().Sub(lastLog) >= 5*time.Second {
-			attrs := []any{"gate", "coordinator", "group", g.GroupID, "error", kafka.ExplainConnError(err)}
-			if rep.Partitions > 0 {
-				down := make([]string, len(rep.DownReplicas))
-				for i, d := range rep.DownReplicas {
-					down[i] = d.String()
-				}
-				attrs = append(attrs, "partition", rep.Partition, "replicas", fmt.Sprint(rep.Replicas), "isr", fmt.Sprint(rep.ISR),
-					"leader", rep.Leader, "down", strings.Join(down, "; "))
-			}
-			if c := checks.Run(checks.CoordinatorChecks, rep.Subject(g.Strict)); len(c) > 0 {
-				attrs = append(attrs, "fix", c[0].Fix)
-			}
-			g.Log.Info("waiting for the group coordinator", attrs...)
-			lastLog = clk.Now()
-		}
-		select {
-		case <-ctx.Done():
-			return rep, rep.Judge(g.Strict)
-		case <-clk.After(200 * time.Millisecond):
-		}
+	coord, done := g.findCoordinator(ctx, rep)
+	if done {
+		return rep, rep.Judge(g.Strict)
 	}
 	rep.DownReplicas = nil
 	rep.FindError = ""
 	rep.CoordinatorID = coord.ID()
 	rep.CoordinatorAddr = coord.Addr()
-
-	// Partitions of other groups may be offline (a dead broker holding
-	// their only replica): that is no failure of ours, the metadata read
-	// still holds every partition.
-	if err := g.Client.RefreshMetadata(consumerOffsetsTopic); err != nil && !errors.Is(err, sarama.ErrLeaderNotAvailable) {
-		return rep, &GateError{Gate: "coordinator", Err: fmt.Errorf("describe %s: %s", consumerOffsetsTopic, kafka.ExplainConnError(err))}
-	}
-	parts, err := g.Client.Partitions(consumerOffsetsTopic)
-	if err != nil || len(parts) == 0 {
-		return rep, &GateError{Gate: "coordinator", Err: fmt.Errorf("describe %s: %v", consumerOffsetsTopic, err)}
-	}
-	rep.Partitions = len(parts)
-	rep.Partition = GroupPartition(g.GroupID, len(parts))
-	rep.Replicas, _ = g.Client.Replicas(consumerOffsetsTopic, rep.Partition)
-	rep.ISR, _ = g.Client.InSyncReplicas(consumerOffsetsTopic, rep.Partition)
-	if leader, err := g.Client.Leader(consumerOffsetsTopic, rep.Partition); err == nil {
-		rep.Leader = leader.ID()
-	}
-	rep.Brokers = len(g.Client.Brokers())
-	if configs, err := kafka.DescribeConfig(g.Admin, sarama.ConfigResource{Type: sarama.BrokerResource,
-		Name: strconv.Itoa(int(rep.CoordinatorID)), ConfigNames: []string{offsetsTopicReplicationFactor}}); err == nil {
-		rep.OffsetsTopicReplicationFactor = configs[offsetsTopicReplicationFactor]
+	if err := g.readPartition(rep); err != nil {
+		return rep, err
 	}
 	if err := rep.Judge(g.Strict); err != nil {
 		return rep, err
@@ -214,6 +146,95 @@ func (g *CoordinatorGate) Check(ctx context.Context) (*CoordinatorReport, error)
 			"partition", rep.Partition, "replicas", fmt.Sprint(rep.Replicas), "isr", fmt.Sprint(rep.ISR))
 	}
 	return rep, nil
+}
+
+// findCoordinator asks for the group's coordinator until one answers, or
+// (done) ctx ends or, without Wait, at the first failure; while it fails it
+// looks at where the group lives, at once and then every 5 s, and logs
+// every 5 s which replicas are down and the fix.
+func (g *CoordinatorGate) findCoordinator(ctx context.Context, rep *CoordinatorReport) (coord *sarama.Broker, done bool) {
+	clk := clock.Or(g.Clock)
+	lastLog := clk.Now()
+	var lastLook time.Time
+	for {
+		coord, err := bounded(ctx, func() (*sarama.Broker, error) {
+			if err := g.Client.RefreshCoordinator(g.GroupID); err != nil {
+				return nil, err
+			}
+			return g.Client.Coordinator(g.GroupID)
+		})
+		if err == nil {
+			return coord, false
+		}
+		if ctx.Err() == nil || rep.FindError == "" {
+			rep.FindError = "find coordinator of group " + strconv.Quote(g.GroupID) + ": " + kafka.ExplainConnError(err)
+		}
+		if ctx.Err() != nil {
+			return nil, true
+		}
+		if lastLook.IsZero() || clk.Now().Sub(lastLook) >= 5*time.Second {
+			g.lookAtPartition(ctx, rep)
+			lastLook = clk.Now()
+		}
+		if !g.Wait {
+			return nil, true
+		}
+		if clk.Now().Sub(lastLog) >= 5*time.Second {
+			g.logWaiting(rep, err)
+			lastLog = clk.Now()
+		}
+		select {
+		case <-ctx.Done():
+			return nil, true
+		case <-clk.After(200 * time.Millisecond):
+		}
+	}
+}
+
+// logWaiting is the progress line while no coordinator answers: the
+// group's partition, its replicas, ISR, leader, the brokers down, the fix.
+func (g *CoordinatorGate) logWaiting(rep *CoordinatorReport, err error) {
+	attrs := []any{"gate", "coordinator", "group", g.GroupID, "error", kafka.ExplainConnError(err)}
+	if rep.Partitions > 0 {
+		down := make([]string, len(rep.DownReplicas))
+		for i, d := range rep.DownReplicas {
+			down[i] = d.String()
+		}
+		attrs = append(attrs, "partition", rep.Partition, "replicas", fmt.Sprint(rep.Replicas), "isr", fmt.Sprint(rep.ISR),
+			"leader", rep.Leader, "down", strings.Join(down, "; "))
+	}
+	if c := checks.Run(checks.CoordinatorChecks, rep.Subject(g.Strict)); len(c) > 0 {
+		attrs = append(attrs, "fix", c[0].Fix)
+	}
+	g.Log.Info("waiting for the group coordinator", attrs...)
+}
+
+// readPartition fills in the group's __consumer_offsets partition as the
+// metadata shows it, and the coordinator's offsets.topic.replication.factor.
+// Partitions of other groups may be offline (a dead broker holding their
+// only replica): that is no failure of ours, the metadata read still holds
+// every partition.
+func (g *CoordinatorGate) readPartition(rep *CoordinatorReport) error {
+	if err := g.Client.RefreshMetadata(consumerOffsetsTopic); err != nil && !errors.Is(err, sarama.ErrLeaderNotAvailable) {
+		return &GateError{Gate: "coordinator", Err: fmt.Errorf("describe %s: %s", consumerOffsetsTopic, kafka.ExplainConnError(err))}
+	}
+	parts, err := g.Client.Partitions(consumerOffsetsTopic)
+	if err != nil || len(parts) == 0 {
+		return &GateError{Gate: "coordinator", Err: fmt.Errorf("describe %s: %v", consumerOffsetsTopic, err)}
+	}
+	rep.Partitions = len(parts)
+	rep.Partition = GroupPartition(g.GroupID, len(parts))
+	rep.Replicas, _ = g.Client.Replicas(consumerOffsetsTopic, rep.Partition)
+	rep.ISR, _ = g.Client.InSyncReplicas(consumerOffsetsTopic, rep.Partition)
+	if leader, err := g.Client.Leader(consumerOffsetsTopic, rep.Partition); err == nil {
+		rep.Leader = leader.ID()
+	}
+	rep.Brokers = len(g.Client.Brokers())
+	if configs, err := kafka.DescribeConfig(g.Admin, sarama.ConfigResource{Type: sarama.BrokerResource,
+		Name: strconv.Itoa(int(rep.CoordinatorID)), ConfigNames: []string{offsetsTopicReplicationFactor}}); err == nil {
+		rep.OffsetsTopicReplicationFactor = configs[offsetsTopicReplicationFactor]
+	}
+	return nil
 }
 
 // lookAtPartition reads the group's __consumer_offsets partition (leader,

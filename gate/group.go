@@ -237,14 +237,6 @@ func (g *GroupGate) Check(ctx context.Context) (*GroupReport, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	wait := g.StableWait
-	if wait <= 0 {
-		wait = DefaultStableWait
-	}
-	poll := g.PollEvery
-	if poll <= 0 {
-		poll = defaultGroupPoll
-	}
 	describe := g.describeFn
 	if describe == nil {
 		describe = g.describe
@@ -253,62 +245,16 @@ func (g *GroupGate) Check(ctx context.Context) (*GroupReport, error) {
 	if offsets == nil {
 		offsets = g.ConfigEndOffsets
 	}
-
-	start := clk.Now()
-	lastLog := start
-	var (
-		desc      *sarama.GroupDescription
-		lastErr   error
-		snapshots int
-	)
-	for {
-		d, err := describe(ctx)
-		if err == nil {
-			desc, lastErr = d, nil
-			snapshots++
-			if settled(d.State) {
-				break
-			}
-		} else {
-			lastErr = err
-		}
-		elapsed := clk.Now().Sub(start)
-		if elapsed >= wait {
-			break
-		}
-		if clk.Now().Sub(lastLog) >= 5*time.Second {
-			if desc != nil && lastErr == nil {
-				log.Info("waiting for a Stable snapshot of the worker group", "group", g.GroupID, "state", desc.State,
-					"members", len(desc.Members), "waited", elapsed.Round(time.Second).String(), "max_wait", wait.String())
-			} else {
-				log.Info("waiting to describe the worker group", "group", g.GroupID, "error", kafka.ExplainConnError(lastErr))
-			}
-			lastLog = clk.Now()
-		}
-		select {
-		case <-ctx.Done():
-		case <-clk.After(poll):
-		}
-		if ctx.Err() != nil {
-			cause := "the time is up"
-			if lastErr != nil {
-				cause = kafka.ExplainConnError(lastErr)
-			}
-			return nil, &GateError{Gate: "group", Err: fmt.Errorf("describe worker group %q: %s (%w)", g.GroupID, cause, ctx.Err())}
-		}
+	snap, err := g.waitSnapshot(ctx, describe, clk, log)
+	if err != nil {
+		return nil, err
 	}
-	waited := clk.Now().Sub(start)
-	if desc == nil {
-		return nil, &GateError{Gate: "group", Err: fmt.Errorf("describe worker group %q: %s", g.GroupID, kafka.ExplainConnError(lastErr)),
-			Fix: "the group's coordinator must answer DescribeGroups; check the brokers' logs and that this principal may DESCRIBE the group"}
-	}
-
 	// The end offsets are read after the snapshot, so they can only be
 	// larger than what the snapshot's members could have read from our
 	// topic: no false "ahead" from a record written in between.
-	rep := newGroupReport(g.GroupID, g.ConfigTopic, desc)
-	rep.Snapshots = snapshots
-	rep.Waited = waited
+	rep := newGroupReport(g.GroupID, g.ConfigTopic, snap.desc)
+	rep.Snapshots = snap.count
+	rep.Waited = snap.waited
 	hw, lso, err := offsets(ctx)
 	if err != nil {
 		rep.ConfigEndOffset, rep.ConfigStableOffset = -1, -1
@@ -318,7 +264,7 @@ func (g *GroupGate) Check(ctx context.Context) (*GroupReport, error) {
 	}
 	if !rep.StableSeen {
 		rep.Note = fmt.Sprintf("no Stable snapshot of the group within %s (%d looks; the latest is %s with %d members): the members' config offsets are only visible while the group is Stable, so this decision rests on the latest snapshot and could not check them",
-			waited.Round(time.Millisecond), snapshots, rep.State, len(rep.Members))
+			snap.waited.Round(time.Millisecond), snap.count, rep.State, len(rep.Members))
 		log.Warn("no Stable snapshot of the worker group", "group", g.GroupID, "note", rep.Note)
 	}
 	rep.judge()
@@ -334,6 +280,74 @@ func (g *GroupGate) Check(ctx context.Context) (*GroupReport, error) {
 		"config_end_offset", rep.ConfigEndOffset, "stable_seen", rep.StableSeen,
 		"ours", rep.countVerdict(VerdictOurs), "foreign", rep.countVerdict(VerdictForeign), "unverified", rep.countVerdict(VerdictUnverified))
 	return rep, nil
+}
+
+// groupSnapshot is the description the group gate judges, with how many
+// looks it took and how long.
+type groupSnapshot struct {
+	desc   *sarama.GroupDescription
+	count  int
+	waited time.Duration
+}
+
+// waitSnapshot describes the group until it is settled (Stable, Empty or
+// Dead) or StableWait passes, logging every 5 s; it fails only when no
+// description arrived at all, or ctx ended first.
+func (g *GroupGate) waitSnapshot(ctx context.Context, describe func(context.Context) (*sarama.GroupDescription, error), clk clock.Clock, log *slog.Logger) (groupSnapshot, error) {
+	wait := g.StableWait
+	if wait <= 0 {
+		wait = DefaultStableWait
+	}
+	poll := g.PollEvery
+	if poll <= 0 {
+		poll = defaultGroupPoll
+	}
+	start := clk.Now()
+	lastLog := start
+	var snap groupSnapshot
+	var lastErr error
+	for {
+		d, err := describe(ctx)
+		if err == nil {
+			snap.desc, lastErr = d, nil
+			snap.count++
+			if settled(d.State) {
+				break
+			}
+		} else {
+			lastErr = err
+		}
+		elapsed := clk.Now().Sub(start)
+		if elapsed >= wait {
+			break
+		}
+		if clk.Now().Sub(lastLog) >= 5*time.Second {
+			if snap.desc != nil && lastErr == nil {
+				log.Info("waiting for a Stable snapshot of the worker group", "group", g.GroupID, "state", snap.desc.State,
+					"members", len(snap.desc.Members), "waited", elapsed.Round(time.Second).String(), "max_wait", wait.String())
+			} else {
+				log.Info("waiting to describe the worker group", "group", g.GroupID, "error", kafka.ExplainConnError(lastErr))
+			}
+			lastLog = clk.Now()
+		}
+		select {
+		case <-ctx.Done():
+		case <-clk.After(poll):
+		}
+		if ctx.Err() != nil {
+			cause := "the time is up"
+			if lastErr != nil {
+				cause = kafka.ExplainConnError(lastErr)
+			}
+			return snap, &GateError{Gate: "group", Err: fmt.Errorf("describe worker group %q: %s (%w)", g.GroupID, cause, ctx.Err())}
+		}
+	}
+	snap.waited = clk.Now().Sub(start)
+	if snap.desc == nil {
+		return snap, &GateError{Gate: "group", Err: fmt.Errorf("describe worker group %q: %s", g.GroupID, kafka.ExplainConnError(lastErr)),
+			Fix: "the group's coordinator must answer DescribeGroups; check the brokers' logs and that this principal may DESCRIBE the group"}
+	}
+	return snap, nil
 }
 
 func (r *GroupReport) countVerdict(v string) int {

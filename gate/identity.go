@@ -247,45 +247,7 @@ func (r *GroupReport) judgeIdentity(id *Identity, in *identityInputs, settledAft
 
 	r.Verdicts = []MemberVerdict{}
 	for _, m := range r.Decoded {
-		v := MemberVerdict{MemberID: m.MemberID, URL: m.URL(), ClientHost: m.ClientHost}
-		var reg *registry.Worker
-		if in.view != nil {
-			reg = in.view.WorkerByURL(m.URL())
-		}
-		unknown := unknownConnectors(m, in.config)
-		switch {
-		case offsetForeign[m.MemberID].MemberID != "":
-			f := offsetForeign[m.MemberID]
-			v.Verdict, v.Rule, v.Evidence = VerdictForeign, f.Reasons[0], f.Message
-		case len(unknown) > 0:
-			v.Verdict, v.Rule = VerdictForeign, RuleUnknownConnector
-			v.Evidence = fmt.Sprintf("runs or was assigned connector(s) %s (assignment offset %s, leader %s), which no record of our config topic %q (%d records, end offset %d) names: the leader that assigned them reads another config topic",
-				strings.Join(unknown, ", "), assignmentOffset(m), leaderOf(m), in.config.Topic, len(in.config.Records), in.config.End)
-		case reg != nil && !reg.Same(me):
-			v.Verdict, v.Rule = VerdictForeign, RuleRegistryWorker
-			v.Evidence = fmt.Sprintf("its URL %s is registered (last seen %s, host %s) for the Connect cluster of group %q with config topic %q, not ours (%q)",
-				reg.URL, reg.LastSeen.UTC().Format("2006-01-02T15:04:05Z"), orUnknown(reg.Host), reg.GroupID, reg.ConfigTopic, me.ConfigTopic)
-		case reg != nil:
-			v.Verdict, v.Rule = VerdictOurs, RuleRegistryWorker
-			v.Evidence = fmt.Sprintf("its URL is registered for our cluster (first seen %s, last seen %s, host %s)",
-				reg.FirstSeen.UTC().Format("2006-01-02T15:04:05Z"), reg.LastSeen.UTC().Format("2006-01-02T15:04:05Z"), orUnknown(reg.Host))
-		case len(missing) > 0:
-			v.Verdict, v.Rule = VerdictForeign, RuleUnassignedConnectors
-			v.Evidence = fmt.Sprintf("the Stable group's assignment at config offset %d (leader %s) runs none of connector(s) %s, which our config topic %q (end offset %d) defines: a leader reading our config topic would have assigned them (and would have rebalanced for any created since)",
-				u.offset, orUnknown(u.leaderURL), strings.Join(missing, ", "), in.config.Topic, in.config.End)
-		default:
-			wid := store.WorkerID(m.URL())
-			if in.status != nil && wid != "" && len(in.status.ByWorker[wid]) > 0 {
-				keys := in.status.ByWorker[wid]
-				sort.Strings(keys)
-				v.Verdict, v.Rule = VerdictOurs, RuleStatusWorkerID
-				v.Evidence = fmt.Sprintf("worker id %s wrote the latest status of %d of our connectors/tasks in our status topic %q (%s)",
-					wid, len(keys), in.status.Topic, strings.Join(first(keys, 3), ", "))
-				break
-			}
-			v.Verdict = VerdictUnverified
-			v.Evidence = compared(m, r, in, wid, whyNot)
-		}
+		v := r.judgeMember(m, me, in, offsetForeign[m.MemberID], u, missing, whyNot)
 		r.Verdicts = append(r.Verdicts, v)
 		if v.Verdict == VerdictForeign && offsetForeign[m.MemberID].MemberID == "" {
 			fm := ForeignMember{MemberID: m.MemberID, ClientID: m.ClientID, ClientHost: m.ClientHost, URL: m.URL(),
@@ -302,6 +264,53 @@ func (r *GroupReport) judgeIdentity(id *Identity, in *identityInputs, settledAft
 			r.Foreign = append(r.Foreign, fm)
 		}
 	}
+}
+
+// judgeMember is one member's verdict by the identity rules, first match
+// wins: foreign by its offsets (f), by a connector our config topic never
+// names, by the registry; ours by the registry; foreign when the Stable
+// assignment runs none of our connectors (missing); ours by the status
+// topic; else unverified, with what was compared.
+func (r *GroupReport) judgeMember(m proto.Member, me registry.Cluster, in *identityInputs, f ForeignMember, u unassigned, missing []string, whyNot string) MemberVerdict {
+	v := MemberVerdict{MemberID: m.MemberID, URL: m.URL(), ClientHost: m.ClientHost}
+	var reg *registry.Worker
+	if in.view != nil {
+		reg = in.view.WorkerByURL(m.URL())
+	}
+	unknown := unknownConnectors(m, in.config)
+	switch {
+	case f.MemberID != "":
+		v.Verdict, v.Rule, v.Evidence = VerdictForeign, f.Reasons[0], f.Message
+	case len(unknown) > 0:
+		v.Verdict, v.Rule = VerdictForeign, RuleUnknownConnector
+		v.Evidence = fmt.Sprintf("runs or was assigned connector(s) %s (assignment offset %s, leader %s), which no record of our config topic %q (%d records, end offset %d) names: the leader that assigned them reads another config topic",
+			strings.Join(unknown, ", "), assignmentOffset(m), leaderOf(m), in.config.Topic, len(in.config.Records), in.config.End)
+	case reg != nil && !reg.Same(me):
+		v.Verdict, v.Rule = VerdictForeign, RuleRegistryWorker
+		v.Evidence = fmt.Sprintf("its URL %s is registered (last seen %s, host %s) for the Connect cluster of group %q with config topic %q, not ours (%q)",
+			reg.URL, reg.LastSeen.UTC().Format("2006-01-02T15:04:05Z"), orUnknown(reg.Host), reg.GroupID, reg.ConfigTopic, me.ConfigTopic)
+	case reg != nil:
+		v.Verdict, v.Rule = VerdictOurs, RuleRegistryWorker
+		v.Evidence = fmt.Sprintf("its URL is registered for our cluster (first seen %s, last seen %s, host %s)",
+			reg.FirstSeen.UTC().Format("2006-01-02T15:04:05Z"), reg.LastSeen.UTC().Format("2006-01-02T15:04:05Z"), orUnknown(reg.Host))
+	case len(missing) > 0:
+		v.Verdict, v.Rule = VerdictForeign, RuleUnassignedConnectors
+		v.Evidence = fmt.Sprintf("the Stable group's assignment at config offset %d (leader %s) runs none of connector(s) %s, which our config topic %q (end offset %d) defines: a leader reading our config topic would have assigned them (and would have rebalanced for any created since)",
+			u.offset, orUnknown(u.leaderURL), strings.Join(missing, ", "), in.config.Topic, in.config.End)
+	default:
+		wid := store.WorkerID(m.URL())
+		if in.status != nil && wid != "" && len(in.status.ByWorker[wid]) > 0 {
+			keys := in.status.ByWorker[wid]
+			sort.Strings(keys)
+			v.Verdict, v.Rule = VerdictOurs, RuleStatusWorkerID
+			v.Evidence = fmt.Sprintf("worker id %s wrote the latest status of %d of our connectors/tasks in our status topic %q (%s)",
+				wid, len(keys), in.status.Topic, strings.Join(first(keys, 3), ", "))
+			return v
+		}
+		v.Verdict = VerdictUnverified
+		v.Evidence = compared(m, r, in, wid, whyNot)
+	}
+	return v
 }
 
 func assignmentOffset(m proto.Member) string {
@@ -523,59 +532,80 @@ func (g *GroupGate) identify(ctx context.Context, rep *GroupReport, describe fun
 	}
 	in := read(ctx, rep)
 	rep.judgeIdentity(id, in, false)
-	if u := unassignedConnectors(rep.Decoded, in.config); len(rep.Foreign) == 0 && len(u.after) > 0 && len(u.below) == 0 && rep.State == GroupStable {
-		settle := g.SettleWait
-		if settle <= 0 {
-			settle = DefaultSettleWait
-		}
-		log.Info("watching the worker group: it runs none of the connectors our config topic created since its assignment", "group", g.GroupID,
-			"connectors", strings.Join(first(u.after, 5), ","), "assignment_offset", u.offset, "config_end_offset", in.config.End, "for", settle.String())
-		select {
-		case <-ctx.Done():
-			return &GateError{Gate: "group", Err: fmt.Errorf("watch worker group %q: %w", g.GroupID, ctx.Err())}
-		case <-clock.After(settle):
-		}
-		if d, err := describe(ctx); err == nil && sameSnapshot(rep, newGroupReport(g.GroupID, g.ConfigTopic, d)) {
-			rep.judge()
-			rep.judgeIdentity(id, in, true)
-		}
+	if err := g.settleUnassigned(ctx, rep, in, describe, clock, log); err != nil {
+		return err
 	}
 	for _, v := range rep.Verdicts {
 		log.Info("group member judged", "group", g.GroupID, "member", v.MemberID, "url", v.URL, "client_host", v.ClientHost,
 			"verdict", v.Verdict, "rule", v.Rule)
 	}
-	ir := rep.Identity
-	me := id.Cluster
-	me.KafkaClusterID = in.clusterID
-	// The rules (checks.GroupChecks, checks.MemberChecks) decide; doctor
-	// renders the same results. A foreign member or another cluster's
-	// claim is refused with the whole story; what is only unproven is
-	// refused under Strict.
+	unverified, err := g.decide(rep, log)
+	if err != nil {
+		return err
+	}
+	if !id.Register || id.Registry == nil && g.registerFn == nil {
+		return nil
+	}
+	return g.register(ctx, rep, in, len(unverified) == 0, log)
+}
+
+// settleUnassigned waits SettleWait when a Stable group runs none of the
+// connectors our config topic created since its assignment (a cluster that
+// just started, or another cluster's group), and judges it again on a
+// second, identical snapshot: one snapshot cannot tell the two apart.
+func (g *GroupGate) settleUnassigned(ctx context.Context, rep *GroupReport, in *identityInputs, describe func(context.Context) (*sarama.GroupDescription, error), clock clock.Clock, log *slog.Logger) error {
+	u := unassignedConnectors(rep.Decoded, in.config)
+	if len(rep.Foreign) > 0 || len(u.after) == 0 || len(u.below) > 0 || rep.State != GroupStable {
+		return nil
+	}
+	settle := g.SettleWait
+	if settle <= 0 {
+		settle = DefaultSettleWait
+	}
+	log.Info("watching the worker group: it runs none of the connectors our config topic created since its assignment", "group", g.GroupID,
+		"connectors", strings.Join(first(u.after, 5), ","), "assignment_offset", u.offset, "config_end_offset", in.config.End, "for", settle.String())
+	select {
+	case <-ctx.Done():
+		return &GateError{Gate: "group", Err: fmt.Errorf("watch worker group %q: %w", g.GroupID, ctx.Err())}
+	case <-clock.After(settle):
+	}
+	if d, err := describe(ctx); err == nil && sameSnapshot(rep, newGroupReport(g.GroupID, g.ConfigTopic, d)) {
+		rep.judge()
+		rep.judgeIdentity(g.Identity, in, true)
+	}
+	return nil
+}
+
+// decide applies the rules (checks.GroupChecks, checks.MemberChecks; doctor
+// renders the same results): a foreign member or another cluster's claim
+// is refused with the whole story; what is only unproven is refused under
+// Strict, and otherwise logged as a warning. It returns the unverified
+// members.
+func (g *GroupGate) decide(rep *GroupReport, log *slog.Logger) ([]MemberVerdict, error) {
+	id, ir := g.Identity, rep.Identity
 	errs := checks.Errors(GroupResults(rep, id.Handover, id.Strict))
 	if slices.ContainsFunc(errs, func(r checks.Result) bool {
 		return r.ID == checks.IDForeignGroupMember || r.ID == checks.IDGroupRegisteredElsewhere
 	}) {
-		return groupRefusal(g.GroupID, g.ConfigTopic, id.Handover, rep)
+		return nil, groupRefusal(g.GroupID, g.ConfigTopic, id.Handover, rep)
 	}
 	if ir.ClaimedBy != nil {
 		log.Info("handing the worker group over to this cluster", "group", g.GroupID, "from_config_topic", ir.ClaimedBy.ConfigTopic,
-			"to_config_topic", me.ConfigTopic, "setting", "CONNECT_INIT_GROUP_HANDOVER")
+			"to_config_topic", id.Cluster.ConfigTopic, "setting", "CONNECT_INIT_GROUP_HANDOVER")
 	}
 	var unverified []MemberVerdict
-	for _, v := range rep.Verdicts {
-		if v.Verdict == VerdictUnverified {
-			unverified = append(unverified, v)
-		}
-	}
 	var problems []string
 	if ir.RegistryError != "" {
 		problems = append(problems, "the cluster registry could not be read: "+ir.RegistryError)
 	}
-	for _, v := range unverified {
-		problems = append(problems, fmt.Sprintf("member %q (%s, client host %s): %s", v.MemberID, orUnknown(v.URL), orUnknown(v.ClientHost), v.Evidence))
+	for _, v := range rep.Verdicts {
+		if v.Verdict == VerdictUnverified {
+			unverified = append(unverified, v)
+			problems = append(problems, fmt.Sprintf("member %q (%s, client host %s): %s", v.MemberID, orUnknown(v.URL), orUnknown(v.ClientHost), v.Evidence))
+		}
 	}
 	if len(errs) > 0 {
-		return &GateError{Gate: "group", Err: fmt.Errorf("worker group %q: %d member(s) not verified as this Connect cluster's, and CONNECT_INIT_STRICT=true: %s", g.GroupID, len(unverified), strings.Join(problems, "; ")),
+		return nil, &GateError{Gate: "group", Err: fmt.Errorf("worker group %q: %d member(s) not verified as this Connect cluster's, and CONNECT_INIT_STRICT=true: %s", g.GroupID, len(unverified), strings.Join(problems, "; ")),
 			Fix: "start the group's workers through connect-init so the registry knows them, or stop the unverified workers; unset CONNECT_INIT_STRICT to start with a warning"}
 	}
 	for _, v := range unverified {
@@ -585,9 +615,16 @@ func (g *GroupGate) identify(ctx context.Context, rep *GroupReport, describe fun
 	if ir.RegistryError != "" {
 		log.Warn("cluster registry unreadable", "group", g.GroupID, "error", ir.RegistryError, "fix", "this principal needs READ and WRITE on the registry topic and CREATE on the cluster (or create the topic: compacted, 1 partition)")
 	}
-	if !id.Register || id.Registry == nil && g.registerFn == nil {
-		return nil
-	}
+	return unverified, nil
+}
+
+// register writes this worker into the cluster registry, claiming the
+// group when no member is unverified; a claim by another cluster is
+// refused, and an unwritable registry is refused only under Strict.
+func (g *GroupGate) register(ctx context.Context, rep *GroupReport, in *identityInputs, claim bool, log *slog.Logger) error {
+	id, ir := g.Identity, rep.Identity
+	me := id.Cluster
+	me.KafkaClusterID = in.clusterID
 	if in.clusterID == "" || id.OwnURL == "" {
 		log.Warn("not registered in the cluster registry", "group", g.GroupID, "error", "the Kafka cluster id or this worker's advertised URL is unknown",
 			"fix", "check the worker's listeners and rest.advertised.* settings and that a broker answers kafka.Metadata")
@@ -599,7 +636,6 @@ func (g *GroupGate) identify(ctx context.Context, rep *GroupReport, describe fun
 			return id.Registry.Register(ctx, me, id.OwnURL, id.Host, id.Handover, claim)
 		}
 	}
-	claim := len(unverified) == 0
 	reg, err := register(ctx, me, claim)
 	var ce *registry.ClaimedError
 	switch {
@@ -616,16 +652,7 @@ func (g *GroupGate) identify(ctx context.Context, rep *GroupReport, describe fun
 			"fix", "this principal needs READ and WRITE on the registry topic and CREATE on the cluster (or create it: compacted, 1 partition)")
 		return nil
 	}
-	switch {
-	case reg.HandedOver != "":
-		ir.Registered = fmt.Sprintf("took the group over from config topic %q and registered %s", reg.HandedOver, id.OwnURL)
-	case reg.Claimed:
-		ir.Registered = fmt.Sprintf("claimed the group and registered %s", id.OwnURL)
-	case !claim && (reg.View == nil || reg.View.Owner() == nil):
-		ir.Registered = fmt.Sprintf("registered %s; did not claim the group while it has unverified members", id.OwnURL)
-	default:
-		ir.Registered = fmt.Sprintf("registered %s", id.OwnURL)
-	}
+	ir.Registered = registeredText(reg, claim, id.OwnURL)
 	if reg.View != nil {
 		ir.Registry = reg.View
 	}
@@ -636,6 +663,19 @@ func (g *GroupGate) identify(ctx context.Context, rep *GroupReport, describe fun
 	log.Info("registered in the cluster registry", "group", g.GroupID, "url", id.OwnURL, "host", id.Host, "config_topic", me.ConfigTopic,
 		"kafka_cluster_id", me.KafkaClusterID, "topic", topic, "what", ir.Registered)
 	return nil
+}
+
+// registeredText says what the registration did, for the report.
+func registeredText(reg *registry.Registration, claim bool, url string) string {
+	switch {
+	case reg.HandedOver != "":
+		return fmt.Sprintf("took the group over from config topic %q and registered %s", reg.HandedOver, url)
+	case reg.Claimed:
+		return fmt.Sprintf("claimed the group and registered %s", url)
+	case !claim && (reg.View == nil || reg.View.Owner() == nil):
+		return fmt.Sprintf("registered %s; did not claim the group while it has unverified members", url)
+	}
+	return fmt.Sprintf("registered %s", url)
 }
 
 // sameSnapshot reports whether b shows the same Stable group as a: same
