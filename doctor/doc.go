@@ -51,7 +51,7 @@
 //	consumer-offsets-missing           info            __consumer_offsets does not exist yet
 //	consumer-offsets-single-replica    warning         the group's __consumer_offsets partition has < 2 in-sync replicas on a multi-broker cluster (error with CONNECT_INIT_STRICT)
 //	coordinator-not-available          error           FindCoordinator fails for the worker group
-//	foreign-group-member               error           a member is foreign by any group-identity rule (bootstrap/identity.go): a config offset beyond our config topic's end, an assigned connector our config topic never names, a Stable group that runs none of our connectors, a URL the cluster registry holds for another cluster, not a Connect worker, or bytes that are not Connect's protocol
+//	foreign-group-member               error           a member is foreign by any group-identity rule (gate/identity.go): a config offset beyond our config topic's end, an assigned connector our config topic never names, a Stable group that runs none of our connectors, a URL the cluster registry holds for another cluster, not a Connect worker, or bytes that are not Connect's protocol
 //	group-registered-to-another-cluster error          the cluster registry says another Connect cluster (another config topic) owns the group.id
 //	unverified-group-member            warning         a member neither the registry nor Connect's own records prove ours or foreign (an error for run and prepare with CONNECT_INIT_STRICT)
 //	member-config-offset-behind        warning         a member joined with a config offset below the assignment's (incident 1's loop, seen from the cluster whose topic is longer)

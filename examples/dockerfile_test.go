@@ -462,8 +462,8 @@ func TestParseDockerignore(t *testing.T) {
 		"cmd/bin/x.go":                   false,
 		"NOTES.md":                       true,
 		"README.md":                      false,
-		"bootstrap/workerconfig/wc.go":   false,
-		"bootstrap/testdata_helper.go":   false,
+		"workerconfig/wc.go":             false,
+		"gate/testdata_helper.go":        false,
 		"examples/swarm/stack.yml":       false,
 		"internal/a/testdata/deep/x.txt": true,
 	} {

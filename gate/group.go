@@ -186,7 +186,7 @@ type ForeignMember struct {
 
 // GroupGate is the group gate's identity check: before our
 // worker joins, every current member of the worker group gets a verdict
-// (ours, foreign, unverified; bootstrap/identity.go lists the rules and the
+// (ours, foreign, unverified; identity.go lists the rules and the
 // Connect source behind each), and the gate refuses when any member is
 // foreign or the cluster registry gives the group to another Connect
 // cluster. A member reading another config topic (another Connect cluster

@@ -136,7 +136,7 @@ func (f Foreign) String() string { return f.Message }
 // both offset checks. Members reporting -1 (nothing read) are never
 // foreign by offset. Offsets alone cannot catch a foreign member whose
 // config topic is shorter than ours: the group gate's identity rules
-// (bootstrap/identity.go: the cluster registry, and the assigned connectors
+// (gate/identity.go: the cluster registry, and the assigned connectors
 // compared with our config topic's records) do.
 func FindForeign(members []Member, ourConfigEndOffset int64) []Foreign {
 	var out []Foreign
