@@ -14,6 +14,7 @@ const (
 	IDRegistryUnreadable       = "cluster-registry-unreadable"
 	IDGroupNotStable           = "group-not-stable"
 	IDGroupEmpty               = "group-empty"
+	IDGroupRebalanceStorm      = "group-rebalance-storm"
 )
 
 // Group is what the group gate decided on about the worker group as a
@@ -37,6 +38,20 @@ type Group struct {
 	RegistryError string
 	// Strict is CONNECT_INIT_STRICT: what is only unproven is refused.
 	Strict bool
+	// Storm is set when the gate's window saw the group rebalance again
+	// and again without settling; nil otherwise.
+	Storm *GroupStorm
+}
+
+// GroupStorm is a window in which the group kept rebalancing.
+type GroupStorm struct {
+	Rebalances int
+	Span       time.Duration
+	Samples    int
+	// Stuck are the members that stayed behind the assignment across the
+	// rebalances, each with what it read (the ones whose offsets force
+	// them); empty when no member was to blame.
+	Stuck []string
 }
 
 // GroupClaim is another Connect cluster's claim on the group.
@@ -79,6 +94,27 @@ func handedOver(g Group) bool {
 // cluster is refused unless this cluster takes the group over on purpose
 // (CONNECT_INIT_GROUP_HANDOVER names that cluster's config topic).
 var GroupChecks = []Check[Group]{
+	{
+		ID: IDGroupRebalanceStorm, Severity: Error,
+		Test:    func(g Group) bool { return g.Storm != nil },
+		Subject: func(g Group) string { return g.GroupID },
+		Summary: func(g Group) string {
+			return fmt.Sprintf("the worker group %q rebalanced %d times in %s and did not settle", g.GroupID, g.Storm.Rebalances, g.Storm.Span.Round(100*time.Millisecond))
+		},
+		Evidence: func(g Group) string {
+			ev := fmt.Sprintf("%d looks (DescribeGroups) over %s", g.Storm.Samples, g.Storm.Span.Round(100*time.Millisecond))
+			if len(g.Storm.Stuck) == 0 {
+				return ev + "; no member stayed behind the assignment"
+			}
+			return ev + "; forcing it: " + strings.Join(g.Storm.Stuck, "; ")
+		},
+		Fix: func(g Group) string {
+			if len(g.Storm.Stuck) > 0 {
+				return "stop the member(s) named, which read another config topic (find them by client host and URL), or give their Connect cluster its own CONNECT_GROUP_ID; every rebalance stops the connectors of the whole group"
+			}
+			return "look for a worker logging \"Forcing rebalance\" or rejoining in a loop (its client host is in doctor's member list); connect-init doctor --watch follows the group"
+		},
+	},
 	{
 		ID: IDGroupRegisteredElsewhere, Severity: Error,
 		Test:    func(g Group) bool { return g.Claim != nil && !handedOver(g) },

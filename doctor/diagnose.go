@@ -22,7 +22,14 @@ func Diagnose(s *Snapshot) []checks.Result {
 	d.coordinator()
 	d.group()
 	d.peers()
-	sort.SliceStable(d.out, func(i, j int) bool { return d.out[i].Severity.Rank() < d.out[j].Severity.Rank() })
+	// Errors first; a group that does not settle is said first of all:
+	// while it storms, every other look is a moment of a moving target.
+	sort.SliceStable(d.out, func(i, j int) bool {
+		if si, sj := d.out[i].ID == checks.IDGroupRebalanceStorm, d.out[j].ID == checks.IDGroupRebalanceStorm; si != sj {
+			return si
+		}
+		return d.out[i].Severity.Rank() < d.out[j].Severity.Rank()
+	})
 	if d.out == nil {
 		d.out = []checks.Result{}
 	}

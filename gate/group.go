@@ -104,6 +104,9 @@ type GroupReport struct {
 	Foreign []ForeignMember `json:"foreign"`
 	// Note explains a decision taken without a Stable snapshot.
 	Note string `json:"note,omitempty"`
+	// Window is what the looks after the first Stable snapshot saw
+	// (window.go); null when the group was not Stable.
+	Window *GroupWindow `json:"window,omitempty"`
 	// Identity is what the cluster-identity rules read (registry, our
 	// config and status topics); null when they are off.
 	Identity *IdentityReport `json:"identity,omitempty"`
@@ -217,6 +220,12 @@ type GroupGate struct {
 	// assignment offset before connectors we created after that offset
 	// count as evidence (default DefaultSettleWait).
 	SettleWait time.Duration
+	// ConfirmEvery and StormWindow shape the window of looks after the
+	// first Stable snapshot (window.go; defaults DefaultConfirmEvery and
+	// DefaultStormWindow). UntilCalm watches a storm with no member to
+	// blame until ctx's deadline, so run waits for calm; doctor does not.
+	ConfirmEvery, StormWindow time.Duration
+	UntilCalm                 bool
 
 	// describeFn, offsetsFn, identityFn and registerFn replace the Kafka
 	// calls in unit tests.
@@ -245,16 +254,21 @@ func (g *GroupGate) Check(ctx context.Context) (*GroupReport, error) {
 	if offsets == nil {
 		offsets = g.ConfigEndOffsets
 	}
-	snap, err := g.waitSnapshot(ctx, describe, clk, log)
+	ww := newWindowWatch(clk.Now())
+	snap, err := g.waitSnapshot(ctx, ww, describe, clk, log)
 	if err != nil {
 		return nil, err
 	}
+	desc, window := g.watchWindow(ctx, ww, snap.desc, describe, clk, log)
+	snap.desc = desc
+	snap.count = ww.w.Samples
 	// The end offsets are read after the snapshot, so they can only be
 	// larger than what the snapshot's members could have read from our
 	// topic: no false "ahead" from a record written in between.
 	rep := newGroupReport(g.GroupID, g.ConfigTopic, snap.desc)
 	rep.Snapshots = snap.count
 	rep.Waited = snap.waited
+	rep.Window = window
 	hw, lso, err := offsets(ctx)
 	if err != nil {
 		rep.ConfigEndOffset, rep.ConfigStableOffset = -1, -1
@@ -272,7 +286,12 @@ func (g *GroupGate) Check(ctx context.Context) (*GroupReport, error) {
 		if err := g.identify(ctx, rep, describe, clk, log); err != nil {
 			return rep, err
 		}
-	} else if len(checks.Errors(GroupResults(rep, "", false))) > 0 {
+	} else if errs := checks.Errors(GroupResults(rep, "", false)); len(errs) > 0 {
+		if len(rep.Foreign) == 0 {
+			if err := stormRefusal(errs); err != nil {
+				return rep, err
+			}
+		}
 		return rep, groupRefusal(g.GroupID, g.ConfigTopic, "", rep)
 	}
 	log.Info("worker group checked", "group", g.GroupID, "state", rep.State, "protocol", rep.Protocol,
@@ -293,7 +312,7 @@ type groupSnapshot struct {
 // waitSnapshot describes the group until it is settled (Stable, Empty or
 // Dead) or StableWait passes, logging every 5 s; it fails only when no
 // description arrived at all, or ctx ended first.
-func (g *GroupGate) waitSnapshot(ctx context.Context, describe func(context.Context) (*sarama.GroupDescription, error), clk clock.Clock, log *slog.Logger) (groupSnapshot, error) {
+func (g *GroupGate) waitSnapshot(ctx context.Context, ww *windowWatch, describe func(context.Context) (*sarama.GroupDescription, error), clk clock.Clock, log *slog.Logger) (groupSnapshot, error) {
 	wait := g.StableWait
 	if wait <= 0 {
 		wait = DefaultStableWait
@@ -311,6 +330,7 @@ func (g *GroupGate) waitSnapshot(ctx context.Context, describe func(context.Cont
 		if err == nil {
 			snap.desc, lastErr = d, nil
 			snap.count++
+			ww.observe(g, d, clk.Now())
 			if settled(d.State) {
 				break
 			}
@@ -442,6 +462,29 @@ func (r *GroupReport) judge() {
 			fm.Reasons = append(fm.Reasons, string(reason))
 		}
 		r.Foreign = append(r.Foreign, fm)
+	}
+	r.judgeStuck()
+}
+
+// judgeStuck adds the members the window saw stuck behind the assignment
+// as foreign (RuleStuckBehind), unless an offset rule already named them.
+func (r *GroupReport) judgeStuck() {
+	if r.Window == nil {
+		return
+	}
+	named := map[string]bool{}
+	for _, f := range r.Foreign {
+		named[f.MemberID] = true
+	}
+	for _, s := range r.Window.StuckBehind {
+		if named[s.MemberID] {
+			continue
+		}
+		off, asg := s.ConfigOffset, s.AssignmentOffset
+		r.Foreign = append(r.Foreign, ForeignMember{MemberID: s.MemberID, ClientHost: s.ClientHost, URL: s.URL,
+			ConfigOffset: &off, AssignmentOffset: &asg, OurEndOffset: r.ConfigEndOffset, Reasons: []string{RuleStuckBehind},
+			Message: fmt.Sprintf("group member %q (advertised URL %s, client host %s) reported config offset %d, behind the assignment's %d, across %d rebalances in %s: a worker reading our config topic %q reads it to its end before it rejoins (DistributedHerder.handleRebalanceCompleted, readConfigToEnd) and would have reported at least %d; this one reads another config topic and forces the rebalances (\"does not match group assignment ... Forcing rebalance\")",
+				s.MemberID, orUnknown(s.URL), orUnknown(s.ClientHost), off, asg, s.Rebalances, r.Window.Span.Round(time.Millisecond), r.ConfigTopic, asg)})
 	}
 }
 
@@ -594,6 +637,12 @@ func GroupResults(rep *GroupReport, handover string, strict bool) []checks.Resul
 			if ir.Registry != nil {
 				g.Claim.Registry = ir.Registry.Topic
 			}
+		}
+	}
+	if w := rep.Window; w.Storm() {
+		g.Storm = &checks.GroupStorm{Rebalances: w.Rebalances, Span: w.Span, Samples: w.Samples}
+		for _, s := range w.StuckBehind {
+			g.Storm.Stuck = append(g.Storm.Stuck, s.String())
 		}
 	}
 	out := checks.Run(checks.GroupChecks, g)

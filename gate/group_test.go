@@ -118,7 +118,8 @@ func TestGroupGateWaitsForStable(t *testing.T) {
 		Members: map[string]*sarama.GroupMemberDescription{"b": {MemberId: "b", ClientHost: "/10.0.0.9"}}}
 	g, calls := gate([]*sarama.GroupDescription{rebalancing, rebalancing, rebalancing, stableGroup(b)}, 3, 3)
 	rep, err := g.Check(context.Background())
-	if err == nil || *calls != 4 || !rep.StableSeen || rep.Snapshots != 4 {
+	// Four looks to the first Stable snapshot, and one more that confirms it.
+	if err == nil || *calls != 5 || !rep.StableSeen || rep.Snapshots != 5 || rep.Window == nil || !rep.Window.Calm {
 		t.Fatalf("err=%v calls=%d rep=%+v", err, *calls, rep)
 	}
 }

@@ -81,6 +81,17 @@ const (
 	// whose status.storage.topic is ours writes there
 	// (KafkaStatusBackingStore.put/putSafe).
 	RuleStatusWorkerID = "status-worker-id"
+	// RuleStuckBehind (foreign, conclusive): across the group gate's window
+	// the member reported the same config offset, behind the leader's
+	// assignment, in Stable snapshots with rebalances between them. A
+	// member whose config offset is behind the assignment reads the config
+	// topic to its end before it does anything else
+	// (DistributedHerder.handleRebalanceCompleted: readConfigToEnd), and
+	// rejoins with the offset it then holds; one that still reports the
+	// same lower offset after rebalances reads another config topic, and
+	// its "does not match group assignment ... Forcing rebalance" is what
+	// keeps the group rebalancing.
+	RuleStuckBehind = "config-offset-stuck-behind"
 )
 
 // Session keys are not used as evidence: the "session-key" record holds
@@ -519,6 +530,18 @@ func groupRefusal(groupID, configTopic, handover string, rep *GroupReport) error
 	return &GateError{Gate: "group", Err: errors.New(msg), Fix: fix}
 }
 
+// stormRefusal is the group gate's error for a group that kept rebalancing
+// through the window with no member to blame: joining it now would be one
+// more rebalance. It is the storm check's own summary, evidence and fix.
+func stormRefusal(errs []checks.Result) error {
+	for _, r := range errs {
+		if r.ID == checks.IDGroupRebalanceStorm {
+			return &GateError{Gate: "group", Err: errors.New(r.Summary + " (" + r.Evidence + "); this worker does not join a group that does not settle"), Fix: r.Fix}
+		}
+	}
+	return nil
+}
+
 // identify runs the identity rules on a judged snapshot: reads (never
 // writes) the registry and our config and status topics, gives every
 // member a verdict, refuses on a foreign member or a foreign claim, warns
@@ -588,6 +611,9 @@ func (g *GroupGate) decide(rep *GroupReport, log *slog.Logger) ([]MemberVerdict,
 		return r.ID == checks.IDForeignGroupMember || r.ID == checks.IDGroupRegisteredElsewhere
 	}) {
 		return nil, groupRefusal(g.GroupID, g.ConfigTopic, id.Handover, rep)
+	}
+	if err := stormRefusal(errs); err != nil {
+		return nil, err
 	}
 	if ir.ClaimedBy != nil {
 		log.Info("handing the worker group over to this cluster", "group", g.GroupID, "from_config_topic", ir.ClaimedBy.ConfigTopic,

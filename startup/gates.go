@@ -97,6 +97,7 @@ func (g realGates) coordinator(ctx context.Context, st *state) error {
 func (g realGates) group(ctx context.Context, st *state) error {
 	gg := gate.NewGroupGate(st.cfg, st.clients, g.log, g.clock)
 	gg.Identity.Register = true
+	gg.UntilCalm = true // a rolling start settles: wait for it, within the timeout
 	rep, err := gg.Check(ctx)
 	if err != nil {
 		return err

@@ -25,7 +25,9 @@ func CheckPeers(ctx context.Context, cfg *settings.Config, clients *kafka.Client
 	defer cancel()
 	if group == nil {
 		var err error
-		if group, err = gate.NewGroupGate(cfg, clients, log, clock.System{}).Check(ctx); err != nil {
+		gg := gate.NewGroupGate(cfg, clients, log, clock.System{})
+		gg.UntilCalm = true
+		if group, err = gg.Check(ctx); err != nil {
 			return err
 		}
 	}

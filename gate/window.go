@@ -1,0 +1,279 @@
+package gate
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"sort"
+	"time"
+
+	"github.com/IBM/sarama"
+
+	"github.com/connect-init/connect-init/internal/clock"
+)
+
+// The group gate's window: one snapshot proves little about a group that is
+// rebalancing, so after the first Stable snapshot the gate looks again.
+// On a calm group the second look agrees and the window closes at once
+// (one DescribeGroups more, ConfirmEvery later). When the looks disagree
+// (the group left Stable, or its members or assignment changed) or a
+// member reports a config offset behind the assignment, the window grows,
+// up to StormWindow, so that the rebalances and the members stuck behind
+// them are counted over time instead of guessed from one moment.
+const (
+	// DefaultConfirmEvery is the pause between two looks in the window:
+	// short, since a group caught in a forced-rebalance loop is Stable only
+	// for moments, and a calm start pays it once.
+	DefaultConfirmEvery = 100 * time.Millisecond
+	// DefaultStormWindow bounds the window: long enough to see several
+	// rebalances of a looping group (dozens a second in the foreign-member
+	// loop, a few seconds apart under Connect's backoff), short enough for
+	// doctor to answer while an operator waits.
+	DefaultStormWindow = 5 * time.Second
+	// StormRebalances is how many rebalances in one window make a storm: a
+	// worker joining a cooperative group costs two, so three or more in a
+	// window that never calms down is a group that does not settle.
+	StormRebalances = 3
+	// calmFor is how long a group that churned must then stay Stable and
+	// unchanged for the window to call it calm again.
+	calmFor = time.Second
+	// behindFor is how long a Stable, unchanging group with a member
+	// behind the assignment is watched for a rebalance. Such a member is
+	// common and harmless after a connector's creation (it joined before it
+	// read the record, then read up to the assignment without rejoining),
+	// so the window stays short unless the group moves.
+	behindFor = time.Second
+	// stuckRebalances is how many rebalances a member must stay behind,
+	// reporting the same config offset, to be proven not to read our
+	// config topic (RuleStuckBehind).
+	stuckRebalances = 2
+)
+
+// GroupWindow is what the gate saw of the group across its window.
+type GroupWindow struct {
+	// Samples is how many DescribeGroups answers the window read; failed
+	// reads count for nothing.
+	Samples int `json:"samples"`
+	// Span is how long the window lasted.
+	Span time.Duration `json:"span_ns"`
+	// Rebalances counts the rebalances seen between two answers: the group
+	// entered PreparingRebalance (or CompletingRebalance straight from
+	// Stable), or a Stable group's members or assignment changed. The
+	// looks before the first Stable snapshot count too: a group looping
+	// fast is rarely caught Stable.
+	Rebalances int `json:"rebalances"`
+	// Calm is true when the window ended on a Stable group that had stopped
+	// changing (at once on a calm group; calmFor after churn).
+	Calm bool `json:"calm"`
+	// StuckBehind are the members that reported the same config offset,
+	// behind the assignment's, across rebalances.
+	StuckBehind []StuckMember `json:"stuck_behind"`
+}
+
+// Storm reports whether the window saw the group rebalance StormRebalances
+// times or more without calming down.
+func (w *GroupWindow) Storm() bool {
+	return w != nil && w.Rebalances >= StormRebalances && !w.Calm
+}
+
+// StuckMember is a member that stayed behind the assignment across
+// rebalances, with what it read.
+type StuckMember struct {
+	MemberID   string `json:"member_id"`
+	URL        string `json:"url,omitempty"`
+	ClientHost string `json:"client_host"`
+	// ConfigOffset is what it reported in every Stable look.
+	ConfigOffset int64 `json:"config_offset"`
+	// AssignmentOffset is the leader's assignment offset it stayed behind.
+	AssignmentOffset int64 `json:"assignment_offset"`
+	// Rebalances is how many rebalances it stayed behind across.
+	Rebalances int `json:"rebalances"`
+}
+
+// String is the member and what it read, for evidence lines.
+func (m StuckMember) String() string {
+	return fmt.Sprintf("member %q (%s, client host %s) reported config offset %d while the assignment was at %d, across %d rebalances",
+		m.MemberID, orUnknown(m.URL), orUnknown(m.ClientHost), m.ConfigOffset, m.AssignmentOffset, m.Rebalances)
+}
+
+// behindTrack follows one member that reports a config offset behind the
+// assignment: since which rebalance count, and across how many.
+type behindTrack struct {
+	member     StuckMember
+	sinceCount int
+}
+
+// windowWatch is one window's running state, from the gate's first look.
+type windowWatch struct {
+	w          GroupWindow
+	start      time.Time
+	prev       *sarama.GroupDescription
+	latest     *sarama.GroupDescription // the latest Stable answer
+	behind     map[string]*behindTrack
+	lastChange time.Time
+	churned    bool
+}
+
+func newWindowWatch(start time.Time) *windowWatch {
+	return &windowWatch{start: start, lastChange: start, behind: map[string]*behindTrack{}}
+}
+
+// watchWindow looks at the group again after the settled answer first,
+// until it is calm or the window ends (StormWindow; with untilCalm, a storm
+// without a member to blame is watched until ctx's deadline, so run waits
+// for calm instead of refusing a rolling start). It returns the latest
+// Stable answer to judge and what the window saw.
+func (g *GroupGate) watchWindow(ctx context.Context, ww *windowWatch, first *sarama.GroupDescription, describe func(context.Context) (*sarama.GroupDescription, error), clk clock.Clock, log *slog.Logger) (*sarama.GroupDescription, *GroupWindow) {
+	switch first.State {
+	case GroupStable:
+	case GroupPreparingRebalance, GroupCompletingRebalance:
+		// Never Stable while the gate waited: what the looks counted is
+		// all there is (a fast loop shows as rebalances, not as a snapshot).
+		_, w := ww.end(clk.Now())
+		return first, w
+	default:
+		return first, nil
+	}
+	every, window := g.ConfirmEvery, g.StormWindow
+	if every <= 0 {
+		every = DefaultConfirmEvery
+	}
+	if window <= 0 {
+		window = DefaultStormWindow
+	}
+	start := clk.Now()
+	// One rebalance before the first Stable snapshot is a member joining;
+	// more is churn, and calm must then last calmFor.
+	ww.churned, ww.lastChange = ww.w.Rebalances >= 2, start
+	lastLog := start
+	for {
+		select {
+		case <-ctx.Done():
+			return ww.end(clk.Now())
+		case <-clk.After(every):
+		}
+		d, err := describe(ctx)
+		if err == nil {
+			ww.observe(g, d, clk.Now())
+		}
+		now := clk.Now()
+		if ww.calm(now) {
+			ww.w.Calm = true
+			return ww.end(now)
+		}
+		if now.Sub(start) >= window && !(g.UntilCalm && ww.w.Storm() && len(ww.stuck()) == 0) {
+			return ww.end(now)
+		}
+		if !ww.churned && now.Sub(start) >= behindFor {
+			return ww.end(now) // Stable and unchanged, a member behind: not a storm
+		}
+		if now.Sub(lastLog) >= 5*time.Second {
+			log.Info("watching the worker group: it does not settle", "group", g.GroupID, "rebalances", ww.w.Rebalances,
+				"looks", ww.w.Samples, "watched", now.Sub(start).Round(time.Second).String())
+			lastLog = now
+		}
+	}
+}
+
+// observe counts one answer: entering a rebalance, or a Stable group
+// that changed, is a rebalance; a Stable answer updates who is behind.
+func (ww *windowWatch) observe(g *GroupGate, d *sarama.GroupDescription, now time.Time) {
+	ww.w.Samples++
+	if p := ww.prev; p != nil && !sameDescription(p, d) {
+		if rebalanced(p.State, d.State) {
+			ww.w.Rebalances++
+		}
+		ww.churned, ww.lastChange = true, now
+	}
+	ww.prev = d
+	if d.State == GroupStable {
+		ww.latest = d
+		ww.track(g, d)
+	}
+}
+
+// track updates the members behind the assignment from a Stable answer: a
+// member that reports the same offset behind it as before, with
+// rebalances in between, has stayed behind across them.
+func (ww *windowWatch) track(g *GroupGate, d *sarama.GroupDescription) {
+	rep := newGroupReport(g.GroupID, g.ConfigTopic, d)
+	seen := map[string]bool{}
+	for _, m := range rep.Decoded {
+		if m.Metadata == nil || rep.AssignmentOffset == nil || m.Metadata.ConfigOffset >= *rep.AssignmentOffset {
+			continue
+		}
+		seen[m.MemberID] = true
+		t := ww.behind[m.MemberID]
+		if t == nil || t.member.ConfigOffset != m.Metadata.ConfigOffset {
+			ww.behind[m.MemberID] = &behindTrack{sinceCount: ww.w.Rebalances, member: StuckMember{MemberID: m.MemberID, URL: m.URL(),
+				ClientHost: m.ClientHost, ConfigOffset: m.Metadata.ConfigOffset, AssignmentOffset: *rep.AssignmentOffset}}
+			continue
+		}
+		t.member.Rebalances = ww.w.Rebalances - t.sinceCount
+		t.member.AssignmentOffset = *rep.AssignmentOffset
+	}
+	for id := range ww.behind {
+		if !seen[id] {
+			delete(ww.behind, id)
+		}
+	}
+}
+
+// calm: the group is Stable, nobody is behind, and it has not changed
+// since the first answer (a calm start), or for calmFor after churn.
+func (ww *windowWatch) calm(now time.Time) bool {
+	if ww.prev.State != GroupStable || len(ww.behind) > 0 {
+		return false
+	}
+	return !ww.churned || now.Sub(ww.lastChange) >= calmFor
+}
+
+// stuck are the members proven behind (RuleStuckBehind), sorted by id.
+func (ww *windowWatch) stuck() []StuckMember {
+	out := []StuckMember{}
+	for _, t := range ww.behind {
+		if t.member.Rebalances >= stuckRebalances {
+			out = append(out, t.member)
+		}
+	}
+	sortStuck(out)
+	return out
+}
+
+// rebalanced reports whether going from one answer's state to the next's
+// shows a rebalance: the group entered PreparingRebalance, went from
+// Stable straight to CompletingRebalance, or stayed Stable but changed.
+func rebalanced(from, to string) bool {
+	switch {
+	case to == GroupPreparingRebalance:
+		return from != GroupPreparingRebalance
+	case to == GroupCompletingRebalance:
+		return from == GroupStable
+	}
+	return from == GroupStable && to == GroupStable
+}
+
+func (ww *windowWatch) end(now time.Time) (*sarama.GroupDescription, *GroupWindow) {
+	ww.w.Span = now.Sub(ww.start)
+	ww.w.StuckBehind = ww.stuck()
+	return ww.latest, &ww.w
+}
+
+// sameDescription reports whether two answers show the same group: state,
+// members, and each member's metadata and assignment bytes.
+func sameDescription(a, b *sarama.GroupDescription) bool {
+	if a.State != b.State || len(a.Members) != len(b.Members) {
+		return false
+	}
+	for id, ma := range a.Members {
+		mb, ok := b.Members[id]
+		if !ok || string(ma.MemberMetadata) != string(mb.MemberMetadata) || string(ma.MemberAssignment) != string(mb.MemberAssignment) {
+			return false
+		}
+	}
+	return true
+}
+
+func sortStuck(ms []StuckMember) {
+	sort.Slice(ms, func(i, j int) bool { return ms[i].MemberID < ms[j].MemberID })
+}
