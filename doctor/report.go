@@ -189,6 +189,13 @@ func (d *Document) WriteJSON(w io.Writer) error {
 func (d *Document) WriteText(w io.Writer) error {
 	p := &printer{w: w}
 	p.f("connect-init doctor %s — worker group %q, bootstrap %s\n\n", d.Version, d.GroupID, strings.Join(d.BootstrapServers, ","))
+	// A group that does not settle is said before anything else: every
+	// section below is one moment of it.
+	for _, f := range d.Findings {
+		if f.ID == checks.IDGroupRebalanceStorm {
+			p.f("[%s] %s\n  evidence: %s\n  fix:      %s\n\n", f.ID, f.Summary, f.Evidence, f.Fix)
+		}
+	}
 	c := d.Cluster
 	for _, section := range []func(*printer, Cluster){writeBrokers, writeTopics, writeCoordinator, writeGroup, writePeers, writeSkipped} {
 		section(p, c)
@@ -289,6 +296,13 @@ func writeGroup(p *printer, c Cluster) {
 	p.f("Group        %s, protocol %s, %d member(s), leader %s, assignment offset %s\n",
 		orUnknown(g.State), orUnknown(proto), len(g.Members), leader, asg)
 	p.f("Config topic %s: end offset %s, last stable offset %s\n", g.ConfigTopic, offsetString(g.ConfigEndOffset), offsetString(g.ConfigStableOffset))
+	if w := g.Window; w != nil {
+		calm := "calm"
+		if !w.Calm {
+			calm = "not calm"
+		}
+		p.f("Watched      %d look(s) over %s: %d rebalance(s), %s\n", w.Samples, w.Span.Round(time.Millisecond), w.Rebalances, calm)
+	}
 	verdicts := map[string]gate.MemberVerdict{}
 	for _, v := range g.Verdicts {
 		verdicts[v.MemberID] = v
