@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/connect-init/connect-init/internal/testbed"
 )
 
 // bed is started once for the package: every scenario runs against the
@@ -41,6 +43,8 @@ func TestMain(m *testing.M) {
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "containerbed: start:", err)
 	} else {
+		// The versions every scenario of this run ran with.
+		fmt.Fprintf(os.Stderr, "containerbed: docker %s; Kafka %s; image %s\n", DockerVersions(context.Background()), testbed.Version(), bed.Image)
 		code = m.Run()
 	}
 	if err := bed.Close(); err != nil {
