@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/connect-init/connect-init/internal/testbed"
 )
 
 // bed is started once for the package: every scenario runs against the
@@ -41,6 +43,8 @@ func TestMain(m *testing.M) {
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "containerbed: start:", err)
 	} else {
+		// The versions every scenario of this run ran with.
+		fmt.Fprintf(os.Stderr, "containerbed: docker %s; Kafka %s; image %s\n", DockerVersions(context.Background()), testbed.Version(), bed.Image)
 		code = m.Run()
 	}
 	if err := bed.Close(); err != nil {
@@ -474,92 +478,5 @@ func TestSwarmExampleStack(t *testing.T) {
 	t.Logf("example stack: 4 workers in generation %d, leader %s; POST /connectors ok on %d, failed %v", gen, leader, ok, fails)
 	if ok != 4 {
 		t.Fatalf("forwarding failed: %v", fails)
-	}
-}
-
-func TestComposeExample(t *testing.T) {
-	// examples/compose/docker-compose.yml with docker-compose, the image
-	// names substituted (the brokers' apache/kafka by the bed's image with
-	// an apache/kafka stand-in launcher, the workers' by the bed's image)
-	// and nothing built: prepare completes, the three workers start one at
-	// a time and forward for each other.
-	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
-	defer cancel()
-	kafkaImage := bed.Image + "-apache"
-	if err := BuildKafkaImage(ctx, bed.Dir+"/apache", bed.Image, kafkaImage); err != nil {
-		t.Fatal(err)
-	}
-	data, err := os.ReadFile("../../examples/compose/docker-compose.yml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	file := strings.ReplaceAll(string(data), "image: apache/kafka:4.0.0", "image: "+kafkaImage)
-	file = strings.ReplaceAll(file, "image: connect-init/cp-kafka-connect:dev", "image: "+bed.Image)
-	if file == string(data) || strings.Contains(file, "apache/kafka:") {
-		t.Fatal("the example's image names changed: update this test")
-	}
-	path := bed.Dir + "/docker-compose.yml"
-	if err := os.WriteFile(path, []byte(file), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	project := StackPrefix + "-compose"
-	compose := func(ctx context.Context, args ...string) (string, error) {
-		out, err := exec.CommandContext(ctx, "docker-compose", append([]string{"-p", project, "-f", path}, args...)...).CombinedOutput()
-		return string(out), err
-	}
-	t.Cleanup(func() {
-		if t.Failed() {
-			out, _ := compose(context.Background(), "logs", "--no-color", "--tail", "60")
-			t.Logf("compose logs:\n%s", tail(out, 12000))
-		}
-		compose(context.Background(), "down", "-v", "--remove-orphans") //nolint:errcheck
-	})
-	if out, err := compose(ctx, "up", "-d", "--no-build"); err != nil {
-		t.Fatalf("docker-compose up: %v\n%s", err, out)
-	}
-	containerOf := func(service string) string {
-		out, _ := compose(ctx, "ps", "-q", service)
-		return strings.TrimSpace(out)
-	}
-	// prepare exits 0 ...
-	for {
-		c := containerOf("connect-init-prepare")
-		st, _ := Docker(ctx, "inspect", "--format", "{{.State.Status}} {{.State.ExitCode}}", c)
-		if st == "exited 0" {
-			break
-		}
-		if strings.HasPrefix(st, "exited") || ctx.Err() != nil {
-			t.Fatalf("connect-init-prepare: %s\n%s", st, ContainerLogs(ctx, c))
-		}
-		time.Sleep(time.Second)
-	}
-	// ... and the three workers join one generation through connect-init.
-	for {
-		var ids []string
-		last := map[int]int{}
-		for _, s := range []string{"connect-1", "connect-2", "connect-3"} {
-			if c := containerOf(s); c != "" {
-				ids = append(ids, c)
-				g, _ := Generation(ContainerLogs(ctx, c))
-				last[g]++
-			}
-		}
-		if len(ids) == 3 && len(last) == 1 && last[-1] == 0 {
-			for _, c := range ids {
-				if logs := ContainerLogs(ctx, c); !startedRe.MatchString(logs) || !ownOKRe.MatchString(logs) {
-					t.Fatalf("%s joined without connect-init's self-probe and exec:\n%s", c, tail(logs, 3000))
-				}
-			}
-			ok, fails := postConnectors(t, ctx, "compose", ids)
-			t.Logf("compose example: 3 workers in one generation %v; POST /connectors ok on %d, failed %v", last, ok, fails)
-			if ok != 3 {
-				t.Fatalf("forwarding failed: %v", fails)
-			}
-			return
-		}
-		if ctx.Err() != nil {
-			t.Fatalf("no stable generation of 3: %v", last)
-		}
-		time.Sleep(time.Second)
 	}
 }
