@@ -48,9 +48,8 @@ type GroupStorm struct {
 	Rebalances int
 	Span       time.Duration
 	Samples    int
-	// Stuck are the members that stayed behind the assignment across the
-	// rebalances, each with what it read (the ones whose offsets force
-	// them); empty when no member was to blame.
+	// Stuck are the foreign members, each with the offsets by which it
+	// keeps the group rebalancing; empty when no member was to blame.
 	Stuck []string
 }
 

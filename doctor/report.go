@@ -29,6 +29,8 @@ type Document struct {
 	Counts           Counts          `json:"counts"`
 	// ExitCode is what doctor exits with: 1 when any finding is an error.
 	ExitCode int `json:"exit_code"`
+	// Changes is, under --watch, what moved since the look before.
+	Changes *Change `json:"changes,omitempty"`
 }
 
 // Counts are the number of findings per severity.

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/IBM/sarama"
@@ -466,6 +467,20 @@ func (r *GroupReport) judge() {
 	r.judgeStuck()
 }
 
+// forcing is the member and the offsets by which it keeps the group
+// rebalancing, for the storm's evidence.
+func (f ForeignMember) forcing() string {
+	return fmt.Sprintf("member %q (%s, client host %s) reported config offset %s with the assignment at %s [rule %s]",
+		f.MemberID, orUnknown(f.URL), orUnknown(f.ClientHost), offsetText(f.ConfigOffset), offsetText(f.AssignmentOffset), strings.Join(f.Reasons, ", "))
+}
+
+func offsetText(p *int64) string {
+	if p == nil {
+		return "unknown"
+	}
+	return fmt.Sprint(*p)
+}
+
 // judgeStuck adds the members the window saw stuck behind the assignment
 // as foreign (RuleStuckBehind), unless an offset rule already named them.
 func (r *GroupReport) judgeStuck() {
@@ -477,7 +492,10 @@ func (r *GroupReport) judgeStuck() {
 		named[f.MemberID] = true
 	}
 	for _, s := range r.Window.StuckBehind {
-		if named[s.MemberID] {
+		// Behind an assignment our config topic cannot reach is where our
+		// own workers are when the leader follows another topic: the
+		// offset rules name that leader's cluster instead.
+		if named[s.MemberID] || r.ConfigEndOffset < 0 || s.AssignmentOffset > r.ConfigEndOffset {
 			continue
 		}
 		off, asg := s.ConfigOffset, s.AssignmentOffset
@@ -641,8 +659,8 @@ func GroupResults(rep *GroupReport, handover string, strict bool) []checks.Resul
 	}
 	if w := rep.Window; w.Storm() {
 		g.Storm = &checks.GroupStorm{Rebalances: w.Rebalances, Span: w.Span, Samples: w.Samples}
-		for _, s := range w.StuckBehind {
-			g.Storm.Stuck = append(g.Storm.Stuck, s.String())
+		for _, f := range rep.Foreign {
+			g.Storm.Stuck = append(g.Storm.Stuck, f.forcing())
 		}
 	}
 	out := checks.Run(checks.GroupChecks, g)

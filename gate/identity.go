@@ -9,6 +9,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/IBM/sarama"
 
@@ -243,6 +244,7 @@ func (r *GroupReport) judgeIdentity(id *Identity, in *identityInputs, settledAft
 		ir.ClaimedBy = &c
 	}
 	r.Identity = ir
+	r.judgeBehind(in.config)
 
 	offsetForeign := map[string]ForeignMember{}
 	for _, f := range r.Foreign {
@@ -322,6 +324,37 @@ func (r *GroupReport) judgeMember(m proto.Member, me registry.Cluster, in *ident
 		v.Evidence = compared(m, r, in, wid, whyNot)
 	}
 	return v
+}
+
+// judgeBehind makes foreign (RuleStuckBehind) each member the window saw
+// behind the assignment for BehindFor at one offset, while our config
+// topic holds, between that offset and the assignment's, a record that
+// makes every worker reading it rejoin (store.ConfigLog.RejoinRecord): a
+// worker of ours would have read it and rejoined with a higher offset.
+func (r *GroupReport) judgeBehind(cfg *store.ConfigLog) {
+	if r.Window == nil || cfg == nil {
+		return
+	}
+	named := map[string]bool{}
+	for _, f := range r.Foreign {
+		named[f.MemberID] = true
+	}
+	for _, b := range r.Window.Behind {
+		if named[b.MemberID] || b.For < BehindFor || r.ConfigEndOffset < 0 || b.AssignmentOffset > r.ConfigEndOffset {
+			continue
+		}
+		rec := cfg.RejoinRecord(b.ConfigOffset, b.AssignmentOffset)
+		if rec == nil {
+			continue
+		}
+		off, asg := b.ConfigOffset, b.AssignmentOffset
+		r.Foreign = append(r.Foreign, ForeignMember{MemberID: b.MemberID, ClientHost: b.ClientHost, URL: b.URL,
+			ConfigOffset: &off, AssignmentOffset: &asg, OurEndOffset: r.ConfigEndOffset, Reasons: []string{RuleStuckBehind},
+			Message: fmt.Sprintf("group member %q (advertised URL %s, client host %s) reported config offset %d, behind the assignment's %d, for %s of a Stable group, "+
+				"though our config topic %q holds at offset %d a %s record of connector %q that makes every worker reading it rejoin with its new offset "+
+				"(DistributedHerder.ConfigUpdateListener: needsReconfigRebalance): it does not read our config topic, and rejoins in a loop (\"does not match group assignment ... Forcing rebalance\")",
+				b.MemberID, orUnknown(b.URL), orUnknown(b.ClientHost), off, asg, b.For.Round(100*time.Millisecond), cfg.Topic, rec.Offset, rec.Kind, rec.Connector)})
+	}
 }
 
 func assignmentOffset(m proto.Member) string {

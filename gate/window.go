@@ -37,12 +37,15 @@ const (
 	// calmFor is how long a group that churned must then stay Stable and
 	// unchanged for the window to call it calm again.
 	calmFor = time.Second
-	// behindFor is how long a Stable, unchanging group with a member
-	// behind the assignment is watched for a rebalance. Such a member is
-	// common and harmless after a connector's creation (it joined before it
-	// read the record, then read up to the assignment without rejoining),
-	// so the window stays short unless the group moves.
-	behindFor = time.Second
+	// BehindFor is how long a Stable, unchanging group with a member
+	// behind the assignment is watched. Such a member is harmless when the
+	// records it has not read make no worker rejoin (it joined before it
+	// read them, then read up to the assignment without rejoining); when
+	// they do, a member of ours would have rejoined by then with its new
+	// offset, and one still behind after BehindFor does not read our
+	// config topic (RuleStuckBehind, identity.go). The window stays this
+	// short unless the group moves.
+	BehindFor = 2 * time.Second
 	// stuckRebalances is how many rebalances a member must stay behind,
 	// reporting the same config offset, to be proven not to read our
 	// config topic (RuleStuckBehind).
@@ -68,6 +71,9 @@ type GroupWindow struct {
 	// StuckBehind are the members that reported the same config offset,
 	// behind the assignment's, across rebalances.
 	StuckBehind []StuckMember `json:"stuck_behind"`
+	// Behind are the members behind the assignment at the window's end,
+	// each with how long it was seen there at the same offset.
+	Behind []StuckMember `json:"behind"`
 }
 
 // Storm reports whether the window saw the group rebalance StormRebalances
@@ -88,6 +94,8 @@ type StuckMember struct {
 	AssignmentOffset int64 `json:"assignment_offset"`
 	// Rebalances is how many rebalances it stayed behind across.
 	Rebalances int `json:"rebalances"`
+	// For is how long the window saw it behind at that offset.
+	For time.Duration `json:"for_ns"`
 }
 
 // String is the member and what it read, for evidence lines.
@@ -101,6 +109,7 @@ func (m StuckMember) String() string {
 type behindTrack struct {
 	member     StuckMember
 	sinceCount int
+	since      time.Time
 }
 
 // windowWatch is one window's running state, from the gate's first look.
@@ -164,7 +173,7 @@ func (g *GroupGate) watchWindow(ctx context.Context, ww *windowWatch, first *sar
 		if now.Sub(start) >= window && !(g.UntilCalm && ww.w.Storm() && len(ww.stuck()) == 0) {
 			return ww.end(now)
 		}
-		if !ww.churned && now.Sub(start) >= behindFor {
+		if !ww.churned && now.Sub(start) >= BehindFor {
 			return ww.end(now) // Stable and unchanged, a member behind: not a storm
 		}
 		if now.Sub(lastLog) >= 5*time.Second {
@@ -188,14 +197,14 @@ func (ww *windowWatch) observe(g *GroupGate, d *sarama.GroupDescription, now tim
 	ww.prev = d
 	if d.State == GroupStable {
 		ww.latest = d
-		ww.track(g, d)
+		ww.track(g, d, now)
 	}
 }
 
 // track updates the members behind the assignment from a Stable answer: a
 // member that reports the same offset behind it as before, with
 // rebalances in between, has stayed behind across them.
-func (ww *windowWatch) track(g *GroupGate, d *sarama.GroupDescription) {
+func (ww *windowWatch) track(g *GroupGate, d *sarama.GroupDescription, now time.Time) {
 	rep := newGroupReport(g.GroupID, g.ConfigTopic, d)
 	seen := map[string]bool{}
 	for _, m := range rep.Decoded {
@@ -205,12 +214,13 @@ func (ww *windowWatch) track(g *GroupGate, d *sarama.GroupDescription) {
 		seen[m.MemberID] = true
 		t := ww.behind[m.MemberID]
 		if t == nil || t.member.ConfigOffset != m.Metadata.ConfigOffset {
-			ww.behind[m.MemberID] = &behindTrack{sinceCount: ww.w.Rebalances, member: StuckMember{MemberID: m.MemberID, URL: m.URL(),
+			ww.behind[m.MemberID] = &behindTrack{sinceCount: ww.w.Rebalances, since: now, member: StuckMember{MemberID: m.MemberID, URL: m.URL(),
 				ClientHost: m.ClientHost, ConfigOffset: m.Metadata.ConfigOffset, AssignmentOffset: *rep.AssignmentOffset}}
 			continue
 		}
 		t.member.Rebalances = ww.w.Rebalances - t.sinceCount
 		t.member.AssignmentOffset = *rep.AssignmentOffset
+		t.member.For = now.Sub(t.since)
 	}
 	for id := range ww.behind {
 		if !seen[id] {
@@ -256,6 +266,11 @@ func rebalanced(from, to string) bool {
 func (ww *windowWatch) end(now time.Time) (*sarama.GroupDescription, *GroupWindow) {
 	ww.w.Span = now.Sub(ww.start)
 	ww.w.StuckBehind = ww.stuck()
+	ww.w.Behind = []StuckMember{}
+	for _, t := range ww.behind {
+		ww.w.Behind = append(ww.w.Behind, t.member)
+	}
+	sortStuck(ww.w.Behind)
 	return ww.latest, &ww.w
 }
 

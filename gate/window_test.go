@@ -10,6 +10,8 @@ import (
 	"github.com/IBM/sarama"
 
 	"github.com/connect-init/connect-init/checks"
+	"github.com/connect-init/connect-init/connect/proto"
+	"github.com/connect-init/connect-init/connect/store"
 )
 
 // loop returns the answers of a group caught in the foreign-member loop:
@@ -72,6 +74,27 @@ func TestWindowStormNamesTheStuckMember(t *testing.T) {
 	}
 }
 
+// Our config topic the shorter: the assignment comes from the foreign
+// member's offset (CONFIG_MISMATCH), and our own leader is the one behind it
+// across the rebalances. It is not foreign; the member ahead is.
+func TestWindowOursBehindAForeignAssignmentIsNotForeign(t *testing.T) {
+	mismatch := func(id string, offset int64) *sarama.GroupMemberDescription {
+		md := proto.MemberMetadata{Version: 2, URL: "http://" + id + ":8083/", ConfigOffset: offset}
+		a := proto.Assignment{Version: 2, Error: proto.AssignmentConfigMismatch, Leader: "p1", LeaderURL: "http://p1:8083/", ConfigOffset: 16}
+		return &sarama.GroupMemberDescription{MemberId: id, ClientId: "connect-" + id, ClientHost: "/10.0.0.9", MemberMetadata: md.Encode(), MemberAssignment: a.Encode()}
+	}
+	ours, foreign := mismatch("p1", 4), mismatch("q1", 16)
+	g, _ := gate(loop(6, stableGroup(ours, foreign)), 4, 4)
+	rep, err := g.Check(context.Background())
+	if err == nil || len(rep.Foreign) != 1 || rep.Foreign[0].MemberID != "q1" {
+		t.Fatalf("err %v; foreign %+v", err, rep.Foreign)
+	}
+	storm := findResult(GroupResults(rep, "", false), checks.IDGroupRebalanceStorm)
+	if storm == nil || !strings.Contains(storm.Evidence, "q1") || strings.Contains(storm.Evidence, `"p1"`) {
+		t.Fatalf("storm %+v", storm)
+	}
+}
+
 // A member of ours that is behind once and caught up after the next
 // rebalance is not stuck: it read our config topic.
 func TestWindowMemberThatCatchesUpIsNotStuck(t *testing.T) {
@@ -91,7 +114,7 @@ func TestWindowMemberThatCatchesUpIsNotStuck(t *testing.T) {
 }
 
 // A Stable, unchanging group with a member behind (it joined before it read
-// the latest record) is watched for behindFor only: not a storm.
+// the latest record) is watched for BehindFor only: not a storm.
 func TestWindowBehindWithoutChurnIsShort(t *testing.T) {
 	leader := connectMember("p1", "http://p1:8083/", 16, "p1", "http://p1:8083/", 16)
 	behind := connectMember("p2", "http://p2:8083/", 15, "p1", "http://p1:8083/", 16)
@@ -101,7 +124,7 @@ func TestWindowBehindWithoutChurnIsShort(t *testing.T) {
 		t.Fatal(err)
 	}
 	w := rep.Window
-	if w == nil || w.Calm || w.Storm() || w.Rebalances != 0 || w.Span < behindFor || w.Span > behindFor+DefaultConfirmEvery {
+	if w == nil || w.Calm || w.Storm() || w.Rebalances != 0 || w.Span < BehindFor || w.Span > BehindFor+DefaultConfirmEvery {
 		t.Fatalf("window %+v", w)
 	}
 }
@@ -149,6 +172,54 @@ func TestWindowStormNeverStable(t *testing.T) {
 	rep, err := g.Check(context.Background())
 	if err == nil || !strings.Contains(err.Error(), "did not settle") || rep.StableSeen || !rep.Window.Storm() {
 		t.Fatalf("err %v, report %+v, window %+v", err, rep, rep.Window)
+	}
+}
+
+// assignedMember is connectMember with the connectors its assignment holds.
+func assignedMember(id, url string, offset int64, leader, leaderURL string, assignOffset int64, connectors ...string) *sarama.GroupMemberDescription {
+	md := proto.MemberMetadata{Version: 2, URL: url, ConfigOffset: offset}
+	a := proto.Assignment{Version: 2, Leader: leader, LeaderURL: leaderURL, ConfigOffset: assignOffset, Connectors: connectors}
+	return &sarama.GroupMemberDescription{MemberId: id, ClientId: "connect-" + url, ClientHost: "/10.0.0.9",
+		MemberMetadata: md.Encode(), MemberAssignment: a.Encode()}
+}
+
+// The loop as real Kafka 4.3.1 shows it (storm_integration_test): the
+// foreign worker rejoins again and again with the same metadata, the
+// coordinator answers with the same generation, and every look shows the
+// same Stable group. The member stuck at offset 4 below commit records of
+// our config topic does not read it.
+func TestStuckBehindInAStableGroup(t *testing.T) {
+	cfg := configLog("a", "b", "c", "d", "e") // 16 records; commits at 3, 6, 9, 12, 15
+	p1 := assignedMember("p1", "http://p1:8083/", 16, "p1", "http://p1:8083/", 16, "c", "d", "e")
+	q1 := assignedMember("q1", "http://q1:8083/", 4, "p1", "http://p1:8083/", 16, "a", "b")
+	g, _, _ := identityGate(identityCase{in: &identityInputs{config: cfg}}, p1, q1)
+	rep, err := g.Check(context.Background())
+	if err == nil || !strings.Contains(err.Error(), RuleStuckBehind) || !strings.Contains(err.Error(), "q1") || !strings.Contains(err.Error(), "at offset 4 a connector record of connector \"b\"") {
+		t.Fatalf("err %v", err)
+	}
+	if v := verdictOf(rep, "q1"); v.Verdict != VerdictForeign || v.Rule != RuleStuckBehind {
+		t.Errorf("q1: %+v", v)
+	}
+	if w := rep.Window; w == nil || w.Span < BehindFor || len(w.Behind) != 1 || w.Behind[0].For < BehindFor {
+		t.Errorf("window %+v", rep.Window)
+	}
+}
+
+// A member of ours behind only records that make no worker rejoin (a
+// connector's config updated in place) is not foreign.
+func TestBehindWithoutRejoinRecordIsNotForeign(t *testing.T) {
+	cfg := configLog("a")
+	cfg.Records = append(cfg.Records, store.ConfigRecord{Offset: 4, Kind: store.KindConnector, Connector: "a", Task: -1})
+	cfg.End = 5
+	p1 := assignedMember("p1", "http://p1:8083/", 5, "p1", "http://p1:8083/", 5, "a")
+	p2 := assignedMember("p2", "http://p2:8083/", 4, "p1", "http://p1:8083/", 5)
+	g, _, _ := identityGate(identityCase{in: &identityInputs{config: cfg}}, p1, p2)
+	rep, err := g.Check(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v := verdictOf(rep, "p2"); v.Verdict == VerdictForeign {
+		t.Errorf("p2 judged foreign: %+v", v)
 	}
 }
 

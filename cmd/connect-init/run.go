@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"strings"
+	"time"
 
 	"github.com/IBM/sarama"
 
@@ -68,6 +69,8 @@ func (c *cli) run(ctx context.Context, args []string) int {
 	fs.SetOutput(io.Discard) // a bad flag is one error event, not a page of usage
 	bindFlags(fs, &settings)
 	asJSON := fs.Bool("json", false, "doctor, config: print one JSON document")
+	watch := fs.Bool("watch", false, "doctor: look again every --interval and print only what changed, until Ctrl-C (with --json: one document per change)")
+	interval := fs.Duration("interval", 5*time.Second, "doctor --watch: the pause between two looks")
 	if code, done := parseCommandFlags(fs, args, env, stderr, cmd); done {
 		return code
 	}
@@ -89,6 +92,9 @@ func (c *cli) run(ctx context.Context, args []string) int {
 		}
 		return c.startup(ctx, nil, settings, log, false)
 	case "doctor":
+		if *watch || flagSet(fs, "interval") {
+			return c.doctorWatch(ctx, settings, log, *asJSON, *watch, *interval)
+		}
 		return c.doctor(ctx, settings, log, *asJSON)
 	case "healthcheck":
 		return c.healthcheck(ctx, settings)

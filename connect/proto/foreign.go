@@ -153,7 +153,12 @@ func FindForeign(members []Member, ourConfigEndOffset int64) []Foreign {
 				reasons = append(reasons, ReasonConfigOffsetAhead)
 				clauses = append(clauses, "reports a config offset beyond the end of our config topic: it reads a different config topic (another Connect cluster with the same group.id) or is a stale worker")
 			}
-			if known && m.Assignment != nil && m.Assignment.ConfigOffset > ourConfigEndOffset {
+			// A CONFIG_MISMATCH assignment carries the highest offset any
+			// member reported, not the leader's (IncrementalCooperativeAssignor
+			// .performAssignment: fillAssignments(..., CONFIG_MISMATCH, ...,
+			// maxOffset)): it says nothing of the topic the leader reads, and
+			// the member reporting that offset is caught by the rule above.
+			if known && m.Assignment != nil && m.Assignment.Error != AssignmentConfigMismatch && m.Assignment.ConfigOffset > ourConfigEndOffset {
 				reasons = append(reasons, ReasonAssignmentOffsetAhead)
 				clauses = append(clauses, fmt.Sprintf("holds an assignment at config offset %d from leader %q (%s), which our config topic cannot reach: our workers would force rebalances forever",
 					m.Assignment.ConfigOffset, m.Assignment.Leader, orUnknown(m.Assignment.LeaderURL)))

@@ -192,3 +192,33 @@ func (l *ConfigLog) Counts() (records, connectors int) {
 	}
 	return len(l.Records), len(seen)
 }
+
+// RejoinRecord is the first record at an offset in [from, to) whose
+// reading makes a worker of this cluster request a rejoin, or nil. Reading
+// committed task configs (a "commit-" record: onTaskConfigUpdate), a
+// connector's first definition (onConnectorConfigUpdate for a name not yet
+// configured) or its removal (onConnectorConfigRemove) sets
+// DistributedHerder's needsReconfigRebalance, and the worker rejoins the
+// group with the config offset it then holds. A member still reporting an
+// offset at or below such a record has not read it.
+func (c *ConfigLog) RejoinRecord(from, to int64) *ConfigRecord {
+	if c == nil {
+		return nil
+	}
+	defined := map[string]bool{}
+	for i := range c.Records {
+		r := &c.Records[i]
+		rejoins := false
+		switch r.Kind {
+		case KindCommit:
+			rejoins = true
+		case KindConnector:
+			rejoins = r.Null == defined[r.Connector] // added, or removed
+			defined[r.Connector] = !r.Null
+		}
+		if rejoins && r.Offset >= from && r.Offset < to {
+			return r
+		}
+	}
+	return nil
+}

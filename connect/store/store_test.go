@@ -75,3 +75,24 @@ func TestWorkerID(t *testing.T) {
 		}
 	}
 }
+
+func TestRejoinRecord(t *testing.T) {
+	log := &ConfigLog{Records: []ConfigRecord{
+		{Offset: 0, Kind: KindSessionKey},
+		{Offset: 1, Kind: KindConnector, Connector: "a"},
+		{Offset: 2, Kind: KindTask, Connector: "a", Task: 0},
+		{Offset: 3, Kind: KindCommit, Connector: "a"},
+		{Offset: 4, Kind: KindConnector, Connector: "a"}, // an update: no rejoin
+		{Offset: 5, Kind: KindTargetState, Connector: "a"},
+		{Offset: 6, Kind: KindConnector, Connector: "a", Null: true}, // removed
+	}, End: 7}
+	for _, c := range []struct {
+		from, to int64
+		want     int64 // -1: none
+	}{{0, 7, 1}, {2, 7, 3}, {4, 6, -1}, {4, 7, 6}, {7, 9, -1}} {
+		got := log.RejoinRecord(c.from, c.to)
+		if (got == nil) != (c.want < 0) || got != nil && got.Offset != c.want {
+			t.Errorf("RejoinRecord(%d, %d) = %+v, want offset %d", c.from, c.to, got, c.want)
+		}
+	}
+}
