@@ -178,6 +178,8 @@ func badInputs() []badInput {
 		// usage
 		{name: "unknown command", args: []string{"prepair"}, named: "unknown command", cmds: []string{""}},
 		{name: "version with a flag", args: []string{"version", "--bogus"}, named: "version takes no flags", cmds: []string{""}},
+		{name: "interval without watch", args: []string{"--interval=10s"}, named: "--interval", cmds: []string{"doctor"}},
+		{name: "watch interval too short", args: []string{"--watch", "--interval=10ms"}, named: "--interval", cmds: []string{"doctor"}},
 		{name: "worker command missing", args: []string{"--", "/nonexistent/connect-distributed"}, named: "/nonexistent/connect-distributed", cmds: []string{"run"}},
 		{name: "prepare with a command", args: []string{"/bin/true"}, named: "prepare takes no command", cmds: []string{"prepare"}},
 	}

@@ -3,13 +3,20 @@
 package main
 
 import (
+	"bufio"
+	"bytes"
 	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"os/exec"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/connect-init/connect-init/checks"
+	diag "github.com/connect-init/connect-init/doctor"
 	"github.com/connect-init/connect-init/gate"
 )
 
@@ -111,7 +118,10 @@ func stormScenario(t *testing.T, oursN, qN int, foreignWhy string, storm bool) {
 	msg := assertRefused(t, code, log, qw.Spec.RESTURL, foreignWhy)
 	t.Logf("connect-init run: %s", msg)
 
+	w := startWatch(ctx, t, env)
 	qw.Stop(20 * time.Second)
+	w.waitCleared(t, checks.IDForeignGroupMember, 90*time.Second)
+	w.stop(t)
 	healthy := false
 	for end := time.Now().Add(90 * time.Second); time.Now().Before(end) && !healthy; {
 		res, doc = doctorJSON(ctx, t, env)
@@ -125,5 +135,77 @@ func stormScenario(t *testing.T, oursN, qN int, foreignWhy string, storm bool) {
 	}
 	if code, log, _ := runOurs(ctx, t, "p3", ours, "prepare"); code != 0 {
 		t.Fatalf("after Q stopped, prepare exited %d:\n%s", code, logTail(log, 4000))
+	}
+}
+
+// doctorWatch is a running `connect-init doctor --watch --json`.
+type doctorWatch struct {
+	cmd    *exec.Cmd
+	docs   chan diag.Document
+	stderr *bytes.Buffer
+}
+
+func startWatch(ctx context.Context, t *testing.T, env []string) *doctorWatch {
+	t.Helper()
+	cmd := exec.CommandContext(ctx, binary, "doctor", "--watch", "--json", "--interval=2s")
+	cmd.Env = env
+	w := &doctorWatch{cmd: cmd, docs: make(chan diag.Document, 256), stderr: &bytes.Buffer{}}
+	cmd.Stderr = w.stderr
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		defer close(w.docs)
+		sc := bufio.NewScanner(out)
+		sc.Buffer(make([]byte, 1<<20), 16<<20)
+		for sc.Scan() {
+			var d diag.Document
+			if json.Unmarshal(sc.Bytes(), &d) == nil {
+				w.docs <- d
+			}
+		}
+	}()
+	return w
+}
+
+// waitCleared reads documents until one says finding id cleared.
+func (w *doctorWatch) waitCleared(t *testing.T, id string, within time.Duration) {
+	t.Helper()
+	deadline := time.After(within)
+	n := 0
+	for {
+		select {
+		case d, ok := <-w.docs:
+			if !ok {
+				t.Fatalf("doctor --watch ended after %d documents; stderr:\n%s", n, logTail(w.stderr.String(), 3000))
+			}
+			n++
+			if d.Changes == nil {
+				t.Fatalf("doctor --watch document %d has no changes", n)
+			}
+			for _, f := range d.Changes.Cleared {
+				if f.ID == id {
+					t.Logf("doctor --watch: document %d clears %s; joined %v, left %v, state %s -> %s", n, id, d.Changes.Joined, d.Changes.Left, d.Changes.StateFrom, d.Changes.StateTo)
+					return
+				}
+			}
+		case <-deadline:
+			t.Fatalf("doctor --watch did not clear %s within %s (%d documents)", id, within, n)
+		}
+	}
+}
+
+// stop ends the watch with SIGINT: 128+2.
+func (w *doctorWatch) stop(t *testing.T) {
+	t.Helper()
+	_ = w.cmd.Process.Signal(os.Interrupt)
+	err := w.cmd.Wait()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 130 {
+		t.Errorf("doctor --watch after SIGINT: %v, want exit 130", err)
 	}
 }
