@@ -37,6 +37,7 @@
 // doctor cannot judge from where it runs; infos are context.
 //
 //	id                                 severity        condition
+//	group-rebalance-storm              error           the group rebalanced 3+ times in the window of looks and did not settle (said first; names the foreign members forcing it)
 //	broker-unreachable                 error           no bootstrap server answers, or a registered broker does not answer at its advertised address
 //	broker-count-below-expected        error           fewer brokers live than connect-init run waits for; the missing ones named by id and last address
 //	controller-unknown                 error           the metadata names no controller
@@ -51,10 +52,10 @@
 //	consumer-offsets-missing           info            __consumer_offsets does not exist yet
 //	consumer-offsets-single-replica    warning         the group's __consumer_offsets partition has < 2 in-sync replicas on a multi-broker cluster (error with CONNECT_INIT_STRICT)
 //	coordinator-not-available          error           FindCoordinator fails for the worker group
-//	foreign-group-member               error           a member is foreign by any group-identity rule (gate/identity.go): a config offset beyond our config topic's end, an assigned connector our config topic never names, a Stable group that runs none of our connectors, a URL the cluster registry holds for another cluster, not a Connect worker, or bytes that are not Connect's protocol
+//	foreign-group-member               error           a member is foreign by any group-identity rule (gate/identity.go): a config offset beyond our config topic's end, a config offset stuck behind the assignment, an assigned connector our config topic never names, a Stable group that runs none of our connectors, a URL the cluster registry holds for another cluster, not a Connect worker, or bytes that are not Connect's protocol
 //	group-registered-to-another-cluster error          the cluster registry says another Connect cluster (another config topic) owns the group.id
 //	unverified-group-member            warning         a member neither the registry nor Connect's own records prove ours or foreign (an error for run and prepare with CONNECT_INIT_STRICT)
-//	member-config-offset-behind        warning         a member joined with a config offset below the assignment's (incident 1's loop, seen from the cluster whose topic is longer)
+//	member-config-offset-behind        warning         a member joined with a config offset below the assignment's (the endless rebalance loop, seen from the cluster whose topic is longer)
 //	assignment-config-mismatch         error           an assignment carries error CONFIG_MISMATCH (the leader cannot read up to a member's offset)
 //	duplicate-advertised-url           error           two members advertise the same REST URL
 //	advertised-url-unresolvable        warning         a member's advertised host does not resolve from this host
@@ -100,7 +101,10 @@
 //	      "group_id": "connect-cluster",
 //	      "state": "Stable",                               // Stable|Empty|Dead|PreparingRebalance|CompletingRebalance|NotFound
 //	      "protocol_type": "connect", "protocol": "sessioned",
-//	      "stable_seen": true, "snapshots": 1, "waited_ns": 1200000,
+//	      "stable_seen": true, "snapshots": 2, "waited_ns": 1200000,
+//	      "window": {"samples": 2, "span_ns": 100000000,   // the looks after the first (gate/window.go); null if not Stable
+//	                 "rebalances": 0, "calm": true,
+//	                 "stuck_behind": [], "behind": []},     // {member_id, url, client_host, config_offset, assignment_offset, rebalances, for_ns}
 //	      "leader_id": "connect-1-...", "leader_url": "http://connect-1:8083/",
 //	      "assignment_offset": 12,                        // null if no assignment was decoded
 //	      "members": [{"member_id": "connect-1-...", "group_instance_id": "", "client_id": "connect-1",
@@ -142,6 +146,8 @@
 //	  "findings": [{"id": "foreign-group-member", "severity": "error", "subject": "<member id>",
 //	                "summary": "...", "evidence": "...", "fix": "..."}],   // errors, then warnings, then infos
 //	  "counts": {"error": 1, "warning": 0, "info": 0},
+//	  // under --watch: "changes": {"appeared": [...], "cleared": [...], "joined": [...], "left": [...],
+//	  //   "state_from": "Stable", "state_to": "PreparingRebalance", "rebalances": 0, "span_ns": 0}
 //	  "exit_code": 1
 //	}
 //

@@ -184,6 +184,7 @@ func (w *doctorWatch) waitCleared(t *testing.T, id string, within time.Duration)
 				t.Fatalf("doctor --watch ended after %d documents; stderr:\n%s", n, logTail(w.stderr.String(), 3000))
 			}
 			n++
+			t.Logf("doctor --watch document %d: exit %d, %d findings, changes %+v", n, d.ExitCode, len(d.Findings), d.Changes)
 			if d.Changes == nil {
 				t.Fatalf("doctor --watch document %d has no changes", n)
 			}
@@ -194,7 +195,7 @@ func (w *doctorWatch) waitCleared(t *testing.T, id string, within time.Duration)
 				}
 			}
 		case <-deadline:
-			t.Fatalf("doctor --watch did not clear %s within %s (%d documents)", id, within, n)
+			t.Fatalf("doctor --watch did not clear %s within %s (%d documents); stderr:\n%s", id, within, n, logTail(w.stderr.String(), 6000))
 		}
 	}
 }
