@@ -54,10 +54,12 @@ type Cluster struct {
 
 // Brokers summarises the broker probe.
 type Brokers struct {
-	Expected        int               `json:"expected"`
-	Registered      int               `json:"registered"`
-	Reachable       int               `json:"reachable"`
-	ControllerID    int32             `json:"controller_id"`
+	Expected     int   `json:"expected"`
+	Registered   int   `json:"registered"`
+	Reachable    int   `json:"reachable"`
+	ControllerID int32 `json:"controller_id"`
+	// Mode is kraft or zookeeper (empty when the brokers cannot say).
+	Mode            string            `json:"mode,omitempty"`
 	List            []Broker          `json:"list"`
 	BootstrapErrors map[string]string `json:"bootstrap_errors,omitempty"`
 	// Absent are the brokers that are not live (fenced, unregistered, or
@@ -135,7 +137,7 @@ func NewDocument(s *Snapshot, findings []checks.Result, version string, now time
 		c.Skipped = []string{}
 	}
 	if b := s.Brokers; b != nil {
-		c.Brokers = &Brokers{Expected: b.Expected, Registered: len(b.Brokers), Reachable: b.UpCount(), ControllerID: b.ControllerID,
+		c.Brokers = &Brokers{Expected: b.Expected, Registered: len(b.Brokers), Reachable: b.UpCount(), ControllerID: b.ControllerID, Mode: string(b.Mode),
 			List: []Broker{}, BootstrapErrors: b.BootstrapErrs, Absent: b.Absent}
 		if c.Brokers.Absent == nil {
 			c.Brokers.Absent = []gate.AbsentBroker{}
@@ -215,7 +217,8 @@ func writeBrokers(p *printer, c Cluster) {
 	if b.ControllerID >= 0 {
 		ctrl = fmt.Sprint(b.ControllerID)
 	}
-	p.f("Brokers      %d/%d reachable, %d expected, controller %s\n", b.Reachable, b.Registered, b.Expected, ctrl)
+	mode := map[string]string{"kraft": ", KRaft", "zookeeper": ", ZooKeeper mode"}[b.Mode]
+	p.f("Brokers      %d/%d reachable, %d expected, controller %s%s\n", b.Reachable, b.Registered, b.Expected, ctrl, mode)
 	tw := tabwriter.NewWriter(p, 2, 4, 2, ' ', 0)
 	for _, br := range b.List {
 		st := "ok"

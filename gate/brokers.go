@@ -43,6 +43,11 @@ const (
 	// from unregistered (before Kafka 4.0, DescribeCluster omits fenced
 	// brokers).
 	StateNotLive = "not live (fenced or unregistered)"
+	// StateZooKeeperGone is StateGone and StateNotLive in ZooKeeper mode,
+	// which has no fencing: the broker's registration (an ephemeral znode)
+	// ends with its ZooKeeper session, at a controlled shutdown at once, at
+	// a crash when the session times out.
+	StateZooKeeperGone = "no longer registered in ZooKeeper (shut down, or its session expired)"
 	// StateReplicaOnly is a broker the registrations leave out that the
 	// internal topics' metadata still names as a replica.
 	StateReplicaOnly = "not live, still a replica of the internal topics"
@@ -82,6 +87,10 @@ type BrokerReport struct {
 	// FencedKnown is true when the cluster said which brokers are fenced
 	// (DescribeCluster v2, Kafka 4.0+).
 	FencedKnown  bool  `json:"fenced_known"`
+	// Mode is how the cluster keeps its metadata (kraft, zookeeper, or
+	// empty when the broker is too old to say): it picks the words for a
+	// broker that is not live.
+	Mode kafka.Mode `json:"mode,omitempty"`
 	ControllerID int32 `json:"controller_id"`
 	// BootstrapErrs holds, per bootstrap address, why it did not answer
 	// (only filled when none answered).
@@ -178,6 +187,9 @@ type BrokerGate struct {
 	// address: the highest known set of ids, so a broker that leaves the
 	// registrations is still named.
 	seen map[int32]string
+	// mode is the cluster's metadata mode as last seen, for the words of
+	// absent brokers.
+	mode kafka.Mode
 }
 
 // Wait polls until the cluster is ready or ctx ends. On ctx's end it
@@ -313,6 +325,9 @@ func (g *BrokerGate) Probe(ctx context.Context) *BrokerReport {
 		regs = nil // an old broker without DescribeCluster: the metadata is all we know
 	}
 	rep.FencedKnown = fencedKnown
+	if mode, err := kafka.ClusterMode(ctx, g.Config, mdAddr); err == nil {
+		rep.Mode, g.mode = mode, mode
+	}
 	fenced := map[int32]bool{}
 	for _, r := range regs {
 		if r.Fenced {
@@ -378,7 +393,10 @@ func (g *BrokerGate) absent(live []BrokerStatus, regs []kafka.Registration, fenc
 		for id, addr := range g.seen {
 			if !isLive[id] && !registered[id] {
 				state := StateGone
-				if !fencedKnown {
+				switch {
+				case g.mode == kafka.ModeZooKeeper:
+					state = StateZooKeeperGone
+				case !fencedKnown:
 					state = StateNotLive
 				}
 				out = append(out, AbsentBroker{ID: id, Addr: addr, State: state})

@@ -3,6 +3,7 @@ package kafka
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net"
 	"strconv"
 
@@ -60,4 +61,50 @@ func Metadata(ctx context.Context, cfg *sarama.Config, addr string, topics []str
 	req := sarama.NewMetadataRequest(cfg.Version, topics)
 	req.AllowAutoTopicCreation = false
 	return b.GetMetadata(req)
+}
+
+// Mode is how a cluster keeps its metadata, which decides the words for a
+// broker that is not live: KRaft fences it, ZooKeeper drops it when its
+// session ends.
+type Mode string
+
+// Modes; ModeUnknown when the broker is too old to say (ApiVersions < v3).
+const (
+	ModeKRaft     Mode = "kraft"
+	ModeZooKeeper Mode = "zookeeper"
+	ModeUnknown   Mode = ""
+)
+
+// metadataVersion is the feature a KRaft cluster always finalizes
+// (KIP-778); a ZooKeeper-mode broker finalizes no such feature.
+const metadataVersion = "metadata.version"
+
+// ModeOf reads the mode from an ApiVersions answer of v3 or later.
+func ModeOf(resp *sarama.ApiVersionsResponse) Mode {
+	if resp == nil || resp.Version < 3 {
+		return ModeUnknown
+	}
+	for _, f := range resp.FinalizedFeatures {
+		if f.Name == metadataVersion && f.MaxVersionLevel > 0 {
+			return ModeKRaft
+		}
+	}
+	return ModeZooKeeper
+}
+
+// ClusterMode asks the broker at addr (ApiVersions v3) how the cluster
+// keeps its metadata.
+func ClusterMode(ctx context.Context, cfg *sarama.Config, addr string) (Mode, error) {
+	b := sarama.NewBroker(addr)
+	if err := b.Open(cfg); err != nil && !errors.Is(err, sarama.ErrAlreadyConnected) {
+		return ModeUnknown, err
+	}
+	defer b.Close()
+	stop := context.AfterFunc(ctx, func() { b.Close() })
+	defer stop()
+	resp, err := b.ApiVersions(&sarama.ApiVersionsRequest{Version: 3, ClientSoftwareName: "connect-init", ClientSoftwareVersion: "1"})
+	if err != nil {
+		return ModeUnknown, fmt.Errorf("ask %s for its features: %w", addr, err)
+	}
+	return ModeOf(resp), nil
 }

@@ -111,6 +111,9 @@ func TestDoctorHealthyCluster(t *testing.T) {
 	if c.Brokers == nil || c.Brokers.Reachable != 3 || len(c.Topics) != 3 || c.Coordinator == nil || c.Group == nil {
 		t.Fatalf("cluster summary incomplete: %+v", c)
 	}
+	if c.Brokers.Mode != "kraft" {
+		t.Errorf("doctor says the cluster's mode is %q, want kraft", c.Brokers.Mode)
+	}
 	for _, tp := range c.Topics {
 		if !tp.Exists || tp.CleanupPolicy != "compact" {
 			t.Errorf("topic %+v", tp)

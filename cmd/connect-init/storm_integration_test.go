@@ -119,6 +119,7 @@ func stormScenario(t *testing.T, oursN, qN int, foreignWhy string, storm bool) {
 	t.Logf("connect-init run: %s", msg)
 
 	w := startWatch(ctx, t, env)
+	w.waitFirst(t, checks.IDForeignGroupMember, 60*time.Second)
 	qw.Stop(20 * time.Second)
 	w.waitCleared(t, checks.IDForeignGroupMember, 90*time.Second)
 	w.stop(t)
@@ -170,6 +171,20 @@ func startWatch(ctx context.Context, t *testing.T, env []string) *doctorWatch {
 		}
 	}()
 	return w
+}
+
+// waitFirst reads the first document, the full look, and wants finding id
+// in it.
+func (w *doctorWatch) waitFirst(t *testing.T, id string, within time.Duration) {
+	t.Helper()
+	select {
+	case d, ok := <-w.docs:
+		if !ok || !slices.ContainsFunc(d.Findings, func(f checks.Result) bool { return f.ID == id }) || d.Changes == nil || len(d.Changes.Appeared) != len(d.Findings) {
+			t.Fatalf("doctor --watch's first document lacks %s or does not list every finding as appeared: %+v; stderr:\n%s", id, d, logTail(w.stderr.String(), 3000))
+		}
+	case <-time.After(within):
+		t.Fatalf("doctor --watch printed nothing within %s", within)
+	}
 }
 
 // waitCleared reads documents until one says finding id cleared.

@@ -15,6 +15,7 @@ import (
 
 	"github.com/IBM/sarama"
 
+	"github.com/connect-init/connect-init/gate"
 	"github.com/connect-init/connect-init/internal/testbed"
 )
 
@@ -227,8 +228,8 @@ func TestPrepareRepeatedPrepareDoctor(t *testing.T) {
 		t.Errorf("doctor exit %d on the healthy cluster, want 0", code)
 	}
 	br, _ := doc["cluster"].(map[string]any)["brokers"].(map[string]any)
-	if br == nil || br["registered"] != float64(3) || br["reachable"] != float64(3) || br["controller_id"] != float64(controller) {
-		t.Errorf("doctor's brokers = %v, want 3 registered, 3 reachable, controller %d", br, controller)
+	if br == nil || br["registered"] != float64(3) || br["reachable"] != float64(3) || br["controller_id"] != float64(controller) || br["mode"] != "zookeeper" {
+		t.Errorf("doctor's brokers = %v, want 3 registered, 3 reachable, controller %d, mode zookeeper", br, controller)
 	}
 	if a, _ := br["absent"].([]any); len(a) != 0 {
 		t.Errorf("doctor names absent brokers on the healthy cluster: %v", a)
@@ -393,7 +394,7 @@ func TestKilledBroker(t *testing.T) {
 		t.Errorf("prepare exit %d expecting 3 brokers with broker %d killed, want 1:\n%s", code3, victim, out3)
 	}
 	mustContain(t, "prepare expecting 3", out3, waiting,
-		fmt.Sprintf("2/3 brokers up; 2 of 3 expected brokers live; missing: broker %d (not live (fenced or unregistered), last at %s)", victim, addr),
+		fmt.Sprintf("2/3 brokers up; 2 of 3 expected brokers live; missing: broker %d (%s, last at %s)", victim, gate.StateZooKeeperGone, addr),
 		fmt.Sprintf("start broker %d again, or set CONNECT_INIT_EXPECTED_BROKERS=2", victim))
 	if ids, _ := metadataBrokers(t, cluster.Addr(live[0], "PLAINTEXT")); ids[int32(victim)] {
 		t.Errorf("broker %d is still in the Metadata after prepare passed without it: %v", victim, ids)
