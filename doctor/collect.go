@@ -118,7 +118,7 @@ func Collect(ctx context.Context, cfg *settings.Config, clients *kafka.Clients, 
 		Strict: cfg.Settings.Strict, Handover: cfg.Settings.GroupHandover, Specs: cfg.Topics}
 
 	bg := &gate.BrokerGate{Config: clients.MemberConfig, Bootstrap: cfg.BootstrapServers, Expected: cfg.ExpectedBrokers,
-		Topics: cfg.TopicNames(), Log: log, Clock: opts.Clock}
+		Topics: cfg.TopicNames(), Log: log, Clock: opts.Clock, AskQuorum: true}
 	s.Brokers = bg.Probe(ctx)
 	if s.Brokers.Brokers == nil {
 		s.Skipped = append(s.Skipped, "topics, coordinator, group and peers: no bootstrap server answered")

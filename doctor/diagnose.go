@@ -89,6 +89,11 @@ func (d *diag) brokers() {
 				liveIDs(b), missing, d.s.ExpectedBrokers),
 			gate.MissingFix(b))
 	}
+	if q := b.Quorum; q != nil && q.Lost {
+		d.add(IDControllerQuorumLost, checks.Error, "cluster", "the KRaft controller quorum has no leader",
+			q.Error+"; the brokers keep serving their last metadata, so a dead broker still looks registered and its partitions keep their stale leaders",
+			"start the KRaft controllers (the nodes with process.roles=controller, or the combined nodes, in controller.quorum.voters / controller.quorum.bootstrap.servers): a majority of the voters must run for the quorum to elect a leader")
+	}
 	if b.ControllerID < 0 {
 		d.add(IDControllerUnknown, checks.Error, "cluster", "the metadata names no controller",
 			"MetadataResponse.ControllerID = -1", "check the brokers' logs: the KRaft quorum (or ZooKeeper) may have no leader")

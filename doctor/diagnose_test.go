@@ -77,6 +77,9 @@ func TestFindingDerivation(t *testing.T) {
 			s.Brokers = &gate.BrokerReport{Expected: 3, ControllerID: -1, BootstrapErrs: map[string]string{"k1:9092": "connection refused"}}
 			s.Topics, s.Coordinator, s.Group, s.Peers = nil, nil, nil, nil
 		}, map[string]checks.Severity{IDBrokerUnreachable: checks.Error}, []string{"k1:9092: connection refused"}},
+		{"quorum lost", func(s *Snapshot) {
+			s.Brokers.Quorum = &gate.QuorumReport{Lost: true, LeaderID: -1, Error: "the broker at k2:9092 forwarded DescribeQuorum to the active controller and got no answer within 3s"}
+		}, map[string]checks.Severity{IDControllerQuorumLost: checks.Error}, []string{"no answer within 3s"}},
 		{"broker down and missing", func(s *Snapshot) {
 			s.Brokers.Brokers = s.Brokers.Brokers[:2]
 			s.Brokers.Brokers[1].Up, s.Brokers.Brokers[1].Err = false, "host name k2 does not resolve from here"

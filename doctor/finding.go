@@ -8,6 +8,7 @@ const (
 	IDBrokerUnreachable         = "broker-unreachable"
 	IDBrokerCountBelowExpected  = "broker-count-below-expected"
 	IDControllerUnknown         = "controller-unknown"
+	IDControllerQuorumLost      = "controller-quorum-lost"
 	IDBrokerNotLive             = "broker-not-live"
 	IDMemberConfigOffsetBehind  = "member-config-offset-behind"
 	IDAssignmentConfigMismatch  = "assignment-config-mismatch"

@@ -59,9 +59,12 @@ type Brokers struct {
 	Reachable    int   `json:"reachable"`
 	ControllerID int32 `json:"controller_id"`
 	// Mode is kraft or zookeeper (empty when the brokers cannot say).
-	Mode            string            `json:"mode,omitempty"`
-	List            []Broker          `json:"list"`
-	BootstrapErrors map[string]string `json:"bootstrap_errors,omitempty"`
+	Mode string `json:"mode,omitempty"`
+	// Quorum is the KRaft controller quorum (DescribeQuorum); null on
+	// ZooKeeper mode or when it could not be asked.
+	Quorum          *gate.QuorumReport `json:"quorum,omitempty"`
+	List            []Broker           `json:"list"`
+	BootstrapErrors map[string]string  `json:"bootstrap_errors,omitempty"`
 	// Absent are the brokers that are not live (fenced, unregistered, or
 	// only a bootstrap address), by id and last known address.
 	Absent []gate.AbsentBroker `json:"absent"`
@@ -137,7 +140,7 @@ func NewDocument(s *Snapshot, findings []checks.Result, version string, now time
 		c.Skipped = []string{}
 	}
 	if b := s.Brokers; b != nil {
-		c.Brokers = &Brokers{Expected: b.Expected, Registered: len(b.Brokers), Reachable: b.UpCount(), ControllerID: b.ControllerID, Mode: string(b.Mode),
+		c.Brokers = &Brokers{Expected: b.Expected, Registered: len(b.Brokers), Reachable: b.UpCount(), ControllerID: b.ControllerID, Mode: string(b.Mode), Quorum: b.Quorum,
 			List: []Broker{}, BootstrapErrors: b.BootstrapErrs, Absent: b.Absent}
 		if c.Brokers.Absent == nil {
 			c.Brokers.Absent = []gate.AbsentBroker{}
@@ -219,6 +222,9 @@ func writeBrokers(p *printer, c Cluster) {
 	}
 	mode := map[string]string{"kraft": ", KRaft", "zookeeper": ", ZooKeeper mode"}[b.Mode]
 	p.f("Brokers      %d/%d reachable, %d expected, controller %s%s\n", b.Reachable, b.Registered, b.Expected, ctrl, mode)
+	if b.Quorum != nil {
+		p.f("Quorum       %s\n", b.Quorum.Summary())
+	}
 	tw := tabwriter.NewWriter(p, 2, 4, 2, ' ', 0)
 	for _, br := range b.List {
 		st := "ok"

@@ -86,12 +86,14 @@ type BrokerReport struct {
 	Absent []AbsentBroker `json:"absent,omitempty"`
 	// FencedKnown is true when the cluster said which brokers are fenced
 	// (DescribeCluster v2, Kafka 4.0+).
-	FencedKnown  bool  `json:"fenced_known"`
+	FencedKnown bool `json:"fenced_known"`
 	// Mode is how the cluster keeps its metadata (kraft, zookeeper, or
 	// empty when the broker is too old to say): it picks the words for a
 	// broker that is not live.
 	Mode kafka.Mode `json:"mode,omitempty"`
-	ControllerID int32 `json:"controller_id"`
+	// Quorum is the KRaft controller quorum, when asked (quorum.go).
+	Quorum       *QuorumReport `json:"quorum,omitempty"`
+	ControllerID int32         `json:"controller_id"`
 	// BootstrapErrs holds, per bootstrap address, why it did not answer
 	// (only filled when none answered).
 	BootstrapErrs map[string]string `json:"bootstrap_errors,omitempty"`
@@ -146,6 +148,9 @@ func (r *BrokerReport) Summary() string {
 	if r.ControllerID < 0 {
 		s += "; no controller known yet"
 	}
+	if q := r.Quorum; q != nil && q.Lost {
+		s += "; " + q.Summary()
+	}
 	return s
 }
 
@@ -182,6 +187,14 @@ type BrokerGate struct {
 	// MaxBackoff caps the wait between attempts (default 400ms), so that
 	// readiness is seen within about half a second.
 	MaxBackoff time.Duration
+
+	// AskQuorum asks the KRaft controller quorum at every probe (doctor);
+	// otherwise it is asked only while the cluster is not ready.
+	AskQuorum bool
+	// QuorumWait bounds one DescribeQuorum (default DefaultQuorumWait).
+	QuorumWait   time.Duration
+	lastQuorum   *QuorumReport
+	lastQuorumAt time.Time
 
 	// seen is every broker registration seen by this gate, id -> last
 	// address: the highest known set of ids, so a broker that leaves the
@@ -263,6 +276,9 @@ func (r *refusals) observe(permanent bool) bool {
 }
 
 func (g *BrokerGate) fix(rep *BrokerReport) string {
+	if q := rep.Quorum; q != nil && q.Lost {
+		return quorumFix
+	}
 	if rep.Brokers == nil {
 		return "check CONNECT_BOOTSTRAP_SERVERS and the security settings, and that the brokers run"
 	}
@@ -357,6 +373,7 @@ func (g *BrokerGate) Probe(ctx context.Context) *BrokerReport {
 	sort.Slice(statuses, func(i, j int) bool { return statuses[i].ID < statuses[j].ID })
 	rep.Brokers = statuses
 	rep.Ready = len(statuses) >= g.Expected && rep.UpCount() == len(statuses) && rep.ControllerID >= 0
+	rep.Quorum = g.quorum(ctx, rep, mdAddr, clock.Or(g.Clock).Now())
 	return rep
 }
 

@@ -114,6 +114,9 @@ func TestDoctorHealthyCluster(t *testing.T) {
 	if c.Brokers.Mode != "kraft" {
 		t.Errorf("doctor says the cluster's mode is %q, want kraft", c.Brokers.Mode)
 	}
+	if q := c.Brokers.Quorum; q == nil || q.Lost || q.LeaderID < 0 || len(q.Voters) == 0 {
+		t.Errorf("doctor's controller quorum on a healthy cluster: %+v", q)
+	}
 	for _, tp := range c.Topics {
 		if !tp.Exists || tp.CleanupPolicy != "compact" {
 			t.Errorf("topic %+v", tp)

@@ -456,11 +456,14 @@ func TestSingleControllerKilled(t *testing.T) {
 	if code == 0 {
 		t.Fatalf("prepare passed with the only controller dead:\n%s", out)
 	}
-	mustContain(t, "prepare", out, "waiting for broker 1 at "+addr1)
+	mustContain(t, "prepare", out, "waiting for broker 1 at "+addr1, "the KRaft controller quorum has no leader", "start the KRaft controllers")
 	_, doc, out := doctorJSON(t, e)
 	f := findingIDs(doc)["broker-unreachable/broker 1"]
 	if f == nil || f["severity"] != "error" {
 		t.Fatalf("doctor has no broker-unreachable error for broker 1:\n%s", out)
+	}
+	if q := findingIDs(doc)["controller-quorum-lost/cluster"]; q == nil || q["severity"] != "error" {
+		t.Fatalf("doctor does not name the lost quorum:\n%s", out)
 	}
 }
 
