@@ -87,6 +87,12 @@ func (g *BrokerGate) quorum(ctx context.Context, rep *BrokerReport, addr string,
 	if g.lastQuorum != nil && now.Sub(g.lastQuorumAt) < quorumEvery && !g.AskQuorum {
 		return g.lastQuorum
 	}
-	g.lastQuorum, g.lastQuorumAt = askQuorum(ctx, g, addr), now
-	return g.lastQuorum
+	q := askQuorum(ctx, g, addr)
+	if ctx.Err() != nil && g.lastQuorum != nil {
+		// The gate's own deadline cut the ask short: that is no evidence
+		// about the quorum; the last answer stands.
+		return g.lastQuorum
+	}
+	g.lastQuorum, g.lastQuorumAt = q, now
+	return q
 }
