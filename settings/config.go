@@ -225,7 +225,8 @@ func (c *Config) bootstrapServers() error {
 			a = a[i+3:] // Kafka's clients accept and ignore a PROTOCOL:// prefix
 		}
 		if _, _, err := splitHostPort(a); err != nil {
-			return &ConfigError{Setting: name, Problem: fmt.Sprintf("has an entry %q that is not host:port", a), Fix: "list brokers as host1:9092,host2:9092"}
+			return &ConfigError{Setting: name, Problem: fmt.Sprintf("has an entry %q that is not host:port (%v)", a, err),
+				Fix: "list brokers as host1:9092,host2:9092 (an IPv6 address in brackets: [::1]:9092)"}
 		}
 		if !seen[a] {
 			seen[a] = true
@@ -462,16 +463,35 @@ func (c *Config) clients() error {
 	return nil
 }
 
+// splitHostPort splits one bootstrap entry as Kafka's clients do
+// (Utils.getHost, getPort): the port after the last ':', an IPv6 address
+// in brackets. A bracket that is not closed right before the port, or
+// brackets with nothing inside, would leave the worker with a host it
+// cannot resolve, so they are refused here, while nothing is connected.
 func splitHostPort(a string) (string, int, error) {
 	i := strings.LastIndex(a, ":")
 	if i <= 0 || i == len(a)-1 {
-		return "", 0, fmt.Errorf("missing port in %q", a)
+		return "", 0, errors.New("it has no port")
 	}
 	port, err := strconv.Atoi(a[i+1:])
 	if err != nil || port <= 0 || port > 65535 {
-		return "", 0, fmt.Errorf("bad port in %q", a)
+		return "", 0, fmt.Errorf("its port %q is not a number from 1 to 65535", a[i+1:])
 	}
-	return strings.Trim(a[:i], "[]"), port, nil
+	host := a[:i]
+	if strings.HasPrefix(host, "[") || strings.HasSuffix(host, "]") {
+		inner, ok := strings.CutPrefix(host, "[")
+		if ok {
+			inner, ok = strings.CutSuffix(inner, "]")
+		}
+		switch {
+		case !ok || strings.ContainsAny(inner, "[]"):
+			return "", 0, errors.New("its brackets do not enclose the host right before the port")
+		case inner == "":
+			return "", 0, errors.New("its brackets hold no address")
+		}
+		host = inner
+	}
+	return host, port, nil
 }
 
 // checkPeer checks one CONNECT_INIT_PEERS entry with the peers gate's own
