@@ -143,8 +143,7 @@ func (o Options) Inspect(environ []string, s Settings) (*Config, error) {
 
 	for _, key := range []string{"bootstrap.servers", "group.id", "config.storage.topic", "offset.storage.topic", "status.storage.topic"} {
 		if c.Worker.Get(key, "") == "" {
-			return c, &ConfigError{Setting: c.setting(key), Problem: fmt.Sprintf("is not set (worker property %s is required)", key),
-				Fix: c.setFix()}
+			return c, &ConfigError{Setting: c.setting(key), Problem: c.missingProblem(key), Fix: c.setFix()}
 		}
 	}
 	c.GroupID = c.Worker.Get("group.id", "")
@@ -164,6 +163,21 @@ func (o Options) Inspect(environ []string, s Settings) (*Config, error) {
 		return c, err
 	}
 	return c, nil
+}
+
+// missingProblem says what is wrong with a required worker property that
+// has no value: unset, or set but empty. Confluent's ub (CP >= 8.1)
+// checks only that its required variables exist, so an empty one passes
+// the image and fails the worker; the message says so, since the user
+// may have read that ub allows it.
+func (c *Config) missingProblem(key string) string {
+	if _, set := c.Worker[key]; !set {
+		return fmt.Sprintf("is not set (worker property %s is required)", key)
+	}
+	if c.Flavour == workerconfig.ConfluentUB && c.Sources[key].Var != "" {
+		return fmt.Sprintf("is empty: the image's ub accepts an empty value, but the worker cannot start with an empty %s", key)
+	}
+	return fmt.Sprintf("is empty (worker property %s is required)", key)
 }
 
 func (c *Config) setFix() string {
