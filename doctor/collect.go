@@ -114,82 +114,140 @@ func Collect(ctx context.Context, cfg *settings.Config, clients *kafka.Clients, 
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	s := &Snapshot{GroupID: cfg.GroupID, BootstrapServers: cfg.BootstrapServers, ExpectedBrokers: cfg.ExpectedBrokers,
-		Strict: cfg.Settings.Strict, Handover: cfg.Settings.GroupHandover, Specs: cfg.Topics}
+	l := &looks{ctx: ctx, cfg: cfg, clients: clients, log: log, opts: opts,
+		s: &Snapshot{GroupID: cfg.GroupID, BootstrapServers: cfg.BootstrapServers, ExpectedBrokers: cfg.ExpectedBrokers,
+			Strict: cfg.Settings.Strict, Handover: cfg.Settings.GroupHandover, Specs: cfg.Topics}}
+	if !l.brokers() {
+		return l.s
+	}
+	l.topics()
+	if !l.coordinator() {
+		return l.s
+	}
+	gg := l.group()
+	if gg == nil {
+		return l.s
+	}
+	l.recheck(gg)
+	g := l.s.Group
+	l.s.Peers = checkPeers(ctx, g, proto.LeaderFirstURLs(g.Decoded), opts.PeerTimeout)
+	return l.s
+}
 
-	bg := &gate.BrokerGate{Config: clients.MemberConfig, Bootstrap: cfg.BootstrapServers, Expected: cfg.ExpectedBrokers,
-		Topics: cfg.TopicNames(), Log: log, Clock: opts.Clock, AskQuorum: true}
-	s.Brokers = bg.Probe(ctx)
+// looks is one Collect: its inputs and the snapshot its looks fill in.
+// Each look that the next ones depend on says whether they can be taken;
+// when not, it records in s.Skipped which were skipped and why.
+type looks struct {
+	ctx     context.Context
+	cfg     *settings.Config
+	clients *kafka.Clients
+	log     *slog.Logger
+	opts    Options
+	s       *Snapshot
+}
+
+// brokers probes the bootstrap servers, then connects the clients; every
+// later look needs both.
+func (l *looks) brokers() bool {
+	s, cfg := l.s, l.cfg
+	bg := &gate.BrokerGate{Config: l.clients.MemberConfig, Bootstrap: cfg.BootstrapServers, Expected: cfg.ExpectedBrokers,
+		Topics: cfg.TopicNames(), Log: l.log, Clock: l.opts.Clock, AskQuorum: true}
+	s.Brokers = bg.Probe(l.ctx)
 	if s.Brokers.Brokers == nil {
 		s.Skipped = append(s.Skipped, "topics, coordinator, group and peers: no bootstrap server answered")
-		return s
+		return false
 	}
-	if err := clients.Connect(cfg.BootstrapServers, cfg.TopicNames()); err != nil {
+	if err := l.clients.Connect(cfg.BootstrapServers, cfg.TopicNames()); err != nil {
 		s.ConnectErr = err.Error()
 		s.Skipped = append(s.Skipped, "topics, coordinator, group and peers: "+err.Error())
-		return s
+		return false
 	}
+	return true
+}
 
-	tg := &gate.TopicGate{Admin: clients.Admin, Config: clients.AdminConfig, Specs: cfg.Topics, Log: log, Clock: opts.Clock, Create: false}
-	rep, err := tg.Ensure(ctx)
-	s.Topics = rep
+// topics inspects the internal topics without creating any; a failed
+// look is recorded only when it gave no report, since a report already
+// says what is wrong.
+func (l *looks) topics() {
+	tg := &gate.TopicGate{Admin: l.clients.Admin, Config: l.clients.AdminConfig, Specs: l.cfg.Topics, Log: l.log, Clock: l.opts.Clock, Create: false}
+	rep, err := tg.Ensure(l.ctx)
+	l.s.Topics = rep
 	if err != nil && rep == nil {
-		s.TopicsErr = err.Error()
+		l.s.TopicsErr = err.Error()
 	}
+}
 
-	missing, err := consumerOffsetsMissing(ctx, clients.MemberConfig, s.Brokers)
+// coordinator finds the group's coordinator, but only once
+// __consumer_offsets exists: FindCoordinator would create it. The group
+// look needs a coordinator.
+func (l *looks) coordinator() bool {
+	s := l.s
+	missing, err := consumerOffsetsMissing(l.ctx, l.clients.MemberConfig, s.Brokers)
 	if err != nil {
 		s.CoordinatorErr = err.Error()
 		s.Skipped = append(s.Skipped, "coordinator, group and peers: "+err.Error())
-		return s
+		return false
 	}
 	if missing {
 		s.ConsumerOffsetsMissing = true
 		s.Skipped = append(s.Skipped, "coordinator, group and peers: __consumer_offsets does not exist yet (looking up a coordinator would create it)")
-		return s
+		return false
 	}
-
-	cg := &gate.CoordinatorGate{Client: clients.Member, Admin: clients.Admin, GroupID: cfg.GroupID, Log: log, Clock: opts.Clock,
+	cg := &gate.CoordinatorGate{Client: l.clients.Member, Admin: l.clients.Admin, GroupID: l.cfg.GroupID, Log: l.log, Clock: l.opts.Clock,
 		Strict: false, Wait: false}
-	s.Coordinator, err = cg.Check(ctx)
+	s.Coordinator, err = cg.Check(l.ctx)
 	if err != nil {
 		s.CoordinatorErr = err.Error()
 		if s.Coordinator == nil || s.Coordinator.CoordinatorID < 0 {
 			s.Skipped = append(s.Skipped, "group and peers: no coordinator")
-			return s
+			return false
 		}
 	}
+	return true
+}
 
-	gg := gate.NewGroupGate(cfg, clients, log, opts.Clock)
-	gg.StableWait = opts.StableWait
-	s.Group, err = gg.Check(ctx)
+// group describes the worker group and returns the gate that did, which
+// the recheck reads the config topic with; nil when the group could not
+// be described. A gate's refusal comes with a report that says it, so
+// only other errors are recorded.
+func (l *looks) group() *gate.GroupGate {
+	s := l.s
+	gg := gate.NewGroupGate(l.cfg, l.clients, l.log, l.opts.Clock)
+	gg.StableWait = l.opts.StableWait
+	var err error
+	s.Group, err = gg.Check(l.ctx)
 	var ge *gate.GateError
 	if err != nil && (s.Group == nil || !errors.As(err, &ge)) {
 		s.GroupErr = err.Error()
 	}
 	if s.Group == nil {
 		s.Skipped = append(s.Skipped, "peers: the group could not be described")
-		return s
+		return nil
 	}
+	return gg
+}
 
-	g := s.Group
-	if g.ConfigEndOffset >= 0 && g.ConfigStableOffset >= 0 && g.ConfigStableOffset < g.ConfigEndOffset && opts.TransactionRecheck > 0 {
-		log.Info("the config topic has an open transaction; reading its offsets again", "topic", g.ConfigTopic,
-			"end_offset", g.ConfigEndOffset, "last_stable_offset", g.ConfigStableOffset, "after", opts.TransactionRecheck.String())
-		select {
-		case <-ctx.Done():
-		case <-opts.Clock.After(opts.TransactionRecheck):
-			rc := &OffsetsRecheck{After: opts.TransactionRecheck}
-			rc.EndOffset, rc.StableOffset, err = gg.ConfigEndOffsets(ctx)
-			if err != nil {
-				rc.Error = err.Error()
-			}
-			s.Recheck = rc
+// recheck reads the config topic's offsets a second time when the first
+// read found an open transaction, so Diagnose can tell a hanging
+// transaction from one that was merely in flight.
+func (l *looks) recheck(gg *gate.GroupGate) {
+	g, opts := l.s.Group, l.opts
+	if g.ConfigEndOffset < 0 || g.ConfigStableOffset < 0 || g.ConfigStableOffset >= g.ConfigEndOffset || opts.TransactionRecheck <= 0 {
+		return
+	}
+	l.log.Info("the config topic has an open transaction; reading its offsets again", "topic", g.ConfigTopic,
+		"end_offset", g.ConfigEndOffset, "last_stable_offset", g.ConfigStableOffset, "after", opts.TransactionRecheck.String())
+	select {
+	case <-l.ctx.Done():
+	case <-opts.Clock.After(opts.TransactionRecheck):
+		rc := &OffsetsRecheck{After: opts.TransactionRecheck}
+		var err error
+		rc.EndOffset, rc.StableOffset, err = gg.ConfigEndOffsets(l.ctx)
+		if err != nil {
+			rc.Error = err.Error()
 		}
+		l.s.Recheck = rc
 	}
-
-	s.Peers = checkPeers(ctx, g, proto.LeaderFirstURLs(g.Decoded), opts.PeerTimeout)
-	return s
 }
 
 // consumerOffsetsMissing asks a reachable broker whether __consumer_offsets

@@ -126,104 +126,132 @@ func (e *TooFewBrokersError) Error() string {
 // on a broker that is not live is blocked: the reassignment could never
 // complete, since every target replica must join the ISR.
 func MakePlan(topics []TopicRequest, live []Broker) (Plan, error) {
-	brokers := slices.Clone(live)
-	sort.Slice(brokers, func(i, j int) bool { return brokers[i].ID < brokers[j].ID })
-	brokers = slices.CompactFunc(brokers, func(a, b Broker) bool { return a.ID == b.ID })
-	ids := make([]int32, len(brokers))
-	rackOf := map[int32]string{}
-	withRack := 0
-	for i, b := range brokers {
-		ids[i] = b.ID
-		rackOf[b.ID] = b.Rack
-		if b.Rack != "" {
-			withRack++
-		}
+	sp := newSpread(live)
+	plan := Plan{Brokers: sp.brokers, RackAware: sp.rackAware}
+	if sp.withRack > 0 && !sp.rackAware {
+		plan.Notes = append(plan.Notes, fmt.Sprintf("only %d of %d live brokers have broker.rack set: racks are ignored", sp.withRack, len(sp.brokers)))
 	}
-	plan := Plan{Brokers: brokers, RackAware: withRack > 0 && withRack == len(brokers)}
-	if withRack > 0 && !plan.RackAware {
-		plan.Notes = append(plan.Notes, fmt.Sprintf("only %d of %d live brokers have broker.rack set: racks are ignored", withRack, len(brokers)))
-	}
-
 	reqs := slices.Clone(topics)
 	sort.Slice(reqs, func(i, j int) bool { return reqs[i].Name < reqs[j].Name })
 	for _, t := range reqs {
-		if t.TargetRF > len(brokers) {
-			return Plan{}, &TooFewBrokersError{Topic: t.Name, TargetRF: t.TargetRF, Live: ids}
+		if t.TargetRF > len(sp.brokers) {
+			return Plan{}, &TooFewBrokersError{Topic: t.Name, TargetRF: t.TargetRF, Live: sp.ids}
 		}
 		if t.TargetRF < 1 {
 			return Plan{}, fmt.Errorf("topic %s: target replication factor %d is not positive", t.Name, t.TargetRF)
 		}
 	}
-
-	// load counts every replica of the requested topics per live broker;
-	// added counts the replicas this plan adds.
-	load, added := map[int32]int{}, map[int32]int{}
 	for _, t := range reqs {
 		for _, p := range t.Partitions {
 			for _, r := range p.Replicas {
-				load[r]++
+				sp.load[r]++
 			}
 		}
 	}
-
 	for _, t := range reqs {
-		parts := slices.Clone(t.Partitions)
-		sort.Slice(parts, func(i, j int) bool { return parts[i].ID < parts[j].ID })
-		tp := TopicPlan{Name: t.Name, Partitions: len(parts), TargetRF: t.TargetRF, Why: t.Why, CurrentRF: -1}
-		for _, p := range parts {
-			if tp.CurrentRF < 0 || len(p.Replicas) < tp.CurrentRF {
-				tp.CurrentRF = len(p.Replicas)
-			}
-			if len(p.Replicas) >= t.TargetRF {
-				continue
-			}
-			if dead := notIn(p.Replicas, rackOf); len(dead) > 0 {
-				plan.Blocked = append(plan.Blocked, Blocked{Topic: t.Name, Partition: p.ID, Replicas: slices.Clone(p.Replicas),
-					Reason: fmt.Sprintf("replica(s) on broker(s) %v, which are not up: a reassignment completes only when every replica is in sync; bring them back first", dead)})
-				continue
-			}
-			if dup := duplicate(p.Replicas); dup >= 0 {
-				plan.Blocked = append(plan.Blocked, Blocked{Topic: t.Name, Partition: p.ID, Replicas: slices.Clone(p.Replicas),
-					Reason: fmt.Sprintf("broker %d is listed twice in its replicas", dup)})
-				continue
-			}
-			target := slices.Clone(p.Replicas)
-			var adding []int32
-			for len(target) < t.TargetRF {
-				b := pick(brokers, target, plan.RackAware, rackOf, load, added)
-				target = append(target, b)
-				adding = append(adding, b)
-				load[b]++
-				added[b]++
-			}
-			plan.Moves = append(plan.Moves, Move{Topic: t.Name, Partition: p.ID, Current: slices.Clone(p.Replicas), Target: target, Adding: adding})
-			tp.Moves++
-		}
-		if tp.CurrentRF < 0 {
-			tp.CurrentRF = 0
-		}
-		plan.Topics = append(plan.Topics, tp)
+		plan.Topics = append(plan.Topics, sp.planTopic(t, &plan))
 	}
 	return plan, nil
 }
 
+// spread is the state MakePlan places replicas with: the live brokers,
+// deduplicated and by id (so the input's order cannot change the plan),
+// their racks, and the counts the order of preference reads.
+type spread struct {
+	brokers   []Broker
+	ids       []int32
+	rackOf    map[int32]string // every live broker, "" without a rack
+	withRack  int
+	rackAware bool
+	// load counts every replica of the requested topics per live broker;
+	// added counts the replicas this plan adds.
+	load, added map[int32]int
+}
+
+// newSpread takes in the live brokers; racks count only when every one
+// has a rack, since a half-racked cluster gives no even spread.
+func newSpread(live []Broker) *spread {
+	brokers := slices.Clone(live)
+	sort.Slice(brokers, func(i, j int) bool { return brokers[i].ID < brokers[j].ID })
+	brokers = slices.CompactFunc(brokers, func(a, b Broker) bool { return a.ID == b.ID })
+	sp := &spread{brokers: brokers, ids: make([]int32, len(brokers)), rackOf: map[int32]string{},
+		load: map[int32]int{}, added: map[int32]int{}}
+	for i, b := range brokers {
+		sp.ids[i] = b.ID
+		sp.rackOf[b.ID] = b.Rack
+		if b.Rack != "" {
+			sp.withRack++
+		}
+	}
+	sp.rackAware = sp.withRack > 0 && sp.withRack == len(brokers)
+	return sp
+}
+
+// planTopic plans one topic's partitions, in partition order, adding its
+// moves and blocked partitions to plan, and returns its summary.
+func (sp *spread) planTopic(t TopicRequest, plan *Plan) TopicPlan {
+	parts := slices.Clone(t.Partitions)
+	sort.Slice(parts, func(i, j int) bool { return parts[i].ID < parts[j].ID })
+	tp := TopicPlan{Name: t.Name, Partitions: len(parts), TargetRF: t.TargetRF, Why: t.Why, CurrentRF: -1}
+	for _, p := range parts {
+		if tp.CurrentRF < 0 || len(p.Replicas) < tp.CurrentRF {
+			tp.CurrentRF = len(p.Replicas)
+		}
+		if len(p.Replicas) >= t.TargetRF {
+			continue
+		}
+		if reason := sp.blocked(p.Replicas); reason != "" {
+			plan.Blocked = append(plan.Blocked, Blocked{Topic: t.Name, Partition: p.ID, Replicas: slices.Clone(p.Replicas), Reason: reason})
+			continue
+		}
+		target := slices.Clone(p.Replicas)
+		var adding []int32
+		for len(target) < t.TargetRF {
+			b := sp.pick(target)
+			target = append(target, b)
+			adding = append(adding, b)
+			sp.load[b]++
+			sp.added[b]++
+		}
+		plan.Moves = append(plan.Moves, Move{Topic: t.Name, Partition: p.ID, Current: slices.Clone(p.Replicas), Target: target, Adding: adding})
+		tp.Moves++
+	}
+	if tp.CurrentRF < 0 {
+		tp.CurrentRF = 0
+	}
+	return tp
+}
+
+// blocked says why a partition's reassignment could not complete, ""
+// when it can: a replica on a broker that is down never joins the ISR,
+// and a broker listed twice is a replica list Kafka refuses.
+func (sp *spread) blocked(replicas []int32) string {
+	if dead := notIn(replicas, sp.rackOf); len(dead) > 0 {
+		return fmt.Sprintf("replica(s) on broker(s) %v, which are not up: a reassignment completes only when every replica is in sync; bring them back first", dead)
+	}
+	if dup := duplicate(replicas); dup >= 0 {
+		return fmt.Sprintf("broker %d is listed twice in its replicas", dup)
+	}
+	return ""
+}
+
 // pick chooses the broker for one more replica of a partition whose
 // replicas are so far `have` (see MakePlan for the order of preference).
-func pick(brokers []Broker, have []int32, rackAware bool, rackOf map[int32]string, load, added map[int32]int) int32 {
+func (sp *spread) pick(have []int32) int32 {
 	racks := map[string]bool{}
 	for _, r := range have {
-		racks[rackOf[r]] = true
+		racks[sp.rackOf[r]] = true
 	}
 	best, bestKey := int32(-1), [3]int{}
-	for _, b := range brokers {
+	for _, b := range sp.brokers {
 		if slices.Contains(have, b.ID) {
 			continue
 		}
 		newRack := 1
-		if rackAware && !racks[b.Rack] {
+		if sp.rackAware && !racks[b.Rack] {
 			newRack = 0
 		}
-		key := [3]int{newRack, load[b.ID], added[b.ID]}
+		key := [3]int{newRack, sp.load[b.ID], sp.added[b.ID]}
 		if best < 0 || less(key, bestKey) {
 			best, bestKey = b.ID, key
 		}

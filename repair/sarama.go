@@ -62,24 +62,9 @@ func (c *SaramaCluster) Describe(ctx context.Context, topics []string) (State, e
 	if err != nil {
 		return st, fmt.Errorf("read the cluster's metadata: %w", err)
 	}
-	c.mu.Lock()
-	if c.brokers == nil {
-		c.brokers = map[int32]*sarama.Broker{}
-	}
-	for _, b := range md.Brokers {
-		st.Brokers = append(st.Brokers, Broker{ID: b.ID(), Rack: b.Rack()})
-		if old, ok := c.brokers[b.ID()]; !ok || old.Addr() != b.Addr() {
-			if ok {
-				_ = old.Close()
-			}
-			c.brokers[b.ID()] = b
-		}
-	}
-	c.mu.Unlock()
-	sort.Slice(st.Brokers, func(i, j int) bool { return st.Brokers[i].ID < st.Brokers[j].ID })
-	all := md.Topics
+	st.Brokers = c.rememberBrokers(md)
 	req := &sarama.ListPartitionReassignmentsRequest{TimeoutMs: 30000}
-	for _, t := range all {
+	for _, t := range md.Topics {
 		if !errors.Is(t.Err, sarama.ErrNoError) {
 			continue
 		}
@@ -90,44 +75,13 @@ func (c *SaramaCluster) Describe(ctx context.Context, topics []string) (State, e
 		if len(ids) > 0 {
 			req.AddBlock(t.Name, ids)
 		}
-		if !slices.Contains(topics, t.Name) {
-			continue
-		}
-		parts := make([]PartitionState, 0, len(t.Partitions))
-		for _, p := range t.Partitions {
-			parts = append(parts, PartitionState{ID: p.ID, Leader: p.Leader, Replicas: slices.Clone(p.Replicas), ISR: slices.Clone(p.Isr)})
-		}
-		sort.Slice(parts, func(i, j int) bool { return parts[i].ID < parts[j].ID })
-		st.Topics[t.Name] = parts
-	}
-	var rsp *sarama.ListPartitionReassignmentsResponse
-	err = c.onController(func(b *sarama.Broker) (err error) {
-		rsp, err = b.ListPartitionReassignments(req)
-		if err == nil && errors.Is(rsp.ErrorCode, sarama.ErrNotController) {
-			err = rsp.ErrorCode
-		}
-		return err
-	})
-	if err != nil {
-		return st, fmt.Errorf("list partition reassignments: %w", err)
-	}
-	if !errors.Is(rsp.ErrorCode, sarama.ErrNoError) {
-		msg := ""
-		if rsp.ErrorMessage != nil {
-			msg = ": " + *rsp.ErrorMessage
-		}
-		return st, fmt.Errorf("list partition reassignments: %w%s", rsp.ErrorCode, msg)
-	}
-	for topic, parts := range rsp.TopicStatus {
-		for p, s := range parts {
-			st.Reassignments = append(st.Reassignments, Reassignment{Topic: topic, Partition: p,
-				Replicas: slices.Clone(s.Replicas), Adding: slices.Clone(s.AddingReplicas), Removing: slices.Clone(s.RemovingReplicas)})
+		if slices.Contains(topics, t.Name) {
+			st.Topics[t.Name] = partitionStates(t)
 		}
 	}
-	sort.Slice(st.Reassignments, func(i, j int) bool {
-		a, b := st.Reassignments[i], st.Reassignments[j]
-		return a.Topic < b.Topic || a.Topic == b.Topic && a.Partition < b.Partition
-	})
+	if st.Reassignments, err = c.reassignments(req); err != nil {
+		return st, err
+	}
 	for _, t := range topics {
 		if _, ok := st.Topics[t]; !ok {
 			continue
@@ -139,6 +93,76 @@ func (c *SaramaCluster) Describe(ctx context.Context, topics []string) (State, e
 		st.FollowerThrottled[t] = splitList(v)
 	}
 	return st, nil
+}
+
+// rememberBrokers keeps the metadata's brokers for the requests that
+// must go to one broker (a broker whose address changed is reconnected),
+// and returns them by id.
+func (c *SaramaCluster) rememberBrokers(md *sarama.MetadataResponse) []Broker {
+	var live []Broker
+	c.mu.Lock()
+	if c.brokers == nil {
+		c.brokers = map[int32]*sarama.Broker{}
+	}
+	for _, b := range md.Brokers {
+		live = append(live, Broker{ID: b.ID(), Rack: b.Rack()})
+		if old, ok := c.brokers[b.ID()]; !ok || old.Addr() != b.Addr() {
+			if ok {
+				_ = old.Close()
+			}
+			c.brokers[b.ID()] = b
+		}
+	}
+	c.mu.Unlock()
+	sort.Slice(live, func(i, j int) bool { return live[i].ID < live[j].ID })
+	return live
+}
+
+// partitionStates copies one topic's partitions out of sarama's types, by
+// partition id, so a State never shares slices with a response.
+func partitionStates(t *sarama.TopicMetadata) []PartitionState {
+	parts := make([]PartitionState, 0, len(t.Partitions))
+	for _, p := range t.Partitions {
+		parts = append(parts, PartitionState{ID: p.ID, Leader: p.Leader, Replicas: slices.Clone(p.Replicas), ISR: slices.Clone(p.Isr)})
+	}
+	sort.Slice(parts, func(i, j int) bool { return parts[i].ID < parts[j].ID })
+	return parts
+}
+
+// reassignments lists the reassignments in progress among req's
+// partitions, by topic and partition. The controller answers; one that
+// is no longer the controller says so, and onController tries the new one.
+func (c *SaramaCluster) reassignments(req *sarama.ListPartitionReassignmentsRequest) ([]Reassignment, error) {
+	var rsp *sarama.ListPartitionReassignmentsResponse
+	err := c.onController(func(b *sarama.Broker) (err error) {
+		rsp, err = b.ListPartitionReassignments(req)
+		if err == nil && errors.Is(rsp.ErrorCode, sarama.ErrNotController) {
+			err = rsp.ErrorCode
+		}
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("list partition reassignments: %w", err)
+	}
+	if !errors.Is(rsp.ErrorCode, sarama.ErrNoError) {
+		msg := ""
+		if rsp.ErrorMessage != nil {
+			msg = ": " + *rsp.ErrorMessage
+		}
+		return nil, fmt.Errorf("list partition reassignments: %w%s", rsp.ErrorCode, msg)
+	}
+	var rs []Reassignment
+	for topic, parts := range rsp.TopicStatus {
+		for p, s := range parts {
+			rs = append(rs, Reassignment{Topic: topic, Partition: p,
+				Replicas: slices.Clone(s.Replicas), Adding: slices.Clone(s.AddingReplicas), Removing: slices.Clone(s.RemovingReplicas)})
+		}
+	}
+	sort.Slice(rs, func(i, j int) bool {
+		a, b := rs[i], rs[j]
+		return a.Topic < b.Topic || a.Topic == b.Topic && a.Partition < b.Partition
+	})
+	return rs, nil
 }
 
 func (c *SaramaCluster) topicConfig(topic, name string) (string, error) {

@@ -234,24 +234,17 @@ func (c *SCRAMClient) Done() bool { return c.conv != nil && c.conv.Done() }
 
 // ---- OAUTHBEARER ----
 
+// oauthProvider builds the OAUTHBEARER token source Kafka's login would
+// use: the unsecured login, a token file, or the client-credentials
+// grant against the token endpoint. What connect-init cannot run (a
+// custom handler or retriever) is refused rather than guessed at.
 func oauthProvider(props workerconfig.Properties, e JAASEntry, source string, opts Options) (sarama.AccessTokenProvider, error) {
 	handler := props.Get("sasl.login.callback.handler.class", "")
 	switch handler {
 	case "", handlerUnsecured:
 		// Kafka's default login callback handler for OAUTHBEARER is the
 		// unsecured one (LoginManager).
-		if _, ok := e.Options["unsecuredLoginStringClaim_sub"]; !ok && e.Options["unsecuredLoginPrincipalClaimName"] == "" {
-			fix := "add unsecuredLoginStringClaim_sub=\"<principal>\" for a broker with unsecured validation"
-			if props.Get("sasl.oauthbearer.token.endpoint.url", "") != "" {
-				fix = "set sasl.login.callback.handler.class=" + handlerSecured + " to use sasl.oauthbearer.token.endpoint.url"
-			}
-			return nil, cfgErr(source, "gives the unsecured OAUTHBEARER login (the default when sasl.login.callback.handler.class is not set) no subject claim", "", fix)
-		}
-		p, err := newUnsecuredProvider(e.Options, opts.now)
-		if err != nil {
-			return nil, cfgErr(source, "has invalid unsecured OAUTHBEARER options: "+err.Error(), "", "fix the unsecuredLogin* options")
-		}
-		return p, nil
+		return unsecuredOAuth(props, e, source, opts)
 	case handlerSecured, handlerSecuredLegacy:
 	default:
 		return nil, cfgErr("sasl.login.callback.handler.class", "is a custom login callback handler, which connect-init cannot run", handler,
@@ -265,27 +258,71 @@ func oauthProvider(props workerconfig.Properties, e JAASEntry, source string, op
 				"use the client-credentials or file token retrieval")
 		}
 	}
+	raw, u, err := tokenEndpoint(props)
+	if err != nil {
+		return nil, err
+	}
+	ext := jaasExtensions(e)
+	if strings.EqualFold(u.Scheme, "file") {
+		return &fileTokenProvider{path: u.Path, extensions: ext}, nil
+	}
+	return clientCredentialsProvider(props, e, source, opts, raw, u, ext)
+}
+
+// unsecuredOAuth is Kafka's unsecured OAUTHBEARER login, which signs
+// nothing and only needs a subject; without one, the fix depends on
+// whether the user meant the secured login (a token endpoint is set).
+func unsecuredOAuth(props workerconfig.Properties, e JAASEntry, source string, opts Options) (sarama.AccessTokenProvider, error) {
+	if _, ok := e.Options["unsecuredLoginStringClaim_sub"]; !ok && e.Options["unsecuredLoginPrincipalClaimName"] == "" {
+		fix := "add unsecuredLoginStringClaim_sub=\"<principal>\" for a broker with unsecured validation"
+		if props.Get("sasl.oauthbearer.token.endpoint.url", "") != "" {
+			fix = "set sasl.login.callback.handler.class=" + handlerSecured + " to use sasl.oauthbearer.token.endpoint.url"
+		}
+		return nil, cfgErr(source, "gives the unsecured OAUTHBEARER login (the default when sasl.login.callback.handler.class is not set) no subject claim", "", fix)
+	}
+	p, err := newUnsecuredProvider(e.Options, opts.now)
+	if err != nil {
+		return nil, cfgErr(source, "has invalid unsecured OAUTHBEARER options: "+err.Error(), "", "fix the unsecuredLogin* options")
+	}
+	return p, nil
+}
+
+// tokenEndpoint reads sasl.oauthbearer.token.endpoint.url, which the
+// secured login cannot do without; the URL is never echoed, since it may
+// carry credentials. It returns the URL as written and parsed.
+func tokenEndpoint(props workerconfig.Properties) (string, *url.URL, error) {
 	raw := props.Get("sasl.oauthbearer.token.endpoint.url", "")
 	if raw == "" {
-		return nil, cfgErr("sasl.oauthbearer.token.endpoint.url", "is not set", "",
+		return "", nil, cfgErr("sasl.oauthbearer.token.endpoint.url", "is not set", "",
 			"set it to the identity provider's token endpoint (or a file:// URL holding a token)")
 	}
 	u, err := url.Parse(raw)
 	if err != nil || u.Scheme == "" {
-		return nil, cfgErr("sasl.oauthbearer.token.endpoint.url", "is not a valid URL", "", "use https://host/path or file:///path")
+		return "", nil, cfgErr("sasl.oauthbearer.token.endpoint.url", "is not a valid URL", "", "use https://host/path or file:///path")
 	}
+	if !strings.EqualFold(u.Scheme, "file") && !strings.EqualFold(u.Scheme, "http") && !strings.EqualFold(u.Scheme, "https") {
+		return "", nil, cfgErr("sasl.oauthbearer.token.endpoint.url", "has an unsupported scheme "+u.Scheme, "", "use https://, http:// or file://")
+	}
+	return raw, u, nil
+}
+
+// jaasExtensions are the JAAS entry's extension_NAME options, which
+// Kafka sends to the broker with the token as SASL extensions.
+func jaasExtensions(e JAASEntry) map[string]string {
 	ext := map[string]string{}
 	for k, v := range e.Options {
 		if strings.HasPrefix(k, "extension_") && len(k) > len("extension_") {
 			ext[strings.TrimPrefix(k, "extension_")] = v
 		}
 	}
-	if strings.EqualFold(u.Scheme, "file") {
-		return &fileTokenProvider{path: u.Path, extensions: ext}, nil
-	}
-	if !strings.EqualFold(u.Scheme, "http") && !strings.EqualFold(u.Scheme, "https") {
-		return nil, cfgErr("sasl.oauthbearer.token.endpoint.url", "has an unsupported scheme "+u.Scheme, "", "use https://, http:// or file://")
-	}
+	return ext
+}
+
+// clientCredentialsProvider is the secured login's client-credentials
+// grant against the token endpoint (raw, parsed as u). The client id and secret go in a
+// Basic header, url-encoded first when sasl.oauthbearer.header.urlencode
+// says so, as Kafka sends them.
+func clientCredentialsProvider(props workerconfig.Properties, e JAASEntry, source string, opts Options, raw string, u *url.URL, ext map[string]string) (sarama.AccessTokenProvider, error) {
 	// Kafka 4.1 (KIP-1139) moved the credentials to client properties; the
 	// JAAS options still work and lose to the properties.
 	id := firstNonEmpty(props.Get("sasl.oauthbearer.client.credentials.client.id", ""), e.Options["clientId"])
@@ -301,8 +338,8 @@ func oauthProvider(props workerconfig.Properties, e JAASEntry, source string, op
 	}
 	client := opts.HTTPClient
 	if client == nil {
-		client, err = tokenHTTPClient(props, e)
-		if err != nil {
+		var err error
+		if client, err = tokenHTTPClient(props, e); err != nil {
 			return nil, err
 		}
 	}

@@ -143,8 +143,7 @@ func (o Options) Inspect(environ []string, s Settings) (*Config, error) {
 
 	for _, key := range []string{"bootstrap.servers", "group.id", "config.storage.topic", "offset.storage.topic", "status.storage.topic"} {
 		if c.Worker.Get(key, "") == "" {
-			return c, &ConfigError{Setting: c.setting(key), Problem: fmt.Sprintf("is not set (worker property %s is required)", key),
-				Fix: c.setFix()}
+			return c, &ConfigError{Setting: c.setting(key), Problem: c.missingProblem(key), Fix: c.setFix()}
 		}
 	}
 	c.GroupID = c.Worker.Get("group.id", "")
@@ -164,6 +163,21 @@ func (o Options) Inspect(environ []string, s Settings) (*Config, error) {
 		return c, err
 	}
 	return c, nil
+}
+
+// missingProblem says what is wrong with a required worker property that
+// has no value: unset, or set but empty. Confluent's ub (CP >= 8.1)
+// checks only that its required variables exist, so an empty one passes
+// the image and fails the worker; the message says so, since the user
+// may have read that ub allows it.
+func (c *Config) missingProblem(key string) string {
+	if _, set := c.Worker[key]; !set {
+		return fmt.Sprintf("is not set (worker property %s is required)", key)
+	}
+	if c.Flavour == workerconfig.ConfluentUB && c.Sources[key].Var != "" {
+		return fmt.Sprintf("is empty: the image's ub accepts an empty value, but the worker cannot start with an empty %s", key)
+	}
+	return fmt.Sprintf("is empty (worker property %s is required)", key)
 }
 
 func (c *Config) setFix() string {
@@ -225,7 +239,8 @@ func (c *Config) bootstrapServers() error {
 			a = a[i+3:] // Kafka's clients accept and ignore a PROTOCOL:// prefix
 		}
 		if _, _, err := splitHostPort(a); err != nil {
-			return &ConfigError{Setting: name, Problem: fmt.Sprintf("has an entry %q that is not host:port", a), Fix: "list brokers as host1:9092,host2:9092"}
+			return &ConfigError{Setting: name, Problem: fmt.Sprintf("has an entry %q that is not host:port (%v)", a, err),
+				Fix: "list brokers as host1:9092,host2:9092 (an IPv6 address in brackets: [::1]:9092)"}
 		}
 		if !seen[a] {
 			seen[a] = true
@@ -462,16 +477,35 @@ func (c *Config) clients() error {
 	return nil
 }
 
+// splitHostPort splits one bootstrap entry as Kafka's clients do
+// (Utils.getHost, getPort): the port after the last ':', an IPv6 address
+// in brackets. A bracket that is not closed right before the port, or
+// brackets with nothing inside, would leave the worker with a host it
+// cannot resolve, so they are refused here, while nothing is connected.
 func splitHostPort(a string) (string, int, error) {
 	i := strings.LastIndex(a, ":")
 	if i <= 0 || i == len(a)-1 {
-		return "", 0, fmt.Errorf("missing port in %q", a)
+		return "", 0, errors.New("it has no port")
 	}
 	port, err := strconv.Atoi(a[i+1:])
 	if err != nil || port <= 0 || port > 65535 {
-		return "", 0, fmt.Errorf("bad port in %q", a)
+		return "", 0, fmt.Errorf("its port %q is not a number from 1 to 65535", a[i+1:])
 	}
-	return strings.Trim(a[:i], "[]"), port, nil
+	host := a[:i]
+	if strings.HasPrefix(host, "[") || strings.HasSuffix(host, "]") {
+		inner, ok := strings.CutPrefix(host, "[")
+		if ok {
+			inner, ok = strings.CutSuffix(inner, "]")
+		}
+		switch {
+		case !ok || strings.ContainsAny(inner, "[]"):
+			return "", 0, errors.New("its brackets do not enclose the host right before the port")
+		case inner == "":
+			return "", 0, errors.New("its brackets hold no address")
+		}
+		host = inner
+	}
+	return host, port, nil
 }
 
 // checkPeer checks one CONNECT_INIT_PEERS entry with the peers gate's own

@@ -156,6 +156,11 @@ func LoadSettings(environ []string) (Settings, error) {
 	if Lookup(environ, "CONNECT_INIT_TIMEOUT") != "" && s.Timeout == 0 {
 		return s, &ConfigError{Setting: "CONNECT_INIT_TIMEOUT", Problem: "is zero, which would leave no time for any gate", Fix: settingHint("time.Duration")}
 	}
+	// A zero from envconfig cannot be told from unset (derive the number),
+	// so an explicit 0 is caught here, where the variable is still seen.
+	if Lookup(environ, "CONNECT_INIT_EXPECTED_BROKERS") != "" && s.ExpectedBrokers == 0 {
+		return s, expectedBrokersError("CONNECT_INIT_EXPECTED_BROKERS", 0)
+	}
 	if s.Timeout == 0 {
 		s.Timeout = 5 * time.Minute
 		if v := Lookup(environ, "CONNECT_CUB_KAFKA_TIMEOUT"); v != "" {
@@ -167,6 +172,14 @@ func LoadSettings(environ []string) (Settings, error) {
 		}
 	}
 	return s, s.Validate()
+}
+
+// expectedBrokersError refuses an expected broker count below 1: the
+// broker gate would have no broker to wait for, and leaving the setting
+// unset is how a user asks for the derived number.
+func expectedBrokersError(setting string, n int) error {
+	return &ConfigError{Setting: setting, Problem: fmt.Sprintf("must be at least 1 (got %d)", n),
+		Fix: "set the number of brokers to wait for, or leave it unset to derive it from the bootstrap servers and replication factors"}
 }
 
 func settingHint(typeName string) string {
@@ -190,8 +203,8 @@ func (s Settings) Validate() error {
 	switch {
 	case s.Timeout <= 0:
 		return bad("CONNECT_INIT_TIMEOUT", fmt.Sprintf("must be positive (got %s)", s.Timeout), "use a Go duration such as 90s, 5m or 1h")
-	case s.ExpectedBrokers < 0:
-		return bad("CONNECT_INIT_EXPECTED_BROKERS", "is negative", "leave it unset or use the number of brokers")
+	case s.ExpectedBrokers < 0, s.ExpectedBrokers == 0 && s.Flags["CONNECT_INIT_EXPECTED_BROKERS"] != "":
+		return expectedBrokersError(s.Name("CONNECT_INIT_EXPECTED_BROKERS"), s.ExpectedBrokers)
 	case s.LockPermits < 1:
 		return bad("CONNECT_INIT_LOCK_PERMITS", fmt.Sprintf("must be at least 1 (got %d)", s.LockPermits), "use 1 to start workers one at a time")
 	case s.LockLease <= 0:

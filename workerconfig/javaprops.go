@@ -82,26 +82,22 @@ type lineReader struct {
 }
 
 // readLine returns the next logical line and the physical line it started
-// on; ok is false at the end of input.
+// on; ok is false at the end of input. Its states are JDK 17's: blanks
+// skipped at the start of a line (and after a continuation, where a line
+// end is kept), comments skipped, and a backslash before a line end
+// joining the next line.
 func (lr *lineReader) readLine() (buf []uint16, startLine int, ok bool) {
 	skipWhiteSpace := true
 	appendedLineBegin := false
 	precedingBackslash := false
 	startLine = lr.line
 	for {
-		if lr.off >= len(lr.in) {
+		c, more := lr.next()
+		if !more {
 			if len(buf) == 0 {
 				return nil, 0, false
 			}
-			if precedingBackslash {
-				buf = buf[:len(buf)-1]
-			}
-			return buf, startLine, true
-		}
-		c := lr.in[lr.off]
-		lr.off++
-		if c == '\n' || (c == '\r' && (lr.off >= len(lr.in) || lr.in[lr.off] != '\n')) {
-			lr.line++
+			return dropBackslash(buf, precedingBackslash), startLine, true
 		}
 		if lr.skipLF {
 			lr.skipLF = false
@@ -122,19 +118,8 @@ func (lr *lineReader) readLine() (buf []uint16, startLine int, ok bool) {
 		if len(buf) == 0 { // still at the start of a logical line
 			startLine = lr.line
 			if c == '#' || c == '!' {
-				// A comment runs to the next '\r' or '\n' (which is consumed).
-				for {
-					if lr.off >= len(lr.in) {
-						return nil, 0, false
-					}
-					c = lr.in[lr.off]
-					lr.off++
-					if c == '\n' || c == '\r' {
-						if c == '\n' || lr.off >= len(lr.in) || lr.in[lr.off] != '\n' {
-							lr.line++
-						}
-						break
-					}
+				if !lr.skipComment() {
+					return nil, 0, false
 				}
 				skipWhiteSpace = true
 				continue
@@ -142,11 +127,7 @@ func (lr *lineReader) readLine() (buf []uint16, startLine int, ok bool) {
 		}
 		if c != '\n' && c != '\r' {
 			buf = append(buf, c)
-			if c == '\\' {
-				precedingBackslash = !precedingBackslash
-			} else {
-				precedingBackslash = false
-			}
+			precedingBackslash = c == '\\' && !precedingBackslash
 			continue
 		}
 		// End of a physical line.
@@ -155,24 +136,56 @@ func (lr *lineReader) readLine() (buf []uint16, startLine int, ok bool) {
 			continue
 		}
 		if lr.off >= len(lr.in) {
-			if precedingBackslash {
-				buf = buf[:len(buf)-1]
-			}
+			return dropBackslash(buf, precedingBackslash), startLine, true
+		}
+		if !precedingBackslash {
 			return buf, startLine, true
 		}
-		if precedingBackslash {
-			// The backslash joins the next line; its leading blanks go.
-			buf = buf[:len(buf)-1]
-			skipWhiteSpace = true
-			appendedLineBegin = true
-			precedingBackslash = false
-			if c == '\r' {
-				lr.skipLF = true
-			}
-			continue
-		}
-		return buf, startLine, true
+		// The backslash joins the next line; its leading blanks go, and
+		// so does the '\n' of a "\r\n".
+		buf = buf[:len(buf)-1]
+		skipWhiteSpace, appendedLineBegin, precedingBackslash = true, true, false
+		lr.skipLF = c == '\r'
 	}
+}
+
+// next consumes one code unit and counts physical lines as Java's line
+// numbers would: at a '\n', or a '\r' not followed by '\n'. ok is false
+// at the end of input.
+func (lr *lineReader) next() (c uint16, ok bool) {
+	if lr.off >= len(lr.in) {
+		return 0, false
+	}
+	c = lr.in[lr.off]
+	lr.off++
+	if c == '\n' || (c == '\r' && (lr.off >= len(lr.in) || lr.in[lr.off] != '\n')) {
+		lr.line++
+	}
+	return c, true
+}
+
+// skipComment consumes a comment up to and including the next '\r' or
+// '\n' (a continuation backslash means nothing in a comment); it is false
+// when the input ends first.
+func (lr *lineReader) skipComment() bool {
+	for {
+		c, ok := lr.next()
+		if !ok {
+			return false
+		}
+		if c == '\n' || c == '\r' {
+			return true
+		}
+	}
+}
+
+// dropBackslash drops the odd backslash that ends the input: Java's
+// continuation that has no next line to join.
+func dropBackslash(buf []uint16, precedingBackslash bool) []uint16 {
+	if precedingBackslash {
+		return buf[:len(buf)-1]
+	}
+	return buf
 }
 
 // parseUnits is Properties.load0 over UTF-16 code units.

@@ -77,8 +77,8 @@ type provider struct {
 // allowed), this returns a *Error naming the property. A provider with a
 // class connect-init does not implement is an error only for properties that
 // reference it. Errors never contain resolved values; for a sensitive
-// property whose reference names an undeclared provider, not even the
-// reference is shown (it could be part of a literal secret).
+// property they contain no part of the value at all, not even the
+// reference (it could be part of a literal secret).
 func ResolveProviders(p Properties, environ []string) (Properties, error) {
 	providers, err := configureProviders(p)
 	if err != nil {
@@ -103,7 +103,7 @@ func ResolveProviders(p Properties, environ []string) (Properties, error) {
 			variable := v[m[8]:m[9]]
 			val, err := lookup(providers, name, path, variable, environ)
 			if err != nil {
-				return nil, refError(key, i+1, len(matches), name, providers[name] != nil, err)
+				return nil, refError(key, i+1, len(matches), providers[name] != nil, err)
 			}
 			b.WriteString(v[last:m[0]])
 			b.WriteString(val)
@@ -115,20 +115,51 @@ func ResolveProviders(p Properties, environ []string) (Properties, error) {
 	return out, nil
 }
 
-// refError builds the *Error for a reference that cannot be resolved.
-func refError(key string, n, of int, provider string, declared bool, err error) *Error {
+// refError builds the *Error for a reference that cannot be resolved. For
+// a sensitive property no part of the value is shown, not the provider,
+// path or key of the reference either: a password may merely contain text
+// that looks like a reference, and then those parts are the password.
+func refError(key string, n, of int, declared bool, err error) *Error {
 	which := "has a config-provider reference that cannot be resolved"
 	if of > 1 {
 		which = fmt.Sprintf("has config-provider references; #%d of %d cannot be resolved", n, of)
 	}
 	e := &Error{Property: key, Problem: which, Err: err}
+	if IsSensitive(key) {
+		e.Err = errors.New(redactedReason(err) + " (the value is not shown: the property is secret)")
+	}
 	if !declared {
-		if IsSensitive(key) {
-			e.Err = errors.New("it names a provider that config.providers does not declare")
-		}
 		e.Fix = "list the provider in config.providers and set config.providers.<name>.class, or escape the text"
 	}
 	return e
+}
+
+// refFailure is why one reference cannot be resolved, said twice: in full
+// (provider, path and key named; it wraps the file system's cause), and
+// redacted, with no part of the reference, for a sensitive property (see
+// refError).
+type refFailure struct {
+	full     error
+	redacted string
+}
+
+func (f *refFailure) Error() string { return f.full.Error() }
+func (f *refFailure) Unwrap() error { return f.full }
+
+// refFail is a refFailure whose full text is fmt.Errorf(format, args...);
+// the redacted text must not be built from any part of the reference.
+func refFail(redacted, format string, args ...any) error {
+	return &refFailure{full: fmt.Errorf(format, args...), redacted: redacted}
+}
+
+// redactedReason is the value-free text of err; an error that has none
+// says only that the reference cannot be resolved.
+func redactedReason(err error) string {
+	var f *refFailure
+	if errors.As(err, &f) {
+		return f.redacted
+	}
+	return "the provider cannot resolve it"
 }
 
 // configureProviders is AbstractConfig.instantiateConfigProviders plus each
@@ -175,7 +206,8 @@ func configureProviders(p Properties) (map[string]*provider, error) {
 	return out, nil
 }
 
-// lookup resolves one reference.
+// lookup resolves one reference. Its errors are refFailures, so that a
+// sensitive property's error can leave out every part of the reference.
 func lookup(providers map[string]*provider, name, path, key string, environ []string) (string, error) {
 	pr := providers[name]
 	if pr == nil {
@@ -184,76 +216,107 @@ func lookup(providers map[string]*provider, name, path, key string, environ []st
 			declared = append(declared, strconv.Quote(n))
 		}
 		sort.Strings(declared)
-		return "", fmt.Errorf("it names provider %q, which config.providers does not declare with a config.providers.%s.class (declared: [%s]; names are not trimmed)", name, name, strings.Join(declared, " "))
+		return "", refFail("it names a provider that config.providers does not declare",
+			"it names provider %q, which config.providers does not declare with a config.providers.%s.class (declared: [%s]; names are not trimmed)", name, name, strings.Join(declared, " "))
 	}
 	switch pr.class {
 	case FileConfigProviderClass:
-		if path == "" {
-			return "", fmt.Errorf("provider %q (FileConfigProvider) needs ${%s:/path/to/file.properties:key}", name, name)
-		}
-		file, err := pr.allowedPath(path)
-		if err != nil {
-			return "", err
-		}
-		data, err := os.ReadFile(file)
-		if err != nil {
-			return "", fmt.Errorf("provider %q cannot read properties file %s: %w", name, path, cause(err))
-		}
-		fp, err := parseUTF8(data)
-		if err != nil {
-			return "", fmt.Errorf("provider %q cannot read properties file %s: %w", name, path, err)
-		}
-		v, ok := fp[key]
-		if !ok {
-			return "", fmt.Errorf("provider %q: properties file %s has no key %q", name, path, key)
-		}
-		return v, nil
+		return pr.file(path, key)
 	case DirectoryConfigProviderClass:
-		if path == "" {
-			return "", fmt.Errorf("provider %q (DirectoryConfigProvider) needs ${%s:/directory:filename}", name, name)
-		}
-		dir, err := pr.allowedPath(path)
-		if err != nil {
-			return "", err
-		}
-		if st, err := os.Stat(dir); err != nil || !st.IsDir() {
-			return "", fmt.Errorf("provider %q: %s is not a directory", name, path)
-		}
-		if strings.ContainsRune(key, '/') || key == "." || key == ".." || key == "" {
-			return "", fmt.Errorf("provider %q: %q is not a file name (DirectoryConfigProvider only reads files directly in %s)", name, key, path)
-		}
-		file := filepath.Join(dir, key)
-		st, err := os.Stat(file)
-		if err != nil || !st.Mode().IsRegular() {
-			return "", fmt.Errorf("provider %q: directory %s has no regular file %q", name, path, key)
-		}
-		data, err := os.ReadFile(file)
-		if err != nil {
-			return "", fmt.Errorf("provider %q cannot read %s: %w", name, file, cause(err))
-		}
-		return decodeUTF8Replacing(data), nil
+		return pr.directory(path, key)
 	case EnvVarConfigProviderClass:
-		if path != "" {
-			return "", fmt.Errorf("provider %q (EnvVarConfigProvider) takes no path; write ${%s:VARIABLE}", name, name)
-		}
-		if pr.allowlist != nil && !pr.allowlist.MatchString(key) {
-			return "", fmt.Errorf("provider %q: environment variable %q does not match config.providers.%s.param.allowlist.pattern", name, key, name)
-		}
-		v, ok := LookupEnv(environ, key)
-		if !ok {
-			return "", fmt.Errorf("provider %q: environment variable %q is not set in the worker's environment", name, key)
-		}
-		return v, nil
+		return pr.env(path, key, environ)
 	default:
-		return "", fmt.Errorf("provider %q has class %s, which connect-init cannot evaluate (it supports FileConfigProvider, DirectoryConfigProvider and EnvVarConfigProvider)", name, pr.class)
+		return "", refFail("its provider's class is one connect-init cannot evaluate (it supports FileConfigProvider, DirectoryConfigProvider and EnvVarConfigProvider)",
+			"provider %q has class %s, which connect-init cannot evaluate (it supports FileConfigProvider, DirectoryConfigProvider and EnvVarConfigProvider)", pr.name, pr.class)
 	}
+}
+
+// file is FileConfigProvider: key of the UTF-8 .properties file at path.
+func (pr *provider) file(path, key string) (string, error) {
+	name := pr.name
+	if path == "" {
+		return "", refFail("its provider (FileConfigProvider) needs a reference of the form ${provider:/path/to/file.properties:key}",
+			"provider %q (FileConfigProvider) needs ${%s:/path/to/file.properties:key}", name, name)
+	}
+	file, err := pr.allowedPath(path)
+	if err != nil {
+		return "", err
+	}
+	data, err := os.ReadFile(file)
+	if err != nil {
+		return "", refFail("the properties file it names cannot be read: "+cause(err).Error(),
+			"provider %q cannot read properties file %s: %w", name, path, cause(err))
+	}
+	fp, err := parseUTF8(data)
+	if err != nil {
+		return "", refFail("the properties file it names cannot be read: "+err.Error(),
+			"provider %q cannot read properties file %s: %w", name, path, err)
+	}
+	v, ok := fp[key]
+	if !ok {
+		return "", refFail("the properties file it names has no such key",
+			"provider %q: properties file %s has no key %q", name, path, key)
+	}
+	return v, nil
+}
+
+// directory is DirectoryConfigProvider: the whole of the regular file key
+// directly in the directory path.
+func (pr *provider) directory(path, key string) (string, error) {
+	name := pr.name
+	if path == "" {
+		return "", refFail("its provider (DirectoryConfigProvider) needs a reference of the form ${provider:/directory:filename}",
+			"provider %q (DirectoryConfigProvider) needs ${%s:/directory:filename}", name, name)
+	}
+	dir, err := pr.allowedPath(path)
+	if err != nil {
+		return "", err
+	}
+	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
+		return "", refFail("the directory it names is not a directory", "provider %q: %s is not a directory", name, path)
+	}
+	if strings.ContainsRune(key, '/') || key == "." || key == ".." || key == "" {
+		return "", refFail("the file it names is not a file name (DirectoryConfigProvider only reads files directly in the directory)",
+			"provider %q: %q is not a file name (DirectoryConfigProvider only reads files directly in %s)", name, key, path)
+	}
+	file := filepath.Join(dir, key)
+	st, err := os.Stat(file)
+	if err != nil || !st.Mode().IsRegular() {
+		return "", refFail("the directory it names has no such regular file", "provider %q: directory %s has no regular file %q", name, path, key)
+	}
+	data, err := os.ReadFile(file)
+	if err != nil {
+		return "", refFail("the file it names cannot be read: "+cause(err).Error(), "provider %q cannot read %s: %w", name, file, cause(err))
+	}
+	return decodeUTF8Replacing(data), nil
+}
+
+// env is EnvVarConfigProvider: the variable key of the worker's
+// environment, if the allowlist lets it through.
+func (pr *provider) env(path, key string, environ []string) (string, error) {
+	name := pr.name
+	if path != "" {
+		return "", refFail("its provider (EnvVarConfigProvider) takes no path: write ${provider:VARIABLE}",
+			"provider %q (EnvVarConfigProvider) takes no path; write ${%s:VARIABLE}", name, name)
+	}
+	if pr.allowlist != nil && !pr.allowlist.MatchString(key) {
+		return "", refFail("the environment variable it names does not match its provider's allowlist.pattern",
+			"provider %q: environment variable %q does not match config.providers.%s.param.allowlist.pattern", name, key, name)
+	}
+	v, ok := LookupEnv(environ, key)
+	if !ok {
+		return "", refFail("the environment variable it names is not set in the worker's environment",
+			"provider %q: environment variable %q is not set in the worker's environment", name, key)
+	}
+	return v, nil
 }
 
 // allowedPath is AllowedPaths.parseUntrustedPath: with allowed.paths set,
 // the normalised path must lie under one of them (component-wise).
 func (pr *provider) allowedPath(path string) (string, error) {
 	if strings.ContainsRune(path, 0) {
-		return "", fmt.Errorf("provider %q: path %q contains a NUL character", pr.name, path)
+		return "", refFail("the path it names contains a NUL character", "provider %q: path %q contains a NUL character", pr.name, path)
 	}
 	if pr.allowed == nil {
 		return path, nil
@@ -264,7 +327,8 @@ func (pr *provider) allowedPath(path string) (string, error) {
 			return clean, nil
 		}
 	}
-	return "", fmt.Errorf("provider %q: path %s is outside config.providers.%s.param.allowed.paths", pr.name, path, pr.name)
+	return "", refFail("the path it names is outside its provider's allowed.paths",
+		"provider %q: path %s is outside config.providers.%s.param.allowed.paths", pr.name, path, pr.name)
 }
 
 // javaNormalize is java.nio.file.Path.normalize on Unix: lexical, like

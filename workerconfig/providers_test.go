@@ -211,3 +211,57 @@ func TestLoad(t *testing.T) {
 		t.Errorf("malformed escape in env: %v", err)
 	}
 }
+
+// TestResolveProvidersRedactsSecrets: every way a reference can fail
+// names, for a sensitive property, no part of the value (a password may
+// only look like a reference: its "path" and "key" are then the
+// password), yet still says what kind of failure it is; for any other
+// property the error names the path and key in full.
+func TestResolveProvidersRedactsSecrets(t *testing.T) {
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "s.properties"), []byte("k=v\n"), 0o600)
+	os.WriteFile(filepath.Join(dir, "bad.properties"), []byte("k=\xe9\n"), 0o600)
+	os.Mkdir(filepath.Join(dir, "sub"), 0o700)
+	const m = "S3CRET"
+	cases := []struct {
+		name, ref, kind string
+		extra           Properties
+	}{
+		{"undeclared", "${" + m + ":/" + m + ":" + m + "}", "does not declare", nil},
+		{"missing file", "${file:" + dir + "/" + m + ":" + m + "}", "cannot be read", nil},
+		{"missing key", "${file:" + dir + "/s.properties:" + m + "}", "no such key", nil},
+		{"invalid utf8", "${file:" + dir + "/bad.properties:" + m + "}", "UTF-8", nil},
+		{"file without path", "${file:" + m + "}", "needs a reference of the form", nil},
+		{"nul in path", "${file:/" + m + "\x00:" + m + "}", "NUL", nil},
+		{"outside allowed.paths", "${file:" + dir + "/" + m + ":" + m + "}", "outside", Properties{"config.providers.file.param.allowed.paths": dir + "/sub"}},
+		{"dir missing file", "${directory:" + dir + ":" + m + "}", "no such regular file", nil},
+		{"dir not dir", "${directory:" + dir + "/" + m + ":k}", "not a directory", nil},
+		{"dir subpath", "${directory:" + dir + ":" + m + "/x}", "not a file name", nil},
+		{"env with path", "${env:/" + m + ":" + m + "}", "takes no path", nil},
+		{"env unset", "${env:" + m + "}", "not set", nil},
+		{"allowlist", "${env:" + m + "}", "allowlist", Properties{"config.providers.env.param.allowlist.pattern": "OK_.*"}},
+		{"unknown class", "${v:" + m + ":" + m + "}", "cannot evaluate", Properties{"config.providers": "v", "config.providers.v.class": "com.x.Vault"}},
+	}
+	for _, c := range cases {
+		for _, key := range []string{"ssl.key.password", "producer.sasl.jaas.config", "client.id"} {
+			p := providerProps(c.extra)
+			p[key] = "x" + c.ref + "y"
+			_, err := ResolveProviders(p, nil)
+			var we *Error
+			if !errors.As(err, &we) || we.Property != key {
+				t.Errorf("%s, %s: want an *Error about %s, got %v", c.name, key, key, err)
+				continue
+			}
+			msg := err.Error()
+			if !IsSensitive(key) {
+				if !strings.Contains(msg, `provider "`) {
+					t.Errorf("%s, %s: the full error should name the provider:\n%v", c.name, key, msg)
+				}
+				continue
+			}
+			if strings.Contains(msg, m) || strings.Contains(msg, dir) || !strings.Contains(msg, c.kind) || !strings.Contains(msg, "not shown") {
+				t.Errorf("%s, %s: want %q, \"not shown\" and no part of the value:\n%v", c.name, key, c.kind, msg)
+			}
+		}
+	}
+}

@@ -63,130 +63,201 @@ func ReadAll(ctx context.Context, client sarama.Client, topic string, partition 
 // partition). A topic that does not exist returns an error wrapping
 // ErrNoTopic. ctx bounds the whole read.
 func ReadWith(ctx context.Context, client sarama.Client, topic string, partition int32, iso Isolation, fn func(Record) error) (int64, error) {
-	if err := client.RefreshMetadata(topic); err != nil {
-		if errors.Is(err, sarama.ErrUnknownTopicOrPartition) {
-			return 0, fmt.Errorf("read %s/%d: %w", topic, partition, ErrNoTopic)
-		}
-		return 0, fmt.Errorf("read %s/%d: metadata: %w", topic, partition, err)
+	r := &reader{client: client, topic: topic, partition: partition, iso: iso, fn: fn,
+		announced: map[int64][]int64{}, aborting: map[int64]bool{}}
+	if err := r.bounds(); err != nil {
+		return 0, err
 	}
-	end, err := client.GetOffset(topic, partition, sarama.OffsetNewest)
-	if err != nil {
-		if errors.Is(err, sarama.ErrUnknownTopicOrPartition) {
-			return 0, fmt.Errorf("read %s/%d: %w", topic, partition, ErrNoTopic)
-		}
-		return 0, fmt.Errorf("read %s/%d: end offset: %w", topic, partition, err)
-	}
-	next, err := client.GetOffset(topic, partition, sarama.OffsetOldest)
-	if err != nil {
-		return 0, fmt.Errorf("read %s/%d: start offset: %w", topic, partition, err)
-	}
-	// Aborted transactions (Committed only): producer id -> first offsets
-	// the fetch answers announced, and the producers whose aborted
-	// transaction is open at the current position.
-	announced := map[int64][]int64{}
-	aborting := map[int64]bool{}
-	lsoKnown := false
-	for next < end {
+	for r.next < r.end {
 		if err := ctx.Err(); err != nil {
-			return end, fmt.Errorf("read %s/%d at offset %d of %d: %w", topic, partition, next, end, err)
+			return r.end, fmt.Errorf("read %s/%d at offset %d of %d: %w", topic, partition, r.next, r.end, err)
 		}
-		leader, err := client.Leader(topic, partition)
+		block, err := r.fetch(ctx)
 		if err != nil {
-			return end, fmt.Errorf("read %s/%d: leader: %w", topic, partition, err)
-		}
-		level := sarama.ReadUncommitted
-		if iso == Committed {
-			level = sarama.ReadCommitted
-		}
-		req := &sarama.FetchRequest{Version: 11, MaxWaitTime: 100, MinBytes: 1, MaxBytes: maxFetchBytes, Isolation: level}
-		req.AddBlock(topic, partition, next, maxFetchBytes, -1)
-		stop := context.AfterFunc(ctx, func() { leader.Close() })
-		resp, err := leader.Fetch(req)
-		stop()
-		if err != nil {
-			_ = client.RefreshMetadata(topic)
-			return end, fmt.Errorf("read %s/%d at offset %d: fetch from broker %d: %w", topic, partition, next, leader.ID(), err)
-		}
-		block := resp.GetBlock(topic, partition)
-		if block == nil {
-			return end, fmt.Errorf("read %s/%d at offset %d: the broker's answer does not mention the partition", topic, partition, next)
-		}
-		if !errors.Is(block.Err, sarama.ErrNoError) {
-			return end, fmt.Errorf("read %s/%d at offset %d: %w", topic, partition, next, block.Err)
+			return r.end, err
 		}
 		if iso == Committed {
-			if !lsoKnown && block.LastStableOffset >= 0 && block.LastStableOffset < end {
-				end = block.LastStableOffset // an open transaction: stop before it
-			}
-			lsoKnown = true
-			for _, a := range block.AbortedTransactions {
-				announced[a.ProducerID] = append(announced[a.ProducerID], a.FirstOffset)
-			}
-			if next >= end {
+			r.stable(block)
+			if r.next >= r.end {
 				break
 			}
 		}
-		before := next
-		for _, rs := range block.RecordsSet {
-			if rs == nil {
-				continue
-			}
-			b := rs.RecordBatch
-			if b == nil {
-				return end, fmt.Errorf("read %s/%d at offset %d: the partition holds the pre-0.11 message format, which this reader does not read", topic, partition, next)
-			}
-			last := b.FirstOffset + int64(b.LastOffsetDelta)
-			skip := false
-			if iso == Committed && b.IsTransactional {
-				for _, first := range announced[b.ProducerID] {
-					if first <= last {
-						aborting[b.ProducerID] = true
-					}
-				}
-				if b.Control {
-					// The marker ends the producer's transaction: an abort
-					// marker closes an aborted one.
-					if isAbortMarker(b) {
-						delete(aborting, b.ProducerID)
-						var rest []int64
-						for _, first := range announced[b.ProducerID] {
-							if first > last {
-								rest = append(rest, first)
-							}
-						}
-						announced[b.ProducerID] = rest
-					}
-				} else {
-					skip = aborting[b.ProducerID]
-				}
-			}
-			if !b.Control && !b.PartialTrailingRecord && !skip {
-				for _, r := range b.Records {
-					off := b.FirstOffset + r.OffsetDelta
-					if off < next || off >= end {
-						continue
-					}
-					ts := b.FirstTimestamp.Add(r.TimestampDelta)
-					if b.LogAppendTime {
-						ts = b.MaxTimestamp
-					}
-					if err := fn(Record{Offset: off, Key: r.Key, Value: r.Value, Timestamp: ts}); err != nil {
-						return end, err
-					}
-				}
-			}
-			if b.PartialTrailingRecord {
-				break
-			}
-			if last+1 > next {
-				next = last + 1
-			}
+		before := r.next
+		if err := r.batches(block); err != nil {
+			return r.end, err
 		}
-		if next == before {
-			return end, fmt.Errorf("read %s/%d: no progress at offset %d (a record larger than %d bytes?)", topic, partition, next, maxFetchBytes)
+		if r.next == before {
+			return r.end, fmt.Errorf("read %s/%d: no progress at offset %d (a record larger than %d bytes?)", topic, partition, r.next, maxFetchBytes)
 		}
 	}
-	return end, nil
+	return r.end, nil
+}
+
+// reader is one ReadWith in progress: where it is, where it stops, and,
+// under Committed, what it knows of aborted transactions, which only the
+// fetch answers tell (there is no consumer doing it for us).
+type reader struct {
+	client    sarama.Client
+	topic     string
+	partition int32
+	iso       Isolation
+	fn        func(Record) error
+
+	next, end int64
+	// announced: producer id -> first offsets of its aborted transactions
+	// the fetch answers announced; aborting: the producers whose aborted
+	// transaction is open at the current position.
+	announced map[int64][]int64
+	aborting  map[int64]bool
+	lsoKnown  bool
+}
+
+// bounds fixes the read's range before the first fetch: from the log
+// start to the high watermark seen now, so records written during the
+// read are not waited for.
+func (r *reader) bounds() error {
+	if err := r.client.RefreshMetadata(r.topic); err != nil {
+		if errors.Is(err, sarama.ErrUnknownTopicOrPartition) {
+			return fmt.Errorf("read %s/%d: %w", r.topic, r.partition, ErrNoTopic)
+		}
+		return fmt.Errorf("read %s/%d: metadata: %w", r.topic, r.partition, err)
+	}
+	end, err := r.client.GetOffset(r.topic, r.partition, sarama.OffsetNewest)
+	if err != nil {
+		if errors.Is(err, sarama.ErrUnknownTopicOrPartition) {
+			return fmt.Errorf("read %s/%d: %w", r.topic, r.partition, ErrNoTopic)
+		}
+		return fmt.Errorf("read %s/%d: end offset: %w", r.topic, r.partition, err)
+	}
+	next, err := r.client.GetOffset(r.topic, r.partition, sarama.OffsetOldest)
+	if err != nil {
+		return fmt.Errorf("read %s/%d: start offset: %w", r.topic, r.partition, err)
+	}
+	r.next, r.end = next, end
+	return nil
+}
+
+// fetch asks the partition's leader for the batches from r.next. A
+// cancelled ctx closes the connection, since a sarama Fetch cannot be
+// cancelled otherwise; a failed fetch refreshes the metadata so a moved
+// leader is found by the next read.
+func (r *reader) fetch(ctx context.Context) (*sarama.FetchResponseBlock, error) {
+	leader, err := r.client.Leader(r.topic, r.partition)
+	if err != nil {
+		return nil, fmt.Errorf("read %s/%d: leader: %w", r.topic, r.partition, err)
+	}
+	level := sarama.ReadUncommitted
+	if r.iso == Committed {
+		level = sarama.ReadCommitted
+	}
+	req := &sarama.FetchRequest{Version: 11, MaxWaitTime: 100, MinBytes: 1, MaxBytes: maxFetchBytes, Isolation: level}
+	req.AddBlock(r.topic, r.partition, r.next, maxFetchBytes, -1)
+	stop := context.AfterFunc(ctx, func() { leader.Close() })
+	resp, err := leader.Fetch(req)
+	stop()
+	if err != nil {
+		_ = r.client.RefreshMetadata(r.topic)
+		return nil, fmt.Errorf("read %s/%d at offset %d: fetch from broker %d: %w", r.topic, r.partition, r.next, leader.ID(), err)
+	}
+	block := resp.GetBlock(r.topic, r.partition)
+	if block == nil {
+		return nil, fmt.Errorf("read %s/%d at offset %d: the broker's answer does not mention the partition", r.topic, r.partition, r.next)
+	}
+	if !errors.Is(block.Err, sarama.ErrNoError) {
+		return nil, fmt.Errorf("read %s/%d at offset %d: %w", r.topic, r.partition, r.next, block.Err)
+	}
+	return block, nil
+}
+
+// stable takes in what a read_committed answer says about transactions:
+// the first answer's last stable offset lowers the end (an open
+// transaction: stop before it, as a read_committed consumer would), and
+// every answer may announce aborted transactions.
+func (r *reader) stable(block *sarama.FetchResponseBlock) {
+	if !r.lsoKnown && block.LastStableOffset >= 0 && block.LastStableOffset < r.end {
+		r.end = block.LastStableOffset
+	}
+	r.lsoKnown = true
+	for _, a := range block.AbortedTransactions {
+		r.announced[a.ProducerID] = append(r.announced[a.ProducerID], a.FirstOffset)
+	}
+}
+
+// batches hands the data records of one answer to fn and moves r.next
+// past every whole batch, control batches included: that is the point of
+// reading batches rather than records.
+func (r *reader) batches(block *sarama.FetchResponseBlock) error {
+	for _, rs := range block.RecordsSet {
+		if rs == nil {
+			continue
+		}
+		b := rs.RecordBatch
+		if b == nil {
+			return fmt.Errorf("read %s/%d at offset %d: the partition holds the pre-0.11 message format, which this reader does not read", r.topic, r.partition, r.next)
+		}
+		skip := r.iso == Committed && b.IsTransactional && r.aborted(b)
+		if !b.Control && !b.PartialTrailingRecord && !skip {
+			if err := r.deliver(b); err != nil {
+				return err
+			}
+		}
+		if b.PartialTrailingRecord {
+			break
+		}
+		if last := b.FirstOffset + int64(b.LastOffsetDelta); last+1 > r.next {
+			r.next = last + 1
+		}
+	}
+	return nil
+}
+
+// aborted follows the transactions of b's producer and reports whether
+// b's data records belong to an aborted one, which a read_committed
+// consumer never sees. A transaction is aborted from the first offset an
+// answer announced until its producer's abort marker.
+func (r *reader) aborted(b *sarama.RecordBatch) bool {
+	last := b.FirstOffset + int64(b.LastOffsetDelta)
+	for _, first := range r.announced[b.ProducerID] {
+		if first <= last {
+			r.aborting[b.ProducerID] = true
+		}
+	}
+	if !b.Control {
+		return r.aborting[b.ProducerID]
+	}
+	// The marker ends the producer's transaction: an abort marker closes
+	// an aborted one.
+	if isAbortMarker(b) {
+		delete(r.aborting, b.ProducerID)
+		var rest []int64
+		for _, first := range r.announced[b.ProducerID] {
+			if first > last {
+				rest = append(rest, first)
+			}
+		}
+		r.announced[b.ProducerID] = rest
+	}
+	return false
+}
+
+// deliver calls fn for the records of b inside the read's range (a batch
+// may start before r.next or reach past the end), with the timestamp the
+// topic's timestamp type gives them.
+func (r *reader) deliver(b *sarama.RecordBatch) error {
+	for _, rec := range b.Records {
+		off := b.FirstOffset + rec.OffsetDelta
+		if off < r.next || off >= r.end {
+			continue
+		}
+		ts := b.FirstTimestamp.Add(rec.TimestampDelta)
+		if b.LogAppendTime {
+			ts = b.MaxTimestamp
+		}
+		if err := r.fn(Record{Offset: off, Key: rec.Key, Value: rec.Value, Timestamp: ts}); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // isAbortMarker reports whether a control batch holds an ABORT marker

@@ -300,7 +300,22 @@ func (g *gen) ca(cn string) (*x509.Certificate, crypto.Signer, error) {
 	return c, key, err
 }
 
+// identity makes one named identity signed by the CA and writes it in
+// every form the tests hand to Kafka and connect-init: PEM files and
+// PKCS12 and JKS keystores.
 func (g *gen) identity(id *Identity, name, cn string, dns []string, ips []net.IP, eku []x509.ExtKeyUsage) error {
+	if err := g.issue(id, name, cn, dns, ips, eku); err != nil {
+		return err
+	}
+	if err := g.writePEMs(id); err != nil {
+		return err
+	}
+	return g.writeKeyStores(id)
+}
+
+// issue makes the identity's key and a certificate for it signed by the
+// test CA.
+func (g *gen) issue(id *Identity, name, cn string, dns []string, ips []net.IP, eku []x509.ExtKeyUsage) error {
 	p := g.pki
 	key, err := rsa.GenerateKey(rand.Reader, 2048)
 	if err != nil {
@@ -326,33 +341,43 @@ func (g *gen) identity(id *Identity, name, cn string, dns []string, ips []net.IP
 		return err
 	}
 	id.Name, id.Cert, id.Key = name, cert, key
+	return nil
+}
 
-	chain := append(certPEM(cert), certPEM(p.CA)...)
-	if id.CertChainPEM, err = g.writePEM(name+".chain.pem", chain); err != nil {
+// writePEMs writes the identity in every PEM shape Kafka reads: the
+// chain, the key plain and encrypted, and the single-file PEM keystore.
+func (g *gen) writePEMs(id *Identity) error {
+	p := g.pki
+	chain := append(certPEM(id.Cert), certPEM(p.CA)...)
+	var err error
+	if id.CertChainPEM, err = g.writePEM(id.Name+".chain.pem", chain); err != nil {
 		return err
 	}
-	plain, err := x509.MarshalPKCS8PrivateKey(key)
+	plain, err := x509.MarshalPKCS8PrivateKey(id.Key)
 	if err != nil {
 		return err
 	}
-	if id.KeyPEM, err = g.writePEM(name+".key.pem", pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: plain})); err != nil {
+	if id.KeyPEM, err = g.writePEM(id.Name+".key.pem", pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: plain})); err != nil {
 		return err
 	}
-	enc, err := pkcs8.MarshalPrivateKey(key, []byte(p.KeyPassword), nil)
+	enc, err := pkcs8.MarshalPrivateKey(id.Key, []byte(p.KeyPassword), nil)
 	if err != nil {
 		return err
 	}
 	encPEM := pem.EncodeToMemory(&pem.Block{Type: "ENCRYPTED PRIVATE KEY", Bytes: enc})
-	if id.EncryptedKeyPEM, err = g.writePEM(name+".key.enc.pem", encPEM); err != nil {
+	if id.EncryptedKeyPEM, err = g.writePEM(id.Name+".key.enc.pem", encPEM); err != nil {
 		return err
 	}
-	if id.PEMStore, err = g.writePEM(name+".keystore.pem", append(encPEM, chain...)); err != nil {
-		return err
-	}
+	id.PEMStore, err = g.writePEM(id.Name+".keystore.pem", append(encPEM, chain...))
+	return err
+}
 
-	// Go writes a PKCS12 file; keytool re-writes it in the JDK's own
-	// formats, so the stores are exactly what a Java user would have.
-	tmp, err := pkcs12.Modern2023.Encode(key, cert, []*x509.Certificate{p.CA}, p.StorePassword)
+// writeKeyStores writes the identity's PKCS12 and JKS keystores. Go
+// writes a PKCS12 file; keytool re-writes it in the JDK's own formats, so
+// the stores are exactly what a Java user would have.
+func (g *gen) writeKeyStores(id *Identity) error {
+	p, name := g.pki, id.Name
+	tmp, err := pkcs12.Modern2023.Encode(id.Key, id.Cert, []*x509.Certificate{p.CA}, p.StorePassword)
 	if err != nil {
 		return err
 	}
