@@ -1,13 +1,13 @@
 // Package repair plans and carries out one repair online: raising the
 // replication factor of topics (__consumer_offsets, Connect's internal
-// topics) by partition reassignment, the safe mend for incident 2, where
-// __consumer_offsets was created with one replica per partition and one
-// broker's death left groups without a coordinator.
+// topics) by partition reassignment, the safe mend for a single-replica
+// __consumer_offsets (created while one broker ran), where one broker's
+// death leaves groups without a coordinator.
 //
 // It has two halves. Plan is pure: from the topics' current assignments,
 // the live brokers (with their racks) and a target replication factor it
-// computes, deterministically, which replicas each partition gains. Execute
-// carries a plan out against a Cluster (sarama.go is the real one): it
+// computes, deterministically, which replicas each partition gains.
+// Executor.Run carries a plan out against a Cluster (sarama.go is the real one): it
 // throttles replication, submits the reassignment, follows it until every
 // partition's in-sync replicas hold the new replicas, removes the throttle
 // and verifies. Interrupted, it says what remains; run again, it resumes.
