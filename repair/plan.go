@@ -50,6 +50,10 @@ type TopicRequest struct {
 	// Why says where TargetRF comes from ("offsets.topic.replication.factor=3
 	// on the brokers", "--replication-factor 3"), for the printed plan.
 	Why string
+	// Wanted, when above TargetRF, is the factor the request would have
+	// aimed for had enough brokers been live: the plan says so first, and
+	// the command refuses to execute it unless asked for explicitly.
+	Wanted int
 }
 
 // Move is one partition's reassignment: its replica list before and after.

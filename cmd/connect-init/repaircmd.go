@@ -14,6 +14,7 @@ import (
 	"github.com/IBM/sarama"
 
 	"github.com/connect-init/connect-init/entrypoint"
+	"github.com/connect-init/connect-init/gate"
 	"github.com/connect-init/connect-init/kafka"
 	"github.com/connect-init/connect-init/repair"
 	"github.com/connect-init/connect-init/settings"
@@ -133,21 +134,37 @@ func runRepair(ctx context.Context, cfg *settings.Config, clients *kafka.Clients
 		log.Error("cannot read the cluster's metadata", "error", kafka.ExplainConnError(err), "bootstrap", strings.Join(cfg.BootstrapServers, ","))
 		return startup.ExitGate
 	}
+	brokers, ok := brokersForRepair(ctx, cfg, clients, log, stdout)
+	if !ok {
+		return startup.ExitGate
+	}
 	cluster, err := repair.NewSaramaCluster(client)
 	if err != nil {
 		log.Error("cannot connect to the cluster", "error", err.Error())
 		return startup.ExitGate
 	}
 	defer cluster.Close()
-	reqs, err := repairTargets(ctx, cfg, cluster, rf)
+	reqs, err := repairTargets(ctx, cfg, cluster, rf, brokers)
 	if err != nil {
-		log.Error("cannot plan the repair", "error", err.Error())
+		log.Error("cannot plan the repair", "error", kafka.ExplainConnError(err))
 		return startup.ExitGate
 	}
+	short := shortTargets(reqs, rf)
 	x := &repair.Executor{Cluster: cluster, Log: log}
-	req := repair.Request{Topics: reqs, RateBytes: rf.rateBytes, Execute: rf.execute}
+	req := repair.Request{Topics: reqs, RateBytes: rf.rateBytes, Execute: rf.execute && len(short) == 0}
 	res, err := x.Run(ctx, req)
 	printRepair(stdout, res, req, rf, err)
+	if rf.execute && len(short) > 0 && err == nil && !res.Plan.Empty() {
+		log.Error("refusing to repair", "error", "the plan aims below the default replication factor: "+strings.Join(short, "; "),
+			"fix", "start the missing brokers and run repair again, or ask for the lower factor explicitly with --replication-factor")
+		return startup.ExitGate
+	}
+	return repairOutcome(log, res, err)
+}
+
+// repairOutcome is the exit code of a planned or executed repair, with the
+// fix: a resume is promised only when a reassignment was submitted.
+func repairOutcome(log *slog.Logger, res repair.Result, err error) int {
 	switch {
 	case err == nil:
 		return startup.ExitOK
@@ -155,10 +172,64 @@ func runRepair(ctx context.Context, cfg *settings.Config, clients *kafka.Clients
 		log.Error("refusing to repair", "error", err.Error(), "fix", "let the running reassignment finish or cancel it, then run repair again")
 	case repair.IsTooFewBrokers(err):
 		log.Error("refusing to repair", "error", err.Error(), "fix", "start the missing brokers, or pass a smaller --replication-factor")
+	case res.Submitted || len(res.Resumed) > 0:
+		log.Error("repair did not finish", "error", kafka.ExplainConnError(err), "fix", "run connect-init repair --execute again: it resumes the reassignment it started and removes the throttle at the end")
 	default:
-		log.Error("repair did not finish", "error", err.Error(), "fix", "run connect-init repair --execute again: it resumes the reassignment it started and removes the throttle at the end")
+		log.Error("repair did not start", "error", kafka.ExplainConnError(err), "fix", "nothing was reassigned; fix the cause above and run connect-init repair again")
 	}
 	return startup.ExitGate
+}
+
+// brokersForRepair probes every registered broker (the brokers gate's
+// probe) and refuses, naming each, when one is registered but does not
+// answer: its replicas cannot be read, and a target counted on it would be
+// short. It returns how many brokers the cluster knows by id (live, and
+// fenced or gone), which the default target is computed from.
+func brokersForRepair(ctx context.Context, cfg *settings.Config, clients *kafka.Clients, log *slog.Logger, stdout io.Writer) (repairBrokers, bool) {
+	bg := &gate.BrokerGate{Config: clients.AdminConfig, Bootstrap: cfg.BootstrapServers, Expected: 1, Topics: cfg.TopicNames(), Log: log}
+	rep := bg.Probe(ctx)
+	if rep.Brokers == nil {
+		log.Error("cannot reach the cluster", "error", rep.Summary(), "fix", "check CONNECT_BOOTSTRAP_SERVERS and the security settings, and that the brokers run")
+		return repairBrokers{}, false
+	}
+	var down []string
+	for _, b := range rep.Brokers {
+		if !b.Up {
+			down = append(down, fmt.Sprintf("broker %d at %s is registered but does not answer (%s)", b.ID, b.Addr, b.Err))
+		}
+	}
+	if len(down) > 0 {
+		fmt.Fprintf(stdout, "connect-init repair %s: refused, nothing changed: %s\n", version, strings.Join(down, "; "))
+		log.Error("refusing to repair", "error", strings.Join(down, "; "),
+			"fix", "start the broker again; if it is gone for good, unregister it (kafka-cluster unregister --bootstrap-server ... --id N) and run repair again")
+		return repairBrokers{}, false
+	}
+	known := repairBrokers{live: len(rep.Brokers), known: len(rep.Brokers)}
+	for _, a := range rep.Absent {
+		if a.ID >= 0 {
+			known.known++
+			known.absent = append(known.absent, a.String())
+		}
+	}
+	return known, true
+}
+
+// repairBrokers are the brokers the default target is computed from.
+type repairBrokers struct {
+	live, known int
+	absent      []string // the brokers known by id that are not live
+}
+
+// shortTargets are the requests aiming below what they wanted, unless
+// --replication-factor asked for the target explicitly.
+func shortTargets(reqs []repair.TopicRequest, rf repairFlags) []string {
+	var out []string
+	for _, t := range reqs {
+		if rf.rf == 0 && t.Wanted > t.TargetRF {
+			out = append(out, fmt.Sprintf("%s to %d replicas, not %d", t.Name, t.TargetRF, t.Wanted))
+		}
+	}
+	return out
 }
 
 // repairTargets reads the target replication factor of each topic to
@@ -167,7 +238,7 @@ func runRepair(ctx context.Context, cfg *settings.Config, clients *kafka.Clients
 // min(3, brokers) when it is 1 on a multi-broker cluster: that setting is
 // incident 2's cause) and the configured factor for Connect's topics (-1:
 // the broker's default.replication.factor).
-func repairTargets(ctx context.Context, cfg *settings.Config, cluster *repair.SaramaCluster, rf repairFlags) ([]repair.TopicRequest, error) {
+func repairTargets(ctx context.Context, cfg *settings.Config, cluster *repair.SaramaCluster, rf repairFlags, brokers repairBrokers) ([]repair.TopicRequest, error) {
 	st, err := cluster.Describe(ctx, nil)
 	if err != nil {
 		return nil, err
@@ -196,10 +267,15 @@ func repairTargets(ctx context.Context, cfg *settings.Config, cluster *repair.Sa
 				return nil, err
 			}
 			t.TargetRF, t.Why = n, fmt.Sprintf("offsets.topic.replication.factor=%d on the brokers", n)
-			if n < 2 && len(st.Brokers) >= 2 {
-				t.TargetRF = min(3, len(st.Brokers))
+			if n < 2 && brokers.known >= 2 {
+				want := min(3, brokers.known)
+				t.TargetRF = min(want, len(st.Brokers))
 				t.Why = fmt.Sprintf("offsets.topic.replication.factor=%d on the brokers, too few for a %d-broker cluster (a single-replica __consumer_offsets); raising to %d; set offsets.topic.replication.factor=%d on the brokers too",
-					n, len(st.Brokers), t.TargetRF, t.TargetRF)
+					n, brokers.known, t.TargetRF, want)
+				if t.TargetRF < want {
+					t.Wanted = want
+					t.Why += fmt.Sprintf("; only %d of the %d brokers are live (%s), so not to %d", len(st.Brokers), brokers.known, strings.Join(brokers.absent, ", "), want)
+				}
 			}
 		}
 		out = append(out, t)
@@ -229,10 +305,19 @@ func repairTargets(ctx context.Context, cfg *settings.Config, cluster *repair.Sa
 func printRepair(w io.Writer, res repair.Result, req repair.Request, rf repairFlags, runErr error) {
 	p := res.Plan
 	mode := "dry run: nothing changed; add --execute to carry it out"
-	if req.Execute {
+	switch {
+	case req.Execute:
 		mode = "executing"
+	case rf.execute:
+		mode = "not executed: the target is below the one wanted; nothing changed"
 	}
 	fmt.Fprintf(w, "connect-init repair %s (%s)\n", version, mode)
+	for _, t := range req.Topics {
+		if rf.rf == 0 && t.Wanted > t.TargetRF {
+			fmt.Fprintf(w, "WARNING  %s: target %d replicas, below the %d wanted (%s); --execute refuses it unless --replication-factor=%d asks for it\n",
+				t.Name, t.TargetRF, t.Wanted, t.Why, t.TargetRF)
+		}
+	}
 	if len(p.Brokers) > 0 {
 		var bs []string
 		for _, b := range p.Brokers {
@@ -275,10 +360,11 @@ func printRepair(w io.Writer, res repair.Result, req repair.Request, rf repairFl
 			fmt.Fprintln(w, "Throttle none")
 		}
 	}
+	if runErr == nil && p.Empty() && len(res.Resumed) == 0 {
+		fmt.Fprintln(w, "Nothing to repair.")
+		return
+	}
 	if !req.Execute {
-		if runErr == nil && p.Empty() && len(res.Resumed) == 0 {
-			fmt.Fprintln(w, "Nothing to repair.")
-		}
 		return
 	}
 	if runErr == nil {
