@@ -143,6 +143,11 @@ func benchOverhead(ctx context.Context, b *bed, o options, rep *report) error {
 		{id: "1c", short: "`kafka-topics --describe`", what: "`kafka-topics --describe --topic <config topic>` (" + topicCls[strings.LastIndex(topicCls, ".")+1:] + ", JVM)", argv: java(topicCls, "--bootstrap-server", b.cluster.Bootstrap(), "--describe", "--topic", props["config.storage.topic"]), env: os.Environ()},
 		{id: "1d", short: "`connect-init version`", what: "`connect-init version` (process start floor)", argv: []string{b.binary, "version"}, env: testbed.BaseEnv()},
 	}
+	if o.baseline != "" {
+		// The same prepare by another build, interleaved with row 1a's runs:
+		// the cost of a change, measured as a difference within one run.
+		cmds = append(cmds, &cmd{id: "1e", short: "baseline `connect-init prepare`", what: "`connect-init prepare` of the -baseline binary " + filepath.Base(o.baseline), argv: []string{o.baseline, "prepare"}, env: env})
+	}
 	// One warm-up each: page cache, JIT-less class data sharing archive.
 	for _, c := range cmds {
 		r, err := timeRun(ctx, c.argv, c.env)
