@@ -154,7 +154,7 @@ func runRepair(ctx context.Context, cfg *settings.Config, clients *kafka.Clients
 	req := repair.Request{Topics: reqs, RateBytes: rf.rateBytes, Execute: rf.execute && len(short) == 0}
 	res, err := x.Run(ctx, req)
 	printRepair(stdout, res, req, rf, err)
-	if rf.execute && len(short) > 0 && err == nil && !res.Plan.Empty() {
+	if rf.execute && len(short) > 0 && err == nil && (!res.Plan.Empty() || len(res.Plan.Blocked) > 0) {
 		log.Error("refusing to repair", "error", "the plan aims below the default replication factor: "+strings.Join(short, "; "),
 			"fix", "start the missing brokers and run repair again, or ask for the lower factor explicitly with --replication-factor")
 		return startup.ExitGate
