@@ -360,7 +360,7 @@ func printRepair(w io.Writer, res repair.Result, req repair.Request, rf repairFl
 			fmt.Fprintln(w, "Throttle none")
 		}
 	}
-	if runErr == nil && p.Empty() && len(res.Resumed) == 0 {
+	if runErr == nil && p.Empty() && len(p.Blocked) == 0 && len(res.Resumed) == 0 {
 		fmt.Fprintln(w, "Nothing to repair.")
 		return
 	}
