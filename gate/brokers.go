@@ -17,6 +17,7 @@ import (
 
 	"github.com/connect-init/connect-init/internal/clock"
 	"github.com/connect-init/connect-init/kafka"
+	"github.com/connect-init/connect-init/step"
 )
 
 // BrokerStatus is what the broker gate learned about one registered broker.
@@ -235,11 +236,11 @@ func (g *BrokerGate) Wait(ctx context.Context) (*BrokerReport, error) {
 			return rep, nil
 		}
 		if refused.observe(rep.Permanent) {
-			return rep, &GateError{Gate: "brokers", Err: fmt.Errorf("the brokers refuse this client: %s", rep.Summary()),
+			return rep, &GateError{Gate: step.Brokers, Err: fmt.Errorf("the brokers refuse this client: %s", rep.Summary()),
 				Fix: "fix the security settings named above; retrying will not help"}
 		}
 		if attempt == 1 || clock.Now().Sub(lastLog) >= every {
-			g.Log.Info("waiting for brokers", "gate", "brokers", "status", rep.Summary())
+			g.Log.Info("waiting for brokers", "gate", step.Brokers, "status", rep.Summary())
 			lastLog = clock.Now()
 		}
 		sleep := time.Duration(float64(backoff) * (0.5 + jitter()))
@@ -249,7 +250,7 @@ func (g *BrokerGate) Wait(ctx context.Context) (*BrokerReport, error) {
 		backoff *= 2
 		select {
 		case <-ctx.Done():
-			return rep, &GateError{Gate: "brokers", Err: fmt.Errorf("not ready after %s: %s", rep.Elapsed.Round(time.Second), rep.Summary()),
+			return rep, &GateError{Gate: step.Brokers, Err: fmt.Errorf("not ready after %s: %s", rep.Elapsed.Round(time.Second), rep.Summary()),
 				Fix: g.fix(rep)}
 		case <-clock.After(sleep):
 		}

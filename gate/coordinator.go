@@ -15,6 +15,7 @@ import (
 	"github.com/connect-init/connect-init/checks"
 	"github.com/connect-init/connect-init/internal/clock"
 	"github.com/connect-init/connect-init/kafka"
+	"github.com/connect-init/connect-init/step"
 )
 
 // JavaStringHashCode is Java's String.hashCode: s[0]*31^(n-1) + ... over
@@ -95,7 +96,7 @@ func (r *CoordinatorReport) Judge(strict bool) error {
 		}
 	}
 	if errs := checks.Errors(r.Checks); len(errs) > 0 {
-		return &GateError{Gate: "coordinator", Err: errors.New(checks.Join(errs))}
+		return &GateError{Gate: step.Coordinator, Err: errors.New(checks.Join(errs))}
 	}
 	return nil
 }
@@ -138,11 +139,11 @@ func (g *CoordinatorGate) Check(ctx context.Context) (*CoordinatorReport, error)
 		return rep, err
 	}
 	for _, c := range rep.Checks {
-		g.Log.Warn("group coordinator check", "gate", "coordinator", "check", c.ID, "partition", rep.Partition,
+		g.Log.Warn("group coordinator check", "gate", step.Coordinator, "check", c.ID, "partition", rep.Partition,
 			"replicas", fmt.Sprint(rep.Replicas), "isr", fmt.Sprint(rep.ISR), "error", c.Summary+" ("+c.Evidence+")", "fix", c.Fix)
 	}
 	if len(rep.Checks) == 0 {
-		g.Log.Info("group coordinator found", "gate", "coordinator", "group", g.GroupID, "coordinator", rep.CoordinatorID,
+		g.Log.Info("group coordinator found", "gate", step.Coordinator, "group", g.GroupID, "coordinator", rep.CoordinatorID,
 			"partition", rep.Partition, "replicas", fmt.Sprint(rep.Replicas), "isr", fmt.Sprint(rep.ISR))
 	}
 	return rep, nil
@@ -194,7 +195,7 @@ func (g *CoordinatorGate) findCoordinator(ctx context.Context, rep *CoordinatorR
 // logWaiting is the progress line while no coordinator answers: the
 // group's partition, its replicas, ISR, leader, the brokers down, the fix.
 func (g *CoordinatorGate) logWaiting(rep *CoordinatorReport, err error) {
-	attrs := []any{"gate", "coordinator", "group", g.GroupID, "error", kafka.ExplainConnError(err)}
+	attrs := []any{"gate", step.Coordinator, "group", g.GroupID, "error", kafka.ExplainConnError(err)}
 	if rep.Partitions > 0 {
 		down := make([]string, len(rep.DownReplicas))
 		for i, d := range rep.DownReplicas {
@@ -216,11 +217,11 @@ func (g *CoordinatorGate) logWaiting(rep *CoordinatorReport, err error) {
 // every partition.
 func (g *CoordinatorGate) readPartition(rep *CoordinatorReport) error {
 	if err := g.Client.RefreshMetadata(consumerOffsetsTopic); err != nil && !errors.Is(err, sarama.ErrLeaderNotAvailable) {
-		return &GateError{Gate: "coordinator", Err: fmt.Errorf("describe %s: %s", consumerOffsetsTopic, kafka.ExplainConnError(err))}
+		return &GateError{Gate: step.Coordinator, Err: fmt.Errorf("describe %s: %s", consumerOffsetsTopic, kafka.ExplainConnError(err))}
 	}
 	parts, err := g.Client.Partitions(consumerOffsetsTopic)
 	if err != nil || len(parts) == 0 {
-		return &GateError{Gate: "coordinator", Err: fmt.Errorf("describe %s: %v", consumerOffsetsTopic, err)}
+		return &GateError{Gate: step.Coordinator, Err: fmt.Errorf("describe %s: %v", consumerOffsetsTopic, err)}
 	}
 	rep.Partitions = len(parts)
 	rep.Partition = GroupPartition(g.GroupID, len(parts))

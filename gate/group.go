@@ -17,6 +17,7 @@ import (
 	"github.com/connect-init/connect-init/internal/clock"
 	"github.com/connect-init/connect-init/kafka"
 	"github.com/connect-init/connect-init/settings"
+	"github.com/connect-init/connect-init/step"
 )
 
 // Group states as DescribeGroups reports them for a classic group.
@@ -360,12 +361,12 @@ func (g *GroupGate) waitSnapshot(ctx context.Context, ww *windowWatch, describe 
 			if lastErr != nil {
 				cause = kafka.ExplainConnError(lastErr)
 			}
-			return snap, &GateError{Gate: "group", Err: fmt.Errorf("describe worker group %q: %s (%w)", g.GroupID, cause, ctx.Err())}
+			return snap, &GateError{Gate: step.Group, Err: fmt.Errorf("describe worker group %q: %s (%w)", g.GroupID, cause, ctx.Err())}
 		}
 	}
 	snap.waited = clk.Now().Sub(start)
 	if snap.desc == nil {
-		return snap, &GateError{Gate: "group", Err: fmt.Errorf("describe worker group %q: %s", g.GroupID, kafka.ExplainConnError(lastErr)),
+		return snap, &GateError{Gate: step.Group, Err: fmt.Errorf("describe worker group %q: %s", g.GroupID, kafka.ExplainConnError(lastErr)),
 			Fix: "the group's coordinator must answer DescribeGroups; check the brokers' logs and that this principal may DESCRIBE the group"}
 	}
 	return snap, nil

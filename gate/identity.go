@@ -20,6 +20,7 @@ import (
 	"github.com/connect-init/connect-init/internal/clock"
 	"github.com/connect-init/connect-init/kafka"
 	"github.com/connect-init/connect-init/settings"
+	"github.com/connect-init/connect-init/step"
 )
 
 // Verdicts on a group member.
@@ -560,7 +561,7 @@ func groupRefusal(groupID, configTopic, handover string, rep *GroupReport) error
 	if rep.Note != "" {
 		msg += " [" + rep.Note + "]"
 	}
-	return &GateError{Gate: "group", Err: errors.New(msg), Fix: fix}
+	return &GateError{Gate: step.Group, Err: errors.New(msg), Fix: fix}
 }
 
 // stormRefusal is the group gate's error for a group that kept rebalancing
@@ -569,7 +570,7 @@ func groupRefusal(groupID, configTopic, handover string, rep *GroupReport) error
 func stormRefusal(errs []checks.Result) error {
 	for _, r := range errs {
 		if r.ID == checks.IDGroupRebalanceStorm {
-			return &GateError{Gate: "group", Err: errors.New(r.Summary + " (" + r.Evidence + "); this worker does not join a group that does not settle"), Fix: r.Fix}
+			return &GateError{Gate: step.Group, Err: errors.New(r.Summary + " (" + r.Evidence + "); this worker does not join a group that does not settle"), Fix: r.Fix}
 		}
 	}
 	return nil
@@ -622,7 +623,7 @@ func (g *GroupGate) settleUnassigned(ctx context.Context, rep *GroupReport, in *
 		"connectors", strings.Join(first(u.after, 5), ","), "assignment_offset", u.offset, "config_end_offset", in.config.End, "for", settle.String())
 	select {
 	case <-ctx.Done():
-		return &GateError{Gate: "group", Err: fmt.Errorf("watch worker group %q: %w", g.GroupID, ctx.Err())}
+		return &GateError{Gate: step.Group, Err: fmt.Errorf("watch worker group %q: %w", g.GroupID, ctx.Err())}
 	case <-clock.After(settle):
 	}
 	if d, err := describe(ctx); err == nil && sameSnapshot(rep, newGroupReport(g.GroupID, g.ConfigTopic, d)) {
@@ -664,7 +665,7 @@ func (g *GroupGate) decide(rep *GroupReport, log *slog.Logger) ([]MemberVerdict,
 		}
 	}
 	if len(errs) > 0 {
-		return nil, &GateError{Gate: "group", Err: fmt.Errorf("worker group %q: %d member(s) not verified as this Connect cluster's, and CONNECT_INIT_STRICT=true: %s", g.GroupID, len(unverified), strings.Join(problems, "; ")),
+		return nil, &GateError{Gate: step.Group, Err: fmt.Errorf("worker group %q: %d member(s) not verified as this Connect cluster's, and CONNECT_INIT_STRICT=true: %s", g.GroupID, len(unverified), strings.Join(problems, "; ")),
 			Fix: "start the group's workers through connect-init so the registry knows them, or stop the unverified workers; unset CONNECT_INIT_STRICT to start with a warning"}
 	}
 	for _, v := range unverified {
@@ -701,11 +702,11 @@ func (g *GroupGate) register(ctx context.Context, rep *GroupReport, in *identity
 	case errors.As(err, &ce):
 		c := ce.Owner
 		ir.ClaimedBy = &c
-		return &GateError{Gate: "group", Err: err,
+		return &GateError{Gate: step.Group, Err: err,
 			Fix: fmt.Sprintf("this group.id belongs to the Connect cluster reading config topic %q: give this cluster its own CONNECT_GROUP_ID; to hand the group over on purpose, stop that cluster's workers and set CONNECT_INIT_GROUP_HANDOVER=%s", c.ConfigTopic, c.ConfigTopic)}
 	case err != nil:
 		if id.Strict {
-			return &GateError{Gate: "group", Err: fmt.Errorf("register in the cluster registry: %w", err), Fix: "this principal needs READ and WRITE on the registry topic; unset CONNECT_INIT_STRICT to start with a warning"}
+			return &GateError{Gate: step.Group, Err: fmt.Errorf("register in the cluster registry: %w", err), Fix: "this principal needs READ and WRITE on the registry topic; unset CONNECT_INIT_STRICT to start with a warning"}
 		}
 		log.Warn("not registered in the cluster registry", "group", g.GroupID, "error", err.Error(),
 			"fix", "this principal needs READ and WRITE on the registry topic and CREATE on the cluster (or create it: compacted, 1 partition)")

@@ -15,6 +15,7 @@ import (
 	"github.com/connect-init/connect-init/internal/clock"
 	"github.com/connect-init/connect-init/kafka"
 	"github.com/connect-init/connect-init/settings"
+	"github.com/connect-init/connect-init/step"
 	"github.com/connect-init/connect-init/workerconfig"
 )
 
@@ -121,7 +122,7 @@ func (r *TopicReport) Err() error {
 	if len(errs) == 0 {
 		return nil
 	}
-	return &GateError{Gate: "topics", Err: errors.New(checks.Join(errs))}
+	return &GateError{Gate: step.Topics, Err: errors.New(checks.Join(errs))}
 }
 
 // TopicGate makes sure Connect's internal topics exist with the right
@@ -202,7 +203,7 @@ func (g *TopicGate) judgeUntilSettled(ctx context.Context, clk clock.Clock, exis
 		err := rep.Err()
 		if err != nil && g.Create && checks.OnlyTransient(rep.errors()) && ctx.Err() == nil {
 			if clk.Now().Sub(lastLog) >= 5*time.Second {
-				g.Log.Info("waiting for internal topics", "gate", "topics", "error", checks.Join(rep.errors()))
+				g.Log.Info("waiting for internal topics", "gate", step.Topics, "error", checks.Join(rep.errors()))
 				lastLog = clk.Now()
 			}
 			select {
@@ -225,7 +226,7 @@ func (g *TopicGate) judgeUntilSettled(ctx context.Context, clk clock.Clock, exis
 		for _, t := range rep.Topics {
 			for _, c := range t.Checks {
 				if c.Severity == checks.Warning {
-					g.Log.Warn("internal topic check", "gate", "topics", "check", c.ID, "topic", t.Name,
+					g.Log.Warn("internal topic check", "gate", step.Topics, "check", c.ID, "topic", t.Name,
 						"error", c.Summary+" ("+c.Evidence+")", "fix", c.Fix)
 				}
 			}
@@ -277,7 +278,7 @@ func (g *TopicGate) names() []string {
 func (g *TopicGate) describe(ctx context.Context) (map[string]*sarama.TopicMetadata, error) {
 	mds, err := bounded(ctx, func() ([]*sarama.TopicMetadata, error) { return g.Admin.DescribeTopics(g.names()) })
 	if err != nil {
-		return nil, &GateError{Gate: "topics", Err: fmt.Errorf("describe internal topics: %s", kafka.ExplainConnError(err))}
+		return nil, &GateError{Gate: step.Topics, Err: fmt.Errorf("describe internal topics: %s", kafka.ExplainConnError(err))}
 	}
 	out := map[string]*sarama.TopicMetadata{}
 	for _, md := range mds {
@@ -286,7 +287,7 @@ func (g *TopicGate) describe(ctx context.Context) (map[string]*sarama.TopicMetad
 			out[md.Name] = md
 		case errors.Is(md.Err, sarama.ErrUnknownTopicOrPartition):
 		default:
-			return nil, &GateError{Gate: "topics", Err: fmt.Errorf("describe topic %q: %w", md.Name, md.Err)}
+			return nil, &GateError{Gate: step.Topics, Err: fmt.Errorf("describe topic %q: %w", md.Name, md.Err)}
 		}
 	}
 	return out, nil
@@ -302,7 +303,7 @@ func (g *TopicGate) describeUntilPresent(ctx context.Context, clk clock.Clock) (
 		}
 		select {
 		case <-ctx.Done():
-			return nil, &GateError{Gate: "topics", Err: fmt.Errorf("internal topics not visible after creation: %w", ctx.Err())}
+			return nil, &GateError{Gate: step.Topics, Err: fmt.Errorf("internal topics not visible after creation: %w", ctx.Err())}
 		case <-clk.After(100 * time.Millisecond):
 		}
 	}
@@ -332,16 +333,16 @@ func (g *TopicGate) createError(s settings.TopicSpec, err error) error {
 	}
 	switch {
 	case errors.Is(err, sarama.ErrInvalidReplicationFactor):
-		return &GateError{Gate: "topics", Err: fmt.Errorf("create topic %q with replication factor %d: %s", s.Name, s.ReplicationFactor, msg),
+		return &GateError{Gate: step.Topics, Err: fmt.Errorf("create topic %q with replication factor %d: %s", s.Name, s.ReplicationFactor, msg),
 			Fix: fmt.Sprintf("lower %s to at most the number of brokers, or start more brokers", workerconfig.EnvName(s.Role+".storage.replication.factor"))}
 	case errors.Is(err, sarama.ErrInvalidConfig), errors.Is(err, sarama.ErrPolicyViolation), errors.Is(err, sarama.ErrInvalidPartitions):
 		return &settings.ConfigError{Setting: "CONNECT_" + strings.ToUpper(s.Role) + "_STORAGE_*", Problem: fmt.Sprintf("makes the broker refuse to create topic %q: %s", s.Name, msg),
 			Fix: "fix the topic settings; nothing was created"}
 	case errors.Is(err, sarama.ErrTopicAuthorizationFailed), errors.Is(err, sarama.ErrClusterAuthorizationFailed):
-		return &GateError{Gate: "topics", Err: fmt.Errorf("create topic %q: %s", s.Name, msg),
+		return &GateError{Gate: step.Topics, Err: fmt.Errorf("create topic %q: %s", s.Name, msg),
 			Fix: "grant this principal CREATE on the topic (or the cluster), or create the topics beforehand"}
 	}
-	return &GateError{Gate: "topics", Err: fmt.Errorf("create topic %q: %s", s.Name, kafka.ExplainConnError(err))}
+	return &GateError{Gate: step.Topics, Err: fmt.Errorf("create topic %q: %s", s.Name, kafka.ExplainConnError(err))}
 }
 
 // topicConfig is one topic's settings as read, or why they were not.
@@ -452,7 +453,7 @@ func (g *TopicGate) waitPropagated(ctx context.Context, clk clock.Clock) error {
 		}
 		select {
 		case <-ctx.Done():
-			return &GateError{Gate: "topics", Err: fmt.Errorf("internal topics not visible on every broker: %s", last)}
+			return &GateError{Gate: step.Topics, Err: fmt.Errorf("internal topics not visible on every broker: %s", last)}
 		case <-clk.After(100 * time.Millisecond):
 		}
 	}

@@ -6,6 +6,8 @@ import (
 	"os/exec"
 	"strings"
 	"syscall"
+
+	"github.com/connect-init/connect-init/step"
 )
 
 // startApplyChild is run's hook in the exec step: with
@@ -32,7 +34,7 @@ func startApplyChild(st *state, executable func() (string, error), log *slog.Log
 	}
 	self, err := executable()
 	if err != nil {
-		log.Warn("cannot start the connector apply beside the worker", "gate", StepExec, "error", err.Error(), "fix", "run connect-init apply as a one-shot job instead")
+		log.Warn("cannot start the connector apply beside the worker", "gate", step.Exec, "error", err.Error(), "fix", "run connect-init apply as a one-shot job instead")
 		return
 	}
 	args := []string{"apply", "--wait-local", "--dir", s.ConnectorsDir, "--timeout", s.Timeout.String(), "--log-format", s.LogFormat, "--log-level", s.LogLevel}
@@ -47,9 +49,9 @@ func startApplyChild(st *state, executable func() (string, error), log *slog.Log
 	child.Stdout, child.Stderr = os.Stderr, os.Stderr
 	child.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	if err := child.Start(); err != nil {
-		log.Warn("cannot start the connector apply beside the worker", "gate", StepExec, "error", err.Error(), "fix", "run connect-init apply as a one-shot job instead")
+		log.Warn("cannot start the connector apply beside the worker", "gate", step.Exec, "error", err.Error(), "fix", "run connect-init apply as a one-shot job instead")
 		return
 	}
-	log.Info("started the connector apply beside the worker", "gate", StepExec, "pid", child.Process.Pid, "dir", s.ConnectorsDir)
+	log.Info("started the connector apply beside the worker", "gate", step.Exec, "pid", child.Process.Pid, "dir", s.ConnectorsDir)
 	_ = child.Process.Release()
 }

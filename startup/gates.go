@@ -11,6 +11,7 @@ import (
 	"github.com/connect-init/connect-init/gate"
 	"github.com/connect-init/connect-init/internal/clock"
 	"github.com/connect-init/connect-init/settings"
+	"github.com/connect-init/connect-init/step"
 )
 
 // configFailure marks an error as bad configuration (exit 2) whatever its
@@ -70,7 +71,7 @@ func (g realGates) brokers(ctx context.Context, st *state) error {
 		return err
 	}
 	if err := clients.ConnectContext(ctx, cfg.BootstrapServers, cfg.TopicNames()); err != nil {
-		return &gate.GateError{Gate: StepBrokers, Err: err}
+		return &gate.GateError{Gate: step.Brokers, Err: err}
 	}
 	return nil
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/connect-init/connect-init/kafka"
 	"github.com/connect-init/connect-init/lock"
 	"github.com/connect-init/connect-init/settings"
+	"github.com/connect-init/connect-init/step"
 )
 
 // TakeLock is the lock gate: it waits for this worker's turn to join
@@ -32,7 +33,7 @@ func TakeLock(ctx context.Context, cfg *settings.Config, clients *kafka.Clients,
 	s := cfg.Settings
 	url := cfg.AdvertisedURL // derived and checked by the settings gate
 	if err := lock.EnsureTopic(ctx, clients.Admin, cfg.LockTopic, cfg.LockReplicationFactor); err != nil {
-		return nil, &gate.GateError{Gate: "lock", Err: err,
+		return nil, &gate.GateError{Gate: step.Lock, Err: err,
 			Fix: "point CONNECT_INIT_LOCK_TOPIC at a topic that is free for connect-init, or set CONNECT_INIT_LOCK=false"}
 	}
 	waiterLease := lock.DefaultLease
@@ -67,7 +68,7 @@ func TakeLock(ctx context.Context, cfg *settings.Config, clients *kafka.Clients,
 		return nil, &settings.ConfigError{Setting: "CONNECT_INIT_LOCK_*", Problem: err.Error()}
 	}
 	if err := l.Acquire(ctx); err != nil {
-		return nil, &gate.GateError{Gate: "lock", Err: fmt.Errorf("startup lock on topic %q: %w", s.LockTopic, err)}
+		return nil, &gate.GateError{Gate: step.Lock, Err: fmt.Errorf("startup lock on topic %q: %w", s.LockTopic, err)}
 	}
 	// Only members the lock let through and that got ready are expected to
 	// answer: waiters and holders still starting have no REST server yet.

@@ -9,20 +9,7 @@ import (
 	"github.com/connect-init/connect-init/gate"
 	"github.com/connect-init/connect-init/kafka"
 	"github.com/connect-init/connect-init/settings"
-)
-
-// The start-up's steps, in order. These names are the gates' names in code,
-// logs (the "gate" attribute) and the docs; gates are never numbered. The
-// order itself is written once, in startupSteps.
-const (
-	StepSettings    = "settings"
-	StepBrokers     = "brokers"
-	StepTopics      = "topics"
-	StepCoordinator = "coordinator"
-	StepGroup       = "group"
-	StepLock        = "lock"
-	StepPeers       = "peers"
-	StepExec        = "exec"
+	"github.com/connect-init/connect-init/step"
 )
 
 // deadline says which timeout bounds a step.
@@ -41,8 +28,8 @@ const (
 	deadlineFresh
 )
 
-// step is one named gate of the start-up.
-type step struct {
+// stage is one named step of the start-up, with its deadline and skip reason.
+type stage struct {
 	name     string
 	deadline deadline
 	// skip, when set, returns why the step does not run ("" when it runs).
@@ -94,20 +81,20 @@ const reasonPrepare = "prepare stops after the group gate"
 
 // startupSteps is the start-up: every step for run, settings to group for
 // prepare.
-func startupSteps(g gates) []step {
+func startupSteps(g gates) []stage {
 	onlyRun := func(st *state) string {
 		if !st.withExec {
 			return reasonPrepare
 		}
 		return ""
 	}
-	return []step{
-		{name: StepSettings, deadline: deadlineNone, run: g.settings},
-		{name: StepBrokers, deadline: deadlineCluster, run: g.brokers},
-		{name: StepTopics, deadline: deadlineCluster, run: g.topics},
-		{name: StepCoordinator, deadline: deadlineCluster, run: g.coordinator},
-		{name: StepGroup, deadline: deadlineCluster, run: g.group},
-		{name: StepLock, deadline: deadlineNone, run: g.lock, skip: func(st *state) string {
+	return []stage{
+		{name: step.Settings, deadline: deadlineNone, run: g.settings},
+		{name: step.Brokers, deadline: deadlineCluster, run: g.brokers},
+		{name: step.Topics, deadline: deadlineCluster, run: g.topics},
+		{name: step.Coordinator, deadline: deadlineCluster, run: g.coordinator},
+		{name: step.Group, deadline: deadlineCluster, run: g.group},
+		{name: step.Lock, deadline: deadlineNone, run: g.lock, skip: func(st *state) string {
 			if why := onlyRun(st); why != "" {
 				return why
 			}
@@ -119,8 +106,8 @@ func startupSteps(g gates) []step {
 			}
 			return ""
 		}},
-		{name: StepPeers, deadline: deadlineFresh, run: g.peers, skip: onlyRun},
-		{name: StepExec, run: g.exec, skip: onlyRun},
+		{name: step.Peers, deadline: deadlineFresh, run: g.peers, skip: onlyRun},
+		{name: step.Exec, run: g.exec, skip: onlyRun},
 	}
 }
 
@@ -128,7 +115,7 @@ func startupSteps(g gates) []step {
 // or were skipped; the failing step's code otherwise (exitCode). A signal
 // that arrives while a step runs fails that step; one that arrives as a
 // step succeeds stops the pipeline before the next: 128+signal either way.
-func runSteps(ctx context.Context, steps []step, st *state, log *slog.Logger) int {
+func runSteps(ctx context.Context, steps []stage, st *state, log *slog.Logger) int {
 	var clusterCtx context.Context
 	for _, s := range steps {
 		if se, ok := entrypoint.Interrupted(ctx); ok {

@@ -14,9 +14,10 @@ import (
 	"github.com/connect-init/connect-init/entrypoint"
 	"github.com/connect-init/connect-init/gate"
 	"github.com/connect-init/connect-init/settings"
+	"github.com/connect-init/connect-init/step"
 )
 
-var allSteps = []string{StepSettings, StepBrokers, StepTopics, StepCoordinator, StepGroup, StepLock, StepPeers, StepExec}
+var allSteps = []string{step.Settings, step.Brokers, step.Topics, step.Coordinator, step.Group, step.Lock, step.Peers, step.Exec}
 
 // fakeGates records the steps run and the deadline each got; fail makes a
 // step return an error, and signal makes a signal arrive while a step runs
@@ -46,22 +47,22 @@ func (f *fakeGates) step(ctx context.Context, name string) error {
 	return f.fail[name]
 }
 
-func (f *fakeGates) settings(ctx context.Context, _ *state) error { return f.step(ctx, StepSettings) }
-func (f *fakeGates) brokers(ctx context.Context, _ *state) error  { return f.step(ctx, StepBrokers) }
-func (f *fakeGates) topics(ctx context.Context, _ *state) error   { return f.step(ctx, StepTopics) }
+func (f *fakeGates) settings(ctx context.Context, _ *state) error { return f.step(ctx, step.Settings) }
+func (f *fakeGates) brokers(ctx context.Context, _ *state) error  { return f.step(ctx, step.Brokers) }
+func (f *fakeGates) topics(ctx context.Context, _ *state) error   { return f.step(ctx, step.Topics) }
 func (f *fakeGates) coordinator(ctx context.Context, _ *state) error {
-	return f.step(ctx, StepCoordinator)
+	return f.step(ctx, step.Coordinator)
 }
-func (f *fakeGates) group(ctx context.Context, _ *state) error { return f.step(ctx, StepGroup) }
+func (f *fakeGates) group(ctx context.Context, _ *state) error { return f.step(ctx, step.Group) }
 func (f *fakeGates) lock(ctx context.Context, st *state) error {
 	st.waited = true
-	return f.step(ctx, StepLock)
+	return f.step(ctx, step.Lock)
 }
 func (f *fakeGates) peers(ctx context.Context, st *state) error {
 	f.sawWaited = st.waited
-	return f.step(ctx, StepPeers)
+	return f.step(ctx, step.Peers)
 }
-func (f *fakeGates) exec(ctx context.Context, _ *state) error { return f.step(ctx, StepExec) }
+func (f *fakeGates) exec(ctx context.Context, _ *state) error { return f.step(ctx, step.Exec) }
 
 type pipelineRun struct {
 	gates *fakeGates
@@ -106,7 +107,7 @@ func TestPipelinePrepareStopsAfterGroup(t *testing.T) {
 
 func TestPipelineLockDisabled(t *testing.T) {
 	r := runFake(t, true, false, nil)
-	want := []string{StepSettings, StepBrokers, StepTopics, StepCoordinator, StepGroup, StepPeers, StepExec}
+	want := []string{step.Settings, step.Brokers, step.Topics, step.Coordinator, step.Group, step.Peers, step.Exec}
 	if r.code != ExitOK || !slices.Equal(r.gates.ran, want) {
 		t.Fatalf("exit %d, ran %v; want 0 and %v", r.code, r.gates.ran, want)
 	}
@@ -166,7 +167,7 @@ func TestPipelineInterruptedAtEachStep(t *testing.T) {
 				t.Errorf("an interruption was logged as a failure:\n%s", r.log)
 			}
 		})
-		if name == StepExec {
+		if name == step.Exec {
 			continue // nothing runs after exec
 		}
 		t.Run("after "+name, func(t *testing.T) {
@@ -183,21 +184,21 @@ func TestPipelineInterruptedAtEachStep(t *testing.T) {
 func TestPipelineDeadlines(t *testing.T) {
 	r := runFake(t, true, true, nil)
 	d := r.gates.deadlines
-	first := d[StepBrokers]
+	first := d[step.Brokers]
 	if first.IsZero() {
 		t.Fatal("the brokers step had no deadline")
 	}
-	for _, name := range []string{StepTopics, StepCoordinator, StepGroup} {
+	for _, name := range []string{step.Topics, step.Coordinator, step.Group} {
 		if !d[name].Equal(first) {
 			t.Errorf("%s deadline %v, want the brokers step's %v (one timeout for the cluster gates)", name, d[name], first)
 		}
 	}
-	for _, name := range []string{StepSettings, StepLock, StepExec} {
+	for _, name := range []string{step.Settings, step.Lock, step.Exec} {
 		if _, ok := d[name]; ok {
 			t.Errorf("%s has a deadline; it must not", name)
 		}
 	}
-	if p, ok := d[StepPeers]; !ok || !p.After(first) {
+	if p, ok := d[step.Peers]; !ok || !p.After(first) {
 		t.Errorf("peers deadline %v, want a fresh one (not the cluster gates' %v)", p, first)
 	}
 }

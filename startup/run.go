@@ -10,6 +10,7 @@ import (
 	"github.com/connect-init/connect-init/internal/clock"
 	"github.com/connect-init/connect-init/kafka"
 	"github.com/connect-init/connect-init/settings"
+	"github.com/connect-init/connect-init/step"
 	"github.com/connect-init/connect-init/workerconfig"
 )
 
@@ -118,8 +119,8 @@ func LoadConfig(o settings.Options, env []string, s settings.Settings, log *slog
 // LogFlavour logs the image flavour the worker settings were read with,
 // and the variables the image overwrites or ignores.
 func LogFlavour(log *slog.Logger, cfg *settings.Config) {
-	log.Info("image flavour", "gate", "settings", "flavour", string(cfg.Flavour), "detected", cfg.Detection.Found, "evidence", cfg.Detection.Evidence)
+	log.Info("image flavour", "gate", step.Settings, "flavour", string(cfg.Flavour), "detected", cfg.Detection.Found, "evidence", cfg.Detection.Evidence)
 	for _, n := range cfg.Notes {
-		log.Warn("worker settings note", "gate", "settings", "note", n)
+		log.Warn("worker settings note", "gate", step.Settings, "note", n)
 	}
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/connect-init/connect-init/kafka"
 	"github.com/connect-init/connect-init/settings"
 	"github.com/connect-init/connect-init/startup"
+	"github.com/connect-init/connect-init/step"
 )
 
 // errWorkerGone is the cancellation cause when the worker that runs `lock
@@ -101,7 +102,7 @@ func connectForLock(ctx context.Context, cfg *settings.Config, clients *kafka.Cl
 		return err
 	}
 	if err := clients.Connect(cfg.BootstrapServers, cfg.TopicNames()); err != nil {
-		return &gate.GateError{Gate: "brokers", Err: err}
+		return &gate.GateError{Gate: step.Brokers, Err: err}
 	}
 	return nil
 }
@@ -111,5 +112,5 @@ func lockFailed(ctx context.Context, log *slog.Logger, err error) int {
 		log.Warn("the worker exited while it waited for the startup lock: request withdrawn")
 		return startup.ExitGate
 	}
-	return startup.Failed(ctx, log, startup.StepLock, err)
+	return startup.Failed(ctx, log, step.Lock, err)
 }

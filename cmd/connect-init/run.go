@@ -13,6 +13,7 @@ import (
 
 	"github.com/connect-init/connect-init/settings"
 	"github.com/connect-init/connect-init/startup"
+	"github.com/connect-init/connect-init/step"
 )
 
 // subcommands lists every subcommand with its one-line description; help
@@ -188,7 +189,7 @@ func earlyLogger(w io.Writer, env, args []string) *slog.Logger {
 // logConfigError logs a bad setting as one event naming the setting the
 // user set, the problem and the fix.
 func logConfigError(log *slog.Logger, err error) {
-	startup.LogConfigError(log, startup.StepSettings, err)
+	startup.LogConfigError(log, step.Settings, err)
 }
 
 func newLogger(w io.Writer, s settings.Settings) *slog.Logger {

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/connect-init/connect-init/restclient"
+	"github.com/connect-init/connect-init/step"
 )
 
 // checkPeer resolves one input and probes each address, retrying rounds
@@ -45,7 +46,7 @@ func (g Gate) checkPeer(ctx context.Context, in peerInput, own *target, ours []*
 		if !bad {
 			break
 		}
-		p.waiting("waiting for REST peer", "gate", "peers", "url", in.url, "source", string(in.source), "status", string(results[0].Status), "error", firstError(results))
+		p.waiting("waiting for REST peer", "gate", step.Peers, "url", in.url, "source", string(in.source), "status", string(results[0].Status), "error", firstError(results))
 		if !g.pause(ctx, until) {
 			break
 		}
