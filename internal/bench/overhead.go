@@ -146,7 +146,7 @@ func benchOverhead(ctx context.Context, b *bed, o options, rep *report) error {
 	if o.baseline != "" {
 		// The same prepare by another build, interleaved with row 1a's runs:
 		// the cost of a change, measured as a difference within one run.
-		cmds = append(cmds, &cmd{id: "1e", short: "baseline `connect-init prepare`", what: "`connect-init prepare` of the -baseline binary " + filepath.Base(o.baseline), argv: []string{o.baseline, "prepare"}, env: env})
+		cmds = append(cmds, &cmd{id: "1a-base", short: "baseline `connect-init prepare`", what: "`connect-init prepare` of the -baseline binary " + filepath.Base(o.baseline), argv: []string{o.baseline, "prepare"}, env: env})
 	}
 	// One warm-up each: page cache, JIT-less class data sharing archive.
 	for _, c := range cmds {
