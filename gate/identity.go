@@ -232,6 +232,7 @@ func (r *GroupReport) judgeIdentity(id *Identity, in *identityInputs, settledAft
 		ir.ClaimedBy = &c
 	}
 	r.Identity = ir
+	r.Config = in.config
 
 	offsetForeign := map[string]ForeignMember{}
 	for _, f := range r.Foreign {
