@@ -106,6 +106,7 @@ func badInputs() []badInput {
 		{name: "lock not a bool", env: []string{"CONNECT_INIT_LOCK=maybe"}, named: "CONNECT_INIT_LOCK"},
 		{name: "expected brokers negative", env: []string{"CONNECT_INIT_EXPECTED_BROKERS=-1"}, named: "CONNECT_INIT_EXPECTED_BROKERS"},
 		{name: "peer check value", env: []string{"CONNECT_INIT_PEER_CHECK=maybe"}, named: "CONNECT_INIT_PEER_CHECK"},
+		{name: "plugin check value", env: []string{"CONNECT_INIT_PLUGIN_CHECK=strict"}, named: "CONNECT_INIT_PLUGIN_CHECK"},
 		{name: "log format", env: []string{"CONNECT_INIT_LOG_FORMAT=xml"}, named: "CONNECT_INIT_LOG_FORMAT"},
 		{name: "log level", env: []string{"CONNECT_INIT_LOG_LEVEL=loud"}, named: "CONNECT_INIT_LOG_LEVEL"},
 		{name: "image unknown", env: []string{"CONNECT_INIT_IMAGE=ubuntu"}, named: "CONNECT_INIT_IMAGE"},
