@@ -16,7 +16,7 @@ import (
 	"github.com/connect-init/connect-init/settings"
 )
 
-var allSteps = []string{StepSettings, StepBrokers, StepTopics, StepCoordinator, StepGroup, StepLock, StepPeers, StepExec}
+var allSteps = []string{StepSettings, StepBrokers, StepTopics, StepCoordinator, StepGroup, StepPlugins, StepLock, StepPeers, StepExec}
 
 // fakeGates records the steps run and the deadline each got; fail makes a
 // step return an error, and signal makes a signal arrive while a step runs
@@ -53,6 +53,9 @@ func (f *fakeGates) coordinator(ctx context.Context, _ *state) error {
 	return f.step(ctx, StepCoordinator)
 }
 func (f *fakeGates) group(ctx context.Context, _ *state) error { return f.step(ctx, StepGroup) }
+func (f *fakeGates) plugins(ctx context.Context, _ *state) error {
+	return f.step(ctx, StepPlugins)
+}
 func (f *fakeGates) lock(ctx context.Context, st *state) error {
 	st.waited = true
 	return f.step(ctx, StepLock)
@@ -106,7 +109,7 @@ func TestPipelinePrepareStopsAfterGroup(t *testing.T) {
 
 func TestPipelineLockDisabled(t *testing.T) {
 	r := runFake(t, true, false, nil)
-	want := []string{StepSettings, StepBrokers, StepTopics, StepCoordinator, StepGroup, StepPeers, StepExec}
+	want := []string{StepSettings, StepBrokers, StepTopics, StepCoordinator, StepGroup, StepPlugins, StepPeers, StepExec}
 	if r.code != ExitOK || !slices.Equal(r.gates.ran, want) {
 		t.Fatalf("exit %d, ran %v; want 0 and %v", r.code, r.gates.ran, want)
 	}
@@ -115,6 +118,23 @@ func TestPipelineLockDisabled(t *testing.T) {
 	}
 	if !strings.Contains(r.log, `msg="gate skipped" gate=lock reason="CONNECT_INIT_LOCK=false"`) {
 		t.Errorf("no skip line for the lock:\n%s", r.log)
+	}
+}
+
+// CONNECT_INIT_PLUGIN_CHECK=off skips the plugins step with a reason; the
+// others run.
+func TestPipelinePluginCheckOff(t *testing.T) {
+	ctx := context.Background()
+	f := &fakeGates{deadlines: map[string]time.Time{}, fail: map[string]error{}}
+	var buf bytes.Buffer
+	st := &state{settings: settings.Settings{Timeout: time.Hour, Lock: true, PluginCheck: "OFF"}, withExec: true}
+	code := runSteps(ctx, startupSteps(f), st, slog.New(slog.NewTextHandler(&buf, nil)))
+	want := []string{StepSettings, StepBrokers, StepTopics, StepCoordinator, StepGroup, StepLock, StepPeers, StepExec}
+	if code != ExitOK || !slices.Equal(f.ran, want) {
+		t.Fatalf("exit %d, ran %v; want 0 and %v", code, f.ran, want)
+	}
+	if !strings.Contains(buf.String(), `msg="gate skipped" gate=plugins reason="CONNECT_INIT_PLUGIN_CHECK=off"`) {
+		t.Errorf("no skip line for plugins:\n%s", buf.String())
 	}
 }
 
@@ -178,7 +198,7 @@ func TestPipelineInterruptedAtEachStep(t *testing.T) {
 	}
 }
 
-// brokers to group share one CONNECT_INIT_TIMEOUT; the lock's wait has
+// brokers to plugins share one CONNECT_INIT_TIMEOUT; the lock's wait has
 // none; peers gets a fresh one after it.
 func TestPipelineDeadlines(t *testing.T) {
 	r := runFake(t, true, true, nil)
@@ -187,7 +207,7 @@ func TestPipelineDeadlines(t *testing.T) {
 	if first.IsZero() {
 		t.Fatal("the brokers step had no deadline")
 	}
-	for _, name := range []string{StepTopics, StepCoordinator, StepGroup} {
+	for _, name := range []string{StepTopics, StepCoordinator, StepGroup, StepPlugins} {
 		if !d[name].Equal(first) {
 			t.Errorf("%s deadline %v, want the brokers step's %v (one timeout for the cluster gates)", name, d[name], first)
 		}
