@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"os"
+	"path/filepath"
 	"sort"
 	"strings"
 	"sync"
@@ -14,7 +16,10 @@ import (
 
 	"github.com/connect-init/connect-init/connect/plugins"
 	"github.com/connect-init/connect-init/connect/store"
+	"github.com/connect-init/connect-init/entrypoint"
 	"github.com/connect-init/connect-init/restclient"
+	"github.com/connect-init/connect-init/settings"
+	"github.com/connect-init/connect-init/workerconfig"
 )
 
 // ConnectorPluginsPath is the REST request that lists what a worker can
@@ -117,6 +122,59 @@ func PluginConfigs(log *store.ConfigLog, defs map[string]map[string]string) map[
 		out[name] = c
 	}
 	return out
+}
+
+// PluginScanOptions are a worker's plugin.path, classpath and
+// plugin.discovery as its Connect will read them, with cmd its command
+// (nil for doctor, which has none: the classpath is then $CLASSPATH and
+// the image's library directories). A plugin.path that is set but empty makes
+// Connect scan its working directory (PluginUtils.pluginLocations splits ""
+// into one empty element); a bad plugin.discovery makes the worker refuse
+// to start, so it is bad configuration here too.
+func PluginScanOptions(cfg *settings.Config, cmd *entrypoint.Command, root string) (plugins.Options, error) {
+	var opts plugins.Options
+	if v, ok := cfg.Worker["plugin.path"]; ok {
+		opts.PluginPath = strings.TrimSpace(v)
+		if opts.PluginPath == "" {
+			opts.PluginPath = "."
+		}
+	}
+	d, err := plugins.ParseDiscoveryMode(cfg.Worker.Get("plugin.discovery", ""))
+	if err != nil {
+		return opts, &settings.ConfigError{Setting: cfg.Sources.Setting(cfg.Flavour, "plugin.discovery", cfg.BaseFile), Problem: err.Error(),
+			Fix: "use only_scan, hybrid_warn, hybrid_fail or service_load, as the worker accepts"}
+	}
+	opts.Discovery = d
+	opts.Classpath = workerClasspath(cfg, cmd, root)
+	return opts, nil
+}
+
+// workerClasspath is the worker JVM's classpath as the image's launcher
+// builds it: a java command line's own -cp (or $CLASSPATH) is all of it;
+// a launcher script (the image's run script, connect-distributed) puts
+// $CLASSPATH first and then the image's library directories
+// (workerconfig.LibraryDirs), of which those that exist under root count.
+func workerClasspath(cfg *settings.Config, cmd *entrypoint.Command, root string) []string {
+	var cp []string
+	if cmd != nil {
+		env, _ := workerconfig.LookupEnv(cmd.Env, "CLASSPATH")
+		cp = plugins.ClasspathFromArgs(cmd.Argv, env)
+		if filepath.Base(cmd.Path) == "java" {
+			return cp
+		}
+	} else if env, _ := workerconfig.LookupEnv(cfg.Environ, "CLASSPATH"); env != "" {
+		cp = plugins.SplitClasspath(env)
+	}
+	if root == "" {
+		root = "/"
+	}
+	for _, d := range workerconfig.LibraryDirs(cfg.Flavour) {
+		dir := filepath.Join(root, d)
+		if st, err := os.Stat(dir); err == nil && st.IsDir() {
+			cp = append(cp, filepath.Join(dir, "*"))
+		}
+	}
+	return cp
 }
 
 // PluginGate is the plugins gate (issue 24): before this worker joins, the

@@ -3,19 +3,15 @@ package startup
 import (
 	"context"
 	"log/slog"
-	"os"
-	"path/filepath"
 	"strings"
 
 	"github.com/connect-init/connect-init/apply"
 	"github.com/connect-init/connect-init/connect/plugins"
 	"github.com/connect-init/connect-init/connect/proto"
 	"github.com/connect-init/connect-init/connect/store"
-	"github.com/connect-init/connect-init/entrypoint"
 	"github.com/connect-init/connect-init/gate"
 	"github.com/connect-init/connect-init/restclient"
 	"github.com/connect-init/connect-init/settings"
-	"github.com/connect-init/connect-init/workerconfig"
 )
 
 // checkPlugins is the plugins step (issue 24): after the group gate, before
@@ -32,7 +28,7 @@ func checkPlugins(ctx context.Context, st *state, root string, log *slog.Logger)
 	if err != nil { // settings validated it; kept for a caller that did not
 		return &settings.ConfigError{Setting: st.settings.Name("CONNECT_INIT_PLUGIN_CHECK"), Problem: err.Error()}
 	}
-	opts, err := scanOptions(cfg, st.command, root)
+	opts, err := gate.PluginScanOptions(cfg, st.command, root)
 	if err != nil {
 		return err
 	}
@@ -44,55 +40,6 @@ func checkPlugins(ctx context.Context, st *state, root string, log *slog.Logger)
 		REST: &restclient.Client{TLS: cfg.RESTClientTLS, Timeout: gate.DefaultPluginPeerTimeout}, Log: log}
 	_, err = g.Check(ctx)
 	return err
-}
-
-// scanOptions are this worker's plugin.path, classpath and plugin.discovery
-// as its Connect will read them. A plugin.path that is set but empty makes
-// Connect scan its working directory (PluginUtils.pluginLocations splits ""
-// into one empty element); a bad plugin.discovery makes the worker refuse
-// to start, so it is bad configuration here too.
-func scanOptions(cfg *settings.Config, cmd *entrypoint.Command, root string) (plugins.Options, error) {
-	var opts plugins.Options
-	if v, ok := cfg.Worker["plugin.path"]; ok {
-		opts.PluginPath = strings.TrimSpace(v)
-		if opts.PluginPath == "" {
-			opts.PluginPath = "."
-		}
-	}
-	d, err := plugins.ParseDiscoveryMode(cfg.Worker.Get("plugin.discovery", ""))
-	if err != nil {
-		return opts, &settings.ConfigError{Setting: cfg.Sources.Setting(cfg.Flavour, "plugin.discovery", cfg.BaseFile), Problem: err.Error(),
-			Fix: "use only_scan, hybrid_warn, hybrid_fail or service_load, as the worker accepts"}
-	}
-	opts.Discovery = d
-	opts.Classpath = workerClasspath(cfg.Flavour, cmd, root)
-	return opts, nil
-}
-
-// workerClasspath is the worker JVM's classpath as the image's launcher
-// builds it: a java command line's own -cp (or $CLASSPATH) is all of it;
-// a launcher script (the image's run script, connect-distributed) puts
-// $CLASSPATH first and then the image's library directories
-// (workerconfig.LibraryDirs), of which those that exist under root count.
-func workerClasspath(f workerconfig.Flavour, cmd *entrypoint.Command, root string) []string {
-	if cmd == nil {
-		return nil
-	}
-	env, _ := workerconfig.LookupEnv(cmd.Env, "CLASSPATH")
-	cp := plugins.ClasspathFromArgs(cmd.Argv, env)
-	if filepath.Base(cmd.Path) == "java" {
-		return cp
-	}
-	if root == "" {
-		root = "/"
-	}
-	for _, d := range workerconfig.LibraryDirs(f) {
-		dir := filepath.Join(root, d)
-		if st, err := os.Stat(dir); err == nil && st.IsDir() {
-			cp = append(cp, filepath.Join(dir, "*"))
-		}
-	}
-	return cp
 }
 
 // clusterConfigs are the connector configurations to judge: our config

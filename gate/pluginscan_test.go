@@ -1,4 +1,4 @@
-package startup
+package gate
 
 import (
 	"os"
@@ -23,16 +23,22 @@ func TestWorkerClasspath(t *testing.T) {
 	}
 	java := &entrypoint.Command{Path: "/usr/bin/java", Argv: []string{"java", "-Xmx1g", "-cp", "/a/*:/b.jar", "org.apache.kafka.connect.cli.ConnectDistributed", "w.properties"},
 		Env: []string{"CLASSPATH=/ignored.jar"}}
-	if got := workerClasspath(workerconfig.ConfluentDub, java, root); !slices.Equal(got, []string{"/a/*", "/b.jar"}) {
+	if got := workerClasspath(&settings.Config{Flavour: workerconfig.ConfluentDub}, java, root); !slices.Equal(got, []string{"/a/*", "/b.jar"}) {
 		t.Errorf("java command: %v", got)
 	}
 	run := &entrypoint.Command{Path: "/etc/confluent/docker/run", Argv: []string{"/etc/confluent/docker/run"}, Env: []string{"CLASSPATH=/extra/x.jar"}}
 	want := []string{"/extra/x.jar", filepath.Join(root, "usr/share/java/kafka/*"), filepath.Join(root, "usr/share/java/kafka-serde-tools/*")}
-	if got := workerClasspath(workerconfig.ConfluentDub, run, root); !slices.Equal(got, want) {
+	if got := workerClasspath(&settings.Config{Flavour: workerconfig.ConfluentDub}, run, root); !slices.Equal(got, want) {
 		t.Errorf("launcher: %v, want %v", got, want)
 	}
-	if got := workerClasspath(workerconfig.Apache, run, root); !slices.Equal(got, []string{"/extra/x.jar"}) {
+	if got := workerClasspath(&settings.Config{Flavour: workerconfig.Apache}, run, root); !slices.Equal(got, []string{"/extra/x.jar"}) {
 		t.Errorf("apache image without /opt/kafka/libs: %v", got)
+	}
+	// doctor has no command: $CLASSPATH of its environment, then the
+	// image's directories.
+	doctor := &settings.Config{Flavour: workerconfig.ConfluentUB, Environ: []string{"CLASSPATH=/extra/x.jar"}}
+	if got := workerClasspath(doctor, nil, root); !slices.Equal(got, want) {
+		t.Errorf("no command: %v, want %v", got, want)
 	}
 }
 
@@ -40,20 +46,20 @@ func TestWorkerClasspath(t *testing.T) {
 // it; unset is none; a bad plugin.discovery is bad configuration.
 func TestScanOptions(t *testing.T) {
 	cfg := &settings.Config{Worker: workerconfig.Properties{"plugin.path": " /p1, /p2 ", "plugin.discovery": "SERVICE_LOAD"}}
-	o, err := scanOptions(cfg, nil, "")
+	o, err := PluginScanOptions(cfg, nil, "")
 	if err != nil || o.PluginPath != "/p1, /p2" || o.Discovery != plugins.ServiceLoad {
 		t.Fatalf("%+v %v", o, err)
 	}
 	cfg.Worker = workerconfig.Properties{"plugin.path": "  "}
-	if o, _ := scanOptions(cfg, nil, ""); o.PluginPath != "." || o.Discovery != plugins.DefaultDiscovery {
+	if o, _ := PluginScanOptions(cfg, nil, ""); o.PluginPath != "." || o.Discovery != plugins.DefaultDiscovery {
 		t.Errorf("empty plugin.path: %+v", o)
 	}
 	cfg.Worker = workerconfig.Properties{}
-	if o, _ := scanOptions(cfg, nil, ""); o.PluginPath != "" {
+	if o, _ := PluginScanOptions(cfg, nil, ""); o.PluginPath != "" {
 		t.Errorf("unset plugin.path: %+v", o)
 	}
 	cfg.Worker = workerconfig.Properties{"plugin.discovery": "fast"}
-	if _, err := scanOptions(cfg, nil, ""); !settings.AsConfigError(err) {
+	if _, err := PluginScanOptions(cfg, nil, ""); !settings.AsConfigError(err) {
 		t.Errorf("bad plugin.discovery: %v", err)
 	}
 }
