@@ -182,24 +182,33 @@ func Collect(ctx context.Context, cfg *settings.Config, clients *kafka.Clients, 
 	}
 
 	g := s.Group
-	if g.ConfigEndOffset >= 0 && g.ConfigStableOffset >= 0 && g.ConfigStableOffset < g.ConfigEndOffset && opts.TransactionRecheck > 0 {
-		log.Info("the config topic has an open transaction; reading its offsets again", "topic", g.ConfigTopic,
-			"end_offset", g.ConfigEndOffset, "last_stable_offset", g.ConfigStableOffset, "after", opts.TransactionRecheck.String())
-		select {
-		case <-ctx.Done():
-		case <-opts.Clock.After(opts.TransactionRecheck):
-			rc := &OffsetsRecheck{After: opts.TransactionRecheck}
-			rc.EndOffset, rc.StableOffset, err = gg.ConfigEndOffsets(ctx)
-			if err != nil {
-				rc.Error = err.Error()
-			}
-			s.Recheck = rc
-		}
-	}
-
+	s.Recheck = recheckOffsets(ctx, gg, g, opts, log)
 	s.Peers = checkPeers(ctx, g, proto.LeaderFirstURLs(g.Decoded), opts.PeerTimeout)
 	s.Plugins = collectPlugins(ctx, cfg, g, log)
 	return s
+}
+
+// recheckOffsets reads the config topic's end offsets again after
+// opts.TransactionRecheck when its last stable offset was behind its end,
+// to tell a hanging transaction from a short one; nil when there was no
+// open transaction or no second read.
+func recheckOffsets(ctx context.Context, gg *gate.GroupGate, g *gate.GroupReport, opts Options, log *slog.Logger) *OffsetsRecheck {
+	if g.ConfigEndOffset < 0 || g.ConfigStableOffset < 0 || g.ConfigStableOffset >= g.ConfigEndOffset || opts.TransactionRecheck <= 0 {
+		return nil
+	}
+	log.Info("the config topic has an open transaction; reading its offsets again", "topic", g.ConfigTopic,
+		"end_offset", g.ConfigEndOffset, "last_stable_offset", g.ConfigStableOffset, "after", opts.TransactionRecheck.String())
+	select {
+	case <-ctx.Done():
+		return nil
+	case <-opts.Clock.After(opts.TransactionRecheck):
+	}
+	rc := &OffsetsRecheck{After: opts.TransactionRecheck}
+	var err error
+	if rc.EndOffset, rc.StableOffset, err = gg.ConfigEndOffsets(ctx); err != nil {
+		rc.Error = err.Error()
+	}
+	return rc
 }
 
 // PluginsLook is what the plugin parity look read: the classes the
