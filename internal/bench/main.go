@@ -87,6 +87,50 @@ type bed struct {
 	waiterHWM  []float64 // MiB, row 5
 }
 
+// setUp makes the bed of one run under dir: the Kafka jars, the static
+// binaries (connect-init, the stand-in worker, the rusage helper) and a
+// 3-broker cluster, which the caller closes.
+func setUp(ctx context.Context, root, dir string) (*bed, error) {
+	b := &bed{dir: dir, logDir: filepath.Join(dir, "logs")}
+	if err := os.MkdirAll(b.logDir, 0o755); err != nil {
+		return nil, err
+	}
+	progress("fetching Kafka %s", testbed.Version())
+	fctx, cancel := context.WithTimeout(ctx, 10*time.Minute)
+	var err error
+	b.dist, err = testbed.Fetch(fctx, testbed.Version())
+	cancel()
+	if err != nil {
+		return nil, err
+	}
+	progress("building connect-init (static, stripped) and the stand-in worker")
+	if b.binary, err = buildStatic(root, dir, "./cmd/connect-init", "connect-init", "-X main.version=bench"); err != nil {
+		return nil, err
+	}
+	if b.standin, err = buildStatic(root, dir, "./internal/bench/standin", "standin", ""); err != nil {
+		return nil, err
+	}
+	if rusageHelper, err = buildStatic(root, dir, "./internal/bench/rusage", "rusage", ""); err != nil {
+		return nil, err
+	}
+	progress("starting 3 KRaft brokers")
+	// FreePort is racy on a shared machine (another test may take a port
+	// before a broker binds it): try a fresh cluster a few times.
+	for attempt := 1; attempt <= 3; attempt++ {
+		sctx, cancel := context.WithTimeout(ctx, 5*time.Minute)
+		b.cluster, err = testbed.StartCluster(sctx, b.dist, testbed.ClusterOptions{Brokers: 3, Dir: filepath.Join(dir, fmt.Sprintf("cluster-%d", attempt))})
+		cancel()
+		if err == nil || ctx.Err() != nil {
+			break
+		}
+		progress("cluster start failed (attempt %d): %s", attempt, firstLineOf(err.Error()))
+	}
+	if err != nil {
+		return nil, err
+	}
+	return b, nil
+}
+
 func run(ctx context.Context, o options) int {
 	defer testbed.KillAll()
 	defer killStarted()
@@ -110,44 +154,7 @@ func run(ctx context.Context, o options) int {
 		defer os.RemoveAll(dir)
 	}
 
-	b := &bed{dir: dir, logDir: filepath.Join(dir, "logs")}
-	if err := os.MkdirAll(b.logDir, 0o755); err != nil {
-		fmt.Fprintln(os.Stderr, "bench:", err)
-		return 1
-	}
-	progress("fetching Kafka %s", testbed.Version())
-	fctx, cancel := context.WithTimeout(ctx, 10*time.Minute)
-	b.dist, err = testbed.Fetch(fctx, testbed.Version())
-	cancel()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "bench:", err)
-		return 1
-	}
-	progress("building connect-init (static, stripped) and the stand-in worker")
-	if b.binary, err = buildStatic(root, dir, "./cmd/connect-init", "connect-init", "-X main.version=bench"); err != nil {
-		fmt.Fprintln(os.Stderr, "bench:", err)
-		return 1
-	}
-	if b.standin, err = buildStatic(root, dir, "./internal/bench/standin", "standin", ""); err != nil {
-		fmt.Fprintln(os.Stderr, "bench:", err)
-		return 1
-	}
-	if rusageHelper, err = buildStatic(root, dir, "./internal/bench/rusage", "rusage", ""); err != nil {
-		fmt.Fprintln(os.Stderr, "bench:", err)
-		return 1
-	}
-	progress("starting 3 KRaft brokers")
-	// FreePort is racy on a shared machine (another test may take a port
-	// before a broker binds it): try a fresh cluster a few times.
-	for attempt := 1; attempt <= 3; attempt++ {
-		sctx, cancel := context.WithTimeout(ctx, 5*time.Minute)
-		b.cluster, err = testbed.StartCluster(sctx, b.dist, testbed.ClusterOptions{Brokers: 3, Dir: filepath.Join(dir, fmt.Sprintf("cluster-%d", attempt))})
-		cancel()
-		if err == nil || ctx.Err() != nil {
-			break
-		}
-		progress("cluster start failed (attempt %d): %s", attempt, firstLineOf(err.Error()))
-	}
+	b, err := setUp(ctx, root, dir)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		return 1
