@@ -88,8 +88,10 @@ type badInput struct {
 	cmds  []string // default: prepare, run, doctor, config
 }
 
-func badInputs() []badInput {
-	long := strings.Repeat("t", 250)
+func badInputs() []badInput { return append(badOwnInputs(), badWorkerInputs()...) }
+
+// badOwnInputs are connect-init's own settings' bad inputs.
+func badOwnInputs() []badInput {
 	return []badInput{
 		// connect-init's own settings
 		{name: "timeout zero", env: []string{"CONNECT_INIT_TIMEOUT=0s"}, named: "CONNECT_INIT_TIMEOUT"},
@@ -120,7 +122,14 @@ func badInputs() []badInput {
 		{name: "lock topic illegal", env: []string{"CONNECT_INIT_LOCK_TOPIC=lock/topic"}, named: "CONNECT_INIT_LOCK_TOPIC"},
 		{name: "worker config missing", env: []string{"CONNECT_INIT_WORKER_CONFIG=/nonexistent/worker.properties"}, named: "CONNECT_INIT_WORKER_CONFIG"},
 		{name: "worker config flag missing", args: []string{"--worker-config=/nonexistent/worker.properties"}, named: "--worker-config"},
+	}
+}
 
+// badWorkerInputs are the worker settings' bad inputs: required settings
+// and topics, REST, the Kafka clients' security, the image flavours, usage.
+func badWorkerInputs() []badInput {
+	long := strings.Repeat("t", 250)
+	return []badInput{
 		// worker settings: required ones and topics
 		{name: "group id missing", env: []string{"-CONNECT_GROUP_ID"}, named: "CONNECT_GROUP_ID"},
 		{name: "bootstrap missing", env: []string{"-CONNECT_BOOTSTRAP_SERVERS"}, named: "CONNECT_BOOTSTRAP_SERVERS"},
