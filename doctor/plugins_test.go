@@ -22,7 +22,7 @@ func pluginsSnapshot(mode plugins.CheckMode) *Snapshot {
 		Uses: plugins.UsedClasses(map[string]map[string]string{
 			"a": {"connector.class": "FileStreamSource"}, "b": {"connector.class": "org.apache.kafka.connect.file.FileStreamSourceConnector"},
 			"ghost": {"connector.class": "com.example.Ghost"}}),
-		Members: []plugins.Peer{{Member: "http://w1:8083/", Plugins: fs("4.3.1")}, {Member: "http://w2:8083/", Plugins: fs("4.1.1")}, {Member: "http://w3:8083/"}},
+		Members:    []plugins.Peer{{Member: "http://w1:8083/", Plugins: fs("4.3.1")}, {Member: "http://w2:8083/", Plugins: fs("4.1.1")}, {Member: "http://w3:8083/"}},
 		Unanswered: []gate.PluginPeerError{{URL: "http://w4:8083/", Error: "connection refused"}},
 	}
 	return s
