@@ -44,13 +44,13 @@ func pluginPeer(t *testing.T, status int, body []byte) (string, *int) {
 	return srv.URL + "/", &n
 }
 
-func checkPlugins(t *testing.T, mode plugins.CheckMode, configs map[string]map[string]string, members ...string) (*PluginReport, error, string) {
+func checkPlugins(t *testing.T, mode plugins.CheckMode, configs map[string]map[string]string, members ...string) (*PluginReport, string, error) {
 	t.Helper()
 	var buf bytes.Buffer
 	g := &PluginGate{Mode: mode, Scan: plugins.Options{PluginPath: t.TempDir()}, Configs: configs, Members: members,
 		Log: slog.New(slog.NewTextHandler(&buf, nil))}
 	rep, err := g.Check(context.Background())
-	return rep, err, buf.String()
+	return rep, buf.String(), err
 }
 
 var fileSource = map[string]map[string]string{"file-source": {"connector.class": "FileStreamSource", "topic": "t"}}
@@ -60,7 +60,7 @@ var fileSource = map[string]map[string]string{"file-source": {"connector.class":
 // peer's version and the fix.
 func TestPluginGateRefusesTheOddWorker(t *testing.T) {
 	peer, _ := pluginPeer(t, http.StatusOK, realPluginList(t))
-	rep, err, log := checkPlugins(t, plugins.CheckFail, fileSource, peer)
+	rep, log, err := checkPlugins(t, plugins.CheckFail, fileSource, peer)
 	var ge *GateError
 	if !errors.As(err, &ge) || ge.Gate != "plugins" || !rep.Refused {
 		t.Fatalf("err %v, refused %v", err, rep.Refused)
@@ -82,7 +82,7 @@ func TestPluginGateRefusesTheOddWorker(t *testing.T) {
 // Under warn the same verdict is a warning and the worker starts.
 func TestPluginGateWarnMode(t *testing.T) {
 	peer, _ := pluginPeer(t, http.StatusOK, realPluginList(t))
-	rep, err, log := checkPlugins(t, plugins.CheckWarn, fileSource, peer)
+	rep, log, err := checkPlugins(t, plugins.CheckWarn, fileSource, peer)
 	if err != nil || rep.Refused || len(rep.Findings) == 0 || rep.Findings[0].Severity != plugins.SeverityWarning {
 		t.Fatalf("err %v, findings %+v", err, rep.Findings)
 	}
@@ -96,7 +96,7 @@ func TestPluginGateWarnMode(t *testing.T) {
 // refusal.
 func TestPluginGateUnansweredPeerIsNotEvidence(t *testing.T) {
 	down, n := pluginPeer(t, http.StatusInternalServerError, []byte("boom"))
-	rep, err, log := checkPlugins(t, plugins.CheckFail, fileSource, down)
+	rep, log, err := checkPlugins(t, plugins.CheckFail, fileSource, down)
 	if err != nil || rep.Refused {
 		t.Fatalf("refused on an unanswered peer: %v", err)
 	}
@@ -114,7 +114,7 @@ func TestPluginGateUnansweredPeerIsNotEvidence(t *testing.T) {
 // No connector: nothing to judge, and no member is asked.
 func TestPluginGateNoConnectors(t *testing.T) {
 	peer, n := pluginPeer(t, http.StatusOK, realPluginList(t))
-	rep, err, _ := checkPlugins(t, plugins.CheckFail, nil, peer)
+	rep, _, err := checkPlugins(t, plugins.CheckFail, nil, peer)
 	if err != nil || rep.Refused || *n != 0 {
 		t.Fatalf("err %v, %d requests", err, *n)
 	}

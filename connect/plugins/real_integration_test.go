@@ -3,6 +3,7 @@
 package plugins
 
 import (
+	"bufio"
 	"context"
 	"os"
 	"path/filepath"
@@ -118,4 +119,22 @@ func TestVerdictRealWorkers(t *testing.T) {
 	if len(fs) != want {
 		t.Errorf("%d findings, want %d:\n%s", len(fs), want, render(fs))
 	}
+}
+
+// readLines reads the non-blank lines of a testdata file.
+func readLines(t *testing.T, p string) []string {
+	t.Helper()
+	f, err := os.Open(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var out []string
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		if l := strings.TrimSpace(sc.Text()); l != "" {
+			out = append(out, l)
+		}
+	}
+	return out
 }

@@ -1,9 +1,7 @@
 package plugins
 
 import (
-	"bufio"
 	"context"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -41,21 +39,4 @@ func TestScanJavacPlugin(t *testing.T) {
 	if len(inv.Problems) > 0 {
 		t.Errorf("problems: %v", inv.Problems)
 	}
-}
-
-func readLines(t *testing.T, p string) []string {
-	t.Helper()
-	f, err := os.Open(p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	var out []string
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		if l := strings.TrimSpace(sc.Text()); l != "" {
-			out = append(out, l)
-		}
-	}
-	return out
 }
