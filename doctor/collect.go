@@ -5,14 +5,19 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"os"
+	"strings"
 	"time"
 
 	"github.com/IBM/sarama"
 
+	"github.com/connect-init/connect-init/apply"
+	"github.com/connect-init/connect-init/connect/plugins"
 	"github.com/connect-init/connect-init/connect/proto"
 	"github.com/connect-init/connect-init/gate"
 	"github.com/connect-init/connect-init/internal/clock"
 	"github.com/connect-init/connect-init/kafka"
+	"github.com/connect-init/connect-init/restclient"
 	"github.com/connect-init/connect-init/settings"
 )
 
@@ -100,6 +105,9 @@ type Snapshot struct {
 
 	// Skipped lists looks not taken, with the reason.
 	Skipped []string
+	// Plugins is the plugin parity look; nil when the group was not
+	// described.
+	Plugins *PluginsLook
 }
 
 // Collect takes doctor's one-shot looks with the caller's configuration and
@@ -131,6 +139,7 @@ func Collect(ctx context.Context, cfg *settings.Config, clients *kafka.Clients, 
 	l.recheck(gg)
 	g := l.s.Group
 	l.s.Peers = checkPeers(ctx, g, proto.LeaderFirstURLs(g.Decoded), opts.PeerTimeout)
+	l.s.Plugins = collectPlugins(ctx, cfg, g, log)
 	return l.s
 }
 
@@ -248,6 +257,101 @@ func (l *looks) recheck(gg *gate.GroupGate) {
 		}
 		l.s.Recheck = rc
 	}
+}
+
+// PluginsLook is what the plugin parity look read: the classes the
+// cluster's connectors name, each member's GET /connector-plugins, and,
+// when doctor runs where this worker's plugin.path is (its container),
+// this worker's own scan.
+type PluginsLook struct {
+	// Mode is CONNECT_INIT_PLUGIN_CHECK, which decides whether a member's
+	// gap is an error (fail) or a warning, as run would judge it.
+	Mode plugins.CheckMode `json:"check_mode"`
+	// Uses are the plugin classes the connectors name (no other value of
+	// their configurations, which may hold secrets).
+	Uses []plugins.Use `json:"uses"`
+	// ConfigError says why our config topic's connectors are not known.
+	ConfigError string `json:"config_error,omitempty"`
+	// DefinitionsError says why CONNECT_INIT_CONNECTORS_DIR was left out.
+	DefinitionsError string `json:"definitions_error,omitempty"`
+	// Members are the members that answered, leader first (foreign
+	// members are not asked); Unanswered those that did not.
+	Members    []plugins.Peer         `json:"members"`
+	Unanswered []gate.PluginPeerError `json:"unanswered,omitempty"`
+	// Local is this worker's scan (every class read, as Connect's
+	// reflective scan does); nil with LocalSkipped saying why.
+	Local        *plugins.Inventory `json:"local,omitempty"`
+	LocalSkipped string             `json:"local_skipped,omitempty"`
+}
+
+// collectPlugins takes the plugin parity look: the connectors of our
+// config topic as the group gate read it (never read again here) and of
+// CONNECT_INIT_CONNECTORS_DIR, the members' REST plugin lists, and this
+// worker's scan when a plugin.path entry exists on this host.
+func collectPlugins(ctx context.Context, cfg *settings.Config, g *gate.GroupReport, log *slog.Logger) *PluginsLook {
+	mode, _ := plugins.ParseCheckMode(cfg.Settings.PluginCheck) // validated by the settings gate
+	pl := &PluginsLook{Mode: mode, Members: []plugins.Peer{}}
+	if g.Config == nil && len(g.Members) > 0 {
+		pl.ConfigError = "our config topic was not read"
+		if g.Identity != nil && g.Identity.ConfigError != "" {
+			pl.ConfigError = g.Identity.ConfigError
+		}
+	}
+	var defs map[string]map[string]string
+	if dir := strings.TrimSpace(cfg.Settings.ConnectorsDir); dir != "" {
+		conns, _, err := apply.Load(dir)
+		if err != nil {
+			pl.DefinitionsError = err.Error()
+		}
+		defs = map[string]map[string]string{}
+		for _, c := range conns {
+			defs[c.Name] = c.Config
+		}
+	}
+	pl.Uses = plugins.UsedClasses(gate.PluginConfigs(g.Config, defs))
+	foreign := map[string]bool{}
+	for _, f := range g.Foreign {
+		foreign[f.URL] = true
+	}
+	var urls []string
+	for _, u := range proto.LeaderFirstURLs(g.Decoded) {
+		if !foreign[u] {
+			urls = append(urls, u)
+		}
+	}
+	peers, failed := gate.PluginPeers(ctx, &restclient.Client{TLS: cfg.RESTClientTLS}, urls)
+	pl.Members, pl.Unanswered = append(pl.Members, peers...), failed
+	pl.Local, pl.LocalSkipped = scanHere(ctx, cfg, log)
+	return pl
+}
+
+// scanHere scans this worker's plugins when doctor runs in its container,
+// that is when one of its plugin.path entries exists here; it reads every
+// class (FullScan), so that every plugin without a manifest is listed.
+func scanHere(ctx context.Context, cfg *settings.Config, log *slog.Logger) (*plugins.Inventory, string) {
+	opts, err := gate.PluginScanOptions(cfg, nil, "")
+	if err != nil {
+		return nil, err.Error()
+	}
+	if opts.PluginPath == "" {
+		return nil, "plugin.path is not set"
+	}
+	here := false
+	for _, e := range strings.Split(opts.PluginPath, ",") {
+		if _, err := os.Stat(strings.TrimSpace(e)); err == nil {
+			here = true
+		}
+	}
+	if !here {
+		return nil, "no plugin.path entry (" + opts.PluginPath + ") exists on this host: doctor does not run in the worker's container"
+	}
+	opts.FullScan = true
+	inv, err := plugins.Scan(ctx, opts)
+	if err != nil {
+		return nil, err.Error()
+	}
+	log.Info("scanned this worker's plugins", "plugins", len(inv.Plugins), "jars", inv.Stats.Files, "took", inv.Stats.Duration.Round(time.Millisecond).String())
+	return inv, ""
 }
 
 // consumerOffsetsMissing asks a reachable broker whether __consumer_offsets

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/connect-init/connect-init/checks"
+	"github.com/connect-init/connect-init/connect/plugins"
 	"github.com/connect-init/connect-init/connect/proto"
 	"github.com/connect-init/connect-init/gate"
 	"github.com/connect-init/connect-init/settings"
@@ -22,6 +23,7 @@ func Diagnose(s *Snapshot) []checks.Result {
 	d.coordinator()
 	d.group()
 	d.peers()
+	d.plugins()
 	// Errors first; a group that does not settle is said first of all:
 	// while it storms, every other look is a moment of a moving target.
 	sort.SliceStable(d.out, func(i, j int) bool {
@@ -287,6 +289,130 @@ func (d *diag) peers() {
 				"check that the worker listens on that port (CONNECT_LISTENERS) and that the network lets the other workers reach it")
 		}
 	}
+}
+
+// plugins renders the plugin parity look: the members that did not list
+// their plugins (never counted either way), each member's gaps (memberGaps),
+// and, when doctor scanned this worker in its container, its plugins
+// without manifests that force the slow reflective scan and the plugin.path
+// entries it skips, straight from plugins.Verdict.
+func (d *diag) plugins() {
+	p := d.s.Plugins
+	if p == nil {
+		return
+	}
+	if p.ConfigError != "" {
+		d.add(IDCheckFailed, checks.Warning, "plugins", "the connectors of our config topic are unknown: plugin parity was not judged for them", p.ConfigError,
+			"check that this principal may READ the config topic")
+	}
+	if p.DefinitionsError != "" {
+		d.add(IDCheckFailed, checks.Warning, "plugins", "CONNECT_INIT_CONNECTORS_DIR's definitions were left out of the plugin parity look", p.DefinitionsError,
+			"correct the file named, as connect-init apply would ask")
+	}
+	for _, u := range p.Unanswered {
+		d.add(IDCheckFailed, checks.Warning, u.URL, fmt.Sprintf("member %s did not list its plugins: it is not judged, and counts for no other member", u.URL), u.Error,
+			"check that the worker's REST API answers GET /connector-plugins from here (listeners, rest.advertised.*, the REST TLS settings)")
+	}
+	d.memberGaps(p)
+	if p.Local != nil {
+		for _, f := range plugins.Verdict(plugins.Input{Local: p.Local}) {
+			d.add(f.ID, pluginSeverity(f.Severity), f.Subject, f.Summary, f.Evidence, f.Fix)
+		}
+	}
+}
+
+// pluginGap is one member lacking one class that other members load, with
+// every connector that names it.
+type pluginGap struct {
+	member, class    string
+	connectors, uses []string
+	peers            []string
+}
+
+// memberGaps judges every member that answered against the others with
+// plugins.Verdict, as the plugins step judges a starting worker: a class a
+// member lacks and others load (IDPluginMissing, one finding per member
+// and class naming the connectors at risk; an error under
+// CONNECT_INIT_PLUGIN_CHECK=fail, as run would refuse that worker), a class
+// no member loads (IDPluginMissingEverywhere) and a plugin in different
+// versions (IDPluginVersionDiffers), once per connector.
+func (d *diag) memberGaps(p *PluginsLook) {
+	var gaps []*pluginGap
+	byKey := map[string]*pluginGap{}
+	once := map[string]bool{}
+	for i, m := range p.Members {
+		others := append(append([]plugins.Peer{}, p.Members[:i]...), p.Members[i+1:]...)
+		for _, f := range plugins.Verdict(plugins.Input{Uses: p.Uses, Local: plugins.PeerInventory(m), Peers: others}) {
+			key := f.ID + "|" + f.Connector + "|" + f.Key
+			switch {
+			case f.ID == plugins.IDPluginMissing:
+				g := byKey[m.Member+"|"+f.Class]
+				if g == nil {
+					g = &pluginGap{member: m.Member, class: f.Class, peers: f.Peers}
+					byKey[m.Member+"|"+f.Class] = g
+					gaps = append(gaps, g)
+				}
+				g.connectors = append(g.connectors, strconv.Quote(f.Connector))
+				g.uses = append(g.uses, fmt.Sprintf("%s of connector %q", f.Key, f.Connector))
+			case f.ID == plugins.IDPluginMissingEverywhere && !once[key]:
+				once[key] = true
+				d.add(f.ID, checks.Warning, f.Subject,
+					fmt.Sprintf("connector %q needs %s, which none of the %d members that answered can load: it fails on whichever worker runs it", f.Connector, f.Class, len(p.Members)),
+					fmt.Sprintf("%s=%s; members asked: %s", f.Key, f.Class, strings.Join(peerURLs(p.Members), ", ")), f.Fix)
+			case f.ID == plugins.IDPluginVersionDiffers && !once[key]:
+				once[key] = true
+				d.add(f.ID, checks.Warning, f.Subject,
+					fmt.Sprintf("connector %q uses %s in different versions across the members: its tasks behave differently depending on where they run", f.Connector, f.Class),
+					"versions: "+memberVersions(p.Members, f.Class), f.Fix)
+			}
+		}
+	}
+	sev := checks.Error
+	if p.Mode != plugins.CheckFail {
+		sev = checks.Warning
+	}
+	for _, g := range gaps {
+		d.add(plugins.IDPluginMissing, sev, g.member,
+			fmt.Sprintf("member %s cannot load %s, which connector(s) %s need and %s can load: they fail whenever a rebalance gives them to it", g.member, g.class, strings.Join(g.connectors, ", "), strings.Join(g.peers, ", ")),
+			fmt.Sprintf("%s name it; GET /connector-plugins of %s does not list it; it is listed by %s", strings.Join(g.uses, ", "), g.member, strings.Join(g.peers, ", ")),
+			fmt.Sprintf("install the plugin that provides %s on %s as on %s (the same image, plugin.path and mounted volumes), then restart it; connect-init run refuses such a worker before it joins (CONNECT_INIT_PLUGIN_CHECK=fail)", g.class, g.member, g.peers[0]))
+	}
+}
+
+// pluginSeverity maps a plugin finding's severity onto the checks'.
+func pluginSeverity(s plugins.Severity) checks.Severity {
+	switch s {
+	case plugins.SeverityError:
+		return checks.Error
+	case plugins.SeverityWarning:
+		return checks.Warning
+	}
+	return checks.Info
+}
+
+func peerURLs(ps []plugins.Peer) []string {
+	out := make([]string, len(ps))
+	for i, p := range ps {
+		out[i] = p.Member
+	}
+	return out
+}
+
+// memberVersions says which version of class each member reports.
+func memberVersions(ps []plugins.Peer, class string) string {
+	var parts []string
+	for _, p := range ps {
+		var vs []string
+		for _, rp := range p.Plugins {
+			if rp.Class == class {
+				vs = append(vs, orUnknown(rp.Version))
+			}
+		}
+		if len(vs) > 0 {
+			parts = append(parts, p.Member+" "+strings.Join(vs, "/"))
+		}
+	}
+	return strings.Join(parts, ", ")
 }
 
 func quoteAll(ss []string) []string {

@@ -29,6 +29,12 @@
 //     read_committed; if they differ, they are read again 5s later.
 //  6. Every advertised REST URL of the group, leader first: DNS resolution
 //     and a TCP connection from this host, 2s each.
+//  7. Plugin parity: every member's GET /connector-plugins (foreign members
+//     left out), judged against the others with plugins.Verdict over the
+//     classes the connectors use (our config topic as the group look read
+//     it, and CONNECT_INIT_CONNECTORS_DIR); and, when one of the worker's
+//     plugin.path entries exists here (doctor runs in its container), a
+//     complete scan of this worker's plugins.
 //
 // # Findings
 //
@@ -63,7 +69,12 @@
 //	config-topic-open-transaction      error|warning   the config topic's last stable offset stays below its end offset (error when unchanged after the recheck)
 //	group-not-stable                   warning         no Stable snapshot of the group within the wait: members' offsets unchecked
 //	group-empty                        info            the worker group has no members
-//	check-failed                       warning         a look failed for another reason (authorization, a describe error)
+//	plugin-missing                     error|warning   a member cannot load a class the connectors use that other members load; one per member and class, with the connectors at risk (error under CONNECT_INIT_PLUGIN_CHECK=fail, as run would refuse such a worker)
+//	plugin-missing-everywhere          warning         a class a connector uses that no member that answered can load
+//	plugin-version-differs             warning         the members run a plugin a connector uses in different versions
+//	plugin-no-manifest                 info|warning    this worker's plugins without ServiceLoader manifests (Connect's slow reflective scan); warning under plugin.discovery=hybrid_fail
+//	plugin-path-problem                warning         a plugin.path entry, location or file this worker skips
+//	check-failed                       warning         a look failed for another reason (authorization, a describe error, a member that does not list its plugins)
 //
 // # JSON document (--json), schema_version 1
 //
@@ -141,6 +152,14 @@
 //	    "peers": [{"url": "http://connect-1:8083/", "address": "connect-1:8083", "leader": true,
 //	               "members": ["connect-1-..."], "resolved": true, "addresses": ["10.0.0.7"],
 //	               "reachable": true, "error": ""}],
+//	    "plugins": {"check_mode": "fail",                 // null when the group was not described
+//	                "uses": [{"connector": "c", "key": "connector.class", "kind": "connector", "class": "FileStreamSource"}],
+//	                "config_error": "", "definitions_error": "",
+//	                "members": [{"member": "http://connect-1:8083/",
+//	                             "plugins": [{"class": "...", "type": "source", "version": "4.1.1"}]}],
+//	                "unanswered": [{"url": "http://connect-2:8083/", "error": "..."}],
+//	                "local": {...plugins.Inventory},       // only in the worker's container
+//	                "local_skipped": "plugin.path is not set"},
 //	    "skipped": ["coordinator, group and peers: __consumer_offsets does not exist yet ..."]
 //	  },
 //	  "findings": [{"id": "foreign-group-member", "severity": "error", "subject": "<member id>",

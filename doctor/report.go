@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/connect-init/connect-init/checks"
+	"github.com/connect-init/connect-init/connect/plugins"
 	"github.com/connect-init/connect-init/gate"
 )
 
@@ -49,7 +50,9 @@ type Cluster struct {
 	Group       *gate.GroupReport `json:"group"`
 	Recheck     *OffsetsRecheck   `json:"config_offsets_recheck,omitempty"`
 	Peers       []PeerCheck       `json:"peers"`
-	Skipped     []string          `json:"skipped"`
+	// Plugins is the plugin parity look; null when it was not taken.
+	Plugins *PluginsLook `json:"plugins"`
+	Skipped []string     `json:"skipped"`
 }
 
 // Brokers summarises the broker probe.
@@ -171,6 +174,7 @@ func NewDocument(s *Snapshot, findings []checks.Result, version string, now time
 	}
 	c.Group = s.Group
 	c.Recheck = s.Recheck
+	c.Plugins = s.Plugins
 	return doc
 }
 
@@ -204,7 +208,7 @@ func (d *Document) WriteText(w io.Writer) error {
 		}
 	}
 	c := d.Cluster
-	for _, section := range []func(*printer, Cluster){writeBrokers, writeTopics, writeCoordinator, writeGroup, writePeers, writeSkipped} {
+	for _, section := range []func(*printer, Cluster){writeBrokers, writeTopics, writeCoordinator, writeGroup, writePeers, writePlugins, writeSkipped} {
 		section(p, c)
 	}
 	d.writeFindings(p)
@@ -361,6 +365,34 @@ func writePeers(p *printer, c Cluster) {
 			mark = " [leader]"
 		}
 		fmt.Fprintf(tw, "  %s%s\t%s\n", pc.URL, mark, st)
+	}
+	tw.Flush()
+}
+
+// writePlugins lists what each member reports and what doctor found here.
+func writePlugins(p *printer, c Cluster) {
+	pl := c.Plugins
+	if pl == nil {
+		return
+	}
+	p.f("Plugins      %d plugin class(es) named by the connectors; CONNECT_INIT_PLUGIN_CHECK=%s\n", len(pl.Uses), pl.Mode)
+	tw := tabwriter.NewWriter(p, 2, 4, 2, ' ', 0)
+	for _, m := range pl.Members {
+		fmt.Fprintf(tw, "  %s\t%d plugins listed\n", m.Member, len(m.Plugins))
+	}
+	for _, u := range pl.Unanswered {
+		fmt.Fprintf(tw, "  %s\tdid not answer: %s\n", u.URL, u.Error)
+	}
+	if l := pl.Local; l != nil {
+		scan := 0
+		for _, pg := range l.Plugins {
+			if pg.Found == plugins.FoundScan {
+				scan++
+			}
+		}
+		fmt.Fprintf(tw, "  this worker\t%d plugins, %d without manifests, %d jars read in %s\n", len(l.Plugins), scan, l.Stats.Files, l.Stats.Duration.Round(time.Millisecond))
+	} else if pl.LocalSkipped != "" {
+		fmt.Fprintf(tw, "  this worker\tnot scanned: %s\n", pl.LocalSkipped)
 	}
 	tw.Flush()
 }

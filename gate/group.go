@@ -14,6 +14,7 @@ import (
 	"github.com/connect-init/connect-init/checks"
 	"github.com/connect-init/connect-init/connect/proto"
 	"github.com/connect-init/connect-init/connect/registry"
+	"github.com/connect-init/connect-init/connect/store"
 	"github.com/connect-init/connect-init/internal/clock"
 	"github.com/connect-init/connect-init/kafka"
 	"github.com/connect-init/connect-init/settings"
@@ -119,6 +120,11 @@ type GroupReport struct {
 	// Decoded are the members as connect/proto sees them, for callers that
 	// need more than the JSON view (peer checks).
 	Decoded []proto.Member `json:"-"`
+	// Config is our config topic as the identity rules read it (nil when
+	// they did not: no members, identity off, or the read failed), so that
+	// the plugins step and doctor take the connectors' configurations from
+	// the same read instead of reading the topic again.
+	Config *store.ConfigLog `json:"-"`
 }
 
 // GroupMember is one member of the worker group with its Connect metadata

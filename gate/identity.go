@@ -246,6 +246,7 @@ func (r *GroupReport) judgeIdentity(id *Identity, in *identityInputs, settledAft
 	}
 	r.Identity = ir
 	r.judgeBehind(in.config)
+	r.Config = in.config
 
 	offsetForeign := map[string]ForeignMember{}
 	for _, f := range r.Foreign {

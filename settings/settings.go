@@ -6,8 +6,9 @@
 // TLS configurations). It opens no connection, so a bad setting stops
 // connect-init before anything is touched.
 //
-// It is a leaf: it imports only workerconfig and security, and the gates,
-// the lock and the REST checks receive values from it.
+// It is a leaf: it imports only workerconfig, security and connect/plugins
+// (the one reading of CONNECT_INIT_PLUGIN_CHECK), and the gates, the lock
+// and the REST checks receive values from it.
 package settings
 
 import (
@@ -22,6 +23,7 @@ import (
 
 	"github.com/kelseyhightower/envconfig"
 
+	"github.com/connect-init/connect-init/connect/plugins"
 	"github.com/connect-init/connect-init/workerconfig"
 )
 
@@ -66,6 +68,9 @@ type Settings struct {
 	Peers []string `split_words:"true"`
 	// PeerCheck is fail, warn or off; empty means the default policy.
 	PeerCheck string `split_words:"true"`
+	// PluginCheck is fail, warn or off: whether the plugins step refuses a
+	// worker that lacks a plugin its peers load (plugins.CheckMode).
+	PluginCheck string `split_words:"true" default:"fail"`
 	// Strict turns warnings about the coordinator partition, and group
 	// members the group gate could not verify, into errors.
 	Strict bool `split_words:"true"`
@@ -217,6 +222,9 @@ func (s Settings) Validate() error {
 	case "", "fail", "warn", "off":
 	default:
 		return bad("CONNECT_INIT_PEER_CHECK", fmt.Sprintf("must be fail, warn or off (got %q)", s.PeerCheck), "use fail, warn or off, or leave it unset")
+	}
+	if _, err := plugins.ParseCheckMode(s.PluginCheck); err != nil {
+		return bad("CONNECT_INIT_PLUGIN_CHECK", fmt.Sprintf("must be fail, warn or off (got %q)", s.PluginCheck), "use fail (refuse a worker that lacks a plugin its peers load), warn or off, or leave it unset")
 	}
 	switch s.LogFormat {
 	case "text", "json":

@@ -108,6 +108,12 @@ func (g realGates) group(ctx context.Context, st *state) error {
 	return nil
 }
 
+// plugins is the plugins step (plugins.go): this worker can load what the
+// cluster's connectors use wherever the other members can.
+func (g realGates) plugins(ctx context.Context, st *state) error {
+	return checkPlugins(ctx, st, g.options.Root, g.log)
+}
+
 func (g realGates) lock(ctx context.Context, st *state) error {
 	queued, err := TakeLock(ctx, st.cfg, st.clients, g.log)
 	st.queued, st.waited = queued, true

@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/connect-init/connect-init/connect/plugins"
 	"github.com/connect-init/connect-init/entrypoint"
 	"github.com/connect-init/connect-init/gate"
 	"github.com/connect-init/connect-init/kafka"
@@ -20,7 +21,7 @@ const (
 	// settings does no I/O, the lock's wait is bounded by its hold lease,
 	// exec is final.
 	deadlineNone deadline = iota
-	// deadlineCluster: the cluster steps (brokers to group) share one
+	// deadlineCluster: the cluster steps (brokers to plugins) share one
 	// CONNECT_INIT_TIMEOUT.
 	deadlineCluster
 	// deadlineFresh: the step gets a CONNECT_INIT_TIMEOUT of its own:
@@ -70,13 +71,16 @@ type gates interface {
 	topics(ctx context.Context, st *state) error
 	coordinator(ctx context.Context, st *state) error
 	group(ctx context.Context, st *state) error
+	plugins(ctx context.Context, st *state) error
 	lock(ctx context.Context, st *state) error
 	peers(ctx context.Context, st *state) error
 	exec(ctx context.Context, st *state) error
 }
 
-// reasonPrepare is why prepare skips the lock, peers and exec steps; it is
-// logged at debug level only, since it is what prepare means.
+// reasonPrepare is why prepare skips the plugins, lock, peers and exec
+// steps; it is logged at debug level only, since it is what prepare means.
+// (prepare has no worker command and may run in another container than
+// the worker's, so it cannot know what the worker loads.)
 const reasonPrepare = "prepare stops after the group gate"
 
 // startupSteps is the start-up: every step for run, settings to group for
@@ -94,6 +98,15 @@ func startupSteps(g gates) []stage {
 		{name: step.Topics, deadline: deadlineCluster, run: g.topics},
 		{name: step.Coordinator, deadline: deadlineCluster, run: g.coordinator},
 		{name: step.Group, deadline: deadlineCluster, run: g.group},
+		{name: step.Plugins, deadline: deadlineCluster, run: g.plugins, skip: func(st *state) string {
+			if why := onlyRun(st); why != "" {
+				return why
+			}
+			if mode, err := plugins.ParseCheckMode(st.settings.PluginCheck); err == nil && mode == plugins.CheckOff {
+				return "CONNECT_INIT_PLUGIN_CHECK=off"
+			}
+			return ""
+		}},
 		{name: step.Lock, deadline: deadlineNone, run: g.lock, skip: func(st *state) string {
 			if why := onlyRun(st); why != "" {
 				return why

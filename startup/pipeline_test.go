@@ -17,7 +17,7 @@ import (
 	"github.com/connect-init/connect-init/step"
 )
 
-var allSteps = []string{step.Settings, step.Brokers, step.Topics, step.Coordinator, step.Group, step.Lock, step.Peers, step.Exec}
+var allSteps = []string{step.Settings, step.Brokers, step.Topics, step.Coordinator, step.Group, step.Plugins, step.Lock, step.Peers, step.Exec}
 
 // fakeGates records the steps run and the deadline each got; fail makes a
 // step return an error, and signal makes a signal arrive while a step runs
@@ -54,6 +54,9 @@ func (f *fakeGates) coordinator(ctx context.Context, _ *state) error {
 	return f.step(ctx, step.Coordinator)
 }
 func (f *fakeGates) group(ctx context.Context, _ *state) error { return f.step(ctx, step.Group) }
+func (f *fakeGates) plugins(ctx context.Context, _ *state) error {
+	return f.step(ctx, step.Plugins)
+}
 func (f *fakeGates) lock(ctx context.Context, st *state) error {
 	st.waited = true
 	return f.step(ctx, step.Lock)
@@ -107,7 +110,7 @@ func TestPipelinePrepareStopsAfterGroup(t *testing.T) {
 
 func TestPipelineLockDisabled(t *testing.T) {
 	r := runFake(t, true, false, nil)
-	want := []string{step.Settings, step.Brokers, step.Topics, step.Coordinator, step.Group, step.Peers, step.Exec}
+	want := []string{step.Settings, step.Brokers, step.Topics, step.Coordinator, step.Group, step.Plugins, step.Peers, step.Exec}
 	if r.code != ExitOK || !slices.Equal(r.gates.ran, want) {
 		t.Fatalf("exit %d, ran %v; want 0 and %v", r.code, r.gates.ran, want)
 	}
@@ -116,6 +119,23 @@ func TestPipelineLockDisabled(t *testing.T) {
 	}
 	if !strings.Contains(r.log, `msg="gate skipped" gate=lock reason="CONNECT_INIT_LOCK=false"`) {
 		t.Errorf("no skip line for the lock:\n%s", r.log)
+	}
+}
+
+// CONNECT_INIT_PLUGIN_CHECK=off skips the plugins step with a reason; the
+// others run.
+func TestPipelinePluginCheckOff(t *testing.T) {
+	ctx := context.Background()
+	f := &fakeGates{deadlines: map[string]time.Time{}, fail: map[string]error{}}
+	var buf bytes.Buffer
+	st := &state{settings: settings.Settings{Timeout: time.Hour, Lock: true, PluginCheck: "OFF"}, withExec: true}
+	code := runSteps(ctx, startupSteps(f), st, slog.New(slog.NewTextHandler(&buf, nil)))
+	want := []string{step.Settings, step.Brokers, step.Topics, step.Coordinator, step.Group, step.Lock, step.Peers, step.Exec}
+	if code != ExitOK || !slices.Equal(f.ran, want) {
+		t.Fatalf("exit %d, ran %v; want 0 and %v", code, f.ran, want)
+	}
+	if !strings.Contains(buf.String(), `msg="gate skipped" gate=plugins reason="CONNECT_INIT_PLUGIN_CHECK=off"`) {
+		t.Errorf("no skip line for plugins:\n%s", buf.String())
 	}
 }
 
@@ -179,7 +199,7 @@ func TestPipelineInterruptedAtEachStep(t *testing.T) {
 	}
 }
 
-// brokers to group share one CONNECT_INIT_TIMEOUT; the lock's wait has
+// brokers to plugins share one CONNECT_INIT_TIMEOUT; the lock's wait has
 // none; peers gets a fresh one after it.
 func TestPipelineDeadlines(t *testing.T) {
 	r := runFake(t, true, true, nil)
@@ -188,7 +208,7 @@ func TestPipelineDeadlines(t *testing.T) {
 	if first.IsZero() {
 		t.Fatal("the brokers step had no deadline")
 	}
-	for _, name := range []string{step.Topics, step.Coordinator, step.Group} {
+	for _, name := range []string{step.Topics, step.Coordinator, step.Group, step.Plugins} {
 		if !d[name].Equal(first) {
 			t.Errorf("%s deadline %v, want the brokers step's %v (one timeout for the cluster gates)", name, d[name], first)
 		}

@@ -88,8 +88,10 @@ type badInput struct {
 	cmds  []string // default: prepare, run, doctor, config
 }
 
-func badInputs() []badInput {
-	long := strings.Repeat("t", 250)
+func badInputs() []badInput { return append(badOwnInputs(), badWorkerInputs()...) }
+
+// badOwnInputs are connect-init's own settings' bad inputs.
+func badOwnInputs() []badInput {
 	return []badInput{
 		// connect-init's own settings
 		{name: "timeout zero", env: []string{"CONNECT_INIT_TIMEOUT=0s"}, named: "CONNECT_INIT_TIMEOUT"},
@@ -106,6 +108,7 @@ func badInputs() []badInput {
 		{name: "lock not a bool", env: []string{"CONNECT_INIT_LOCK=maybe"}, named: "CONNECT_INIT_LOCK"},
 		{name: "expected brokers negative", env: []string{"CONNECT_INIT_EXPECTED_BROKERS=-1"}, named: "CONNECT_INIT_EXPECTED_BROKERS"},
 		{name: "peer check value", env: []string{"CONNECT_INIT_PEER_CHECK=maybe"}, named: "CONNECT_INIT_PEER_CHECK"},
+		{name: "plugin check value", env: []string{"CONNECT_INIT_PLUGIN_CHECK=strict"}, named: "CONNECT_INIT_PLUGIN_CHECK"},
 		{name: "log format", env: []string{"CONNECT_INIT_LOG_FORMAT=xml"}, named: "CONNECT_INIT_LOG_FORMAT"},
 		{name: "log level", env: []string{"CONNECT_INIT_LOG_LEVEL=loud"}, named: "CONNECT_INIT_LOG_LEVEL"},
 		{name: "image unknown", env: []string{"CONNECT_INIT_IMAGE=ubuntu"}, named: "CONNECT_INIT_IMAGE"},
@@ -119,7 +122,14 @@ func badInputs() []badInput {
 		{name: "lock topic illegal", env: []string{"CONNECT_INIT_LOCK_TOPIC=lock/topic"}, named: "CONNECT_INIT_LOCK_TOPIC"},
 		{name: "worker config missing", env: []string{"CONNECT_INIT_WORKER_CONFIG=/nonexistent/worker.properties"}, named: "CONNECT_INIT_WORKER_CONFIG"},
 		{name: "worker config flag missing", args: []string{"--worker-config=/nonexistent/worker.properties"}, named: "--worker-config"},
+	}
+}
 
+// badWorkerInputs are the worker settings' bad inputs: required settings
+// and topics, REST, the Kafka clients' security, the image flavours, usage.
+func badWorkerInputs() []badInput {
+	long := strings.Repeat("t", 250)
+	return []badInput{
 		// worker settings: required ones and topics
 		{name: "group id missing", env: []string{"-CONNECT_GROUP_ID"}, named: "CONNECT_GROUP_ID"},
 		{name: "bootstrap missing", env: []string{"-CONNECT_BOOTSTRAP_SERVERS"}, named: "CONNECT_BOOTSTRAP_SERVERS"},

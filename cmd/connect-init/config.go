@@ -128,6 +128,7 @@ func ownSettings(env []string, s settings.Settings) []configEntry {
 		"CONNECT_INIT_LOCK_PERMITS":     fmt.Sprint(s.LockPermits),
 		"CONNECT_INIT_PEERS":            strings.Join(s.Peers, ","),
 		"CONNECT_INIT_PEER_CHECK":       s.PeerCheck,
+		"CONNECT_INIT_PLUGIN_CHECK":     s.PluginCheck,
 		"CONNECT_INIT_STRICT":           fmt.Sprint(s.Strict),
 		"CONNECT_INIT_LOG_FORMAT":       s.LogFormat,
 		"CONNECT_INIT_LOG_LEVEL":        s.LogLevel,

@@ -329,35 +329,3 @@ func render(fs []Finding) string {
 	}
 	return b.String()
 }
-
-// TestVerdictRealWorkers is the scenario on real data: this worker
-// runs Kafka 4.1.1's jars without connect-file (an empty plugin.path), its
-// peer is the real worker captured in testdata/real; the verdict refuses
-// it, naming org.apache.kafka.connect.file.FileStreamSourceConnector.
-func TestVerdictRealWorkers(t *testing.T) {
-	libs, version := kafkaLibs(t)
-	if libs == "" || version != "4.1.1" {
-		t.Skip("no Kafka 4.1.1 jars in the test bed's cache")
-	}
-	jars, err := os.ReadDir(libs)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var cp []string
-	for _, j := range jars {
-		if strings.HasSuffix(j.Name(), ".jar") && !strings.HasPrefix(j.Name(), "connect-file-") {
-			cp = append(cp, libs+"/"+j.Name())
-		}
-	}
-	uses := UsedClasses(map[string]map[string]string{"source": {"connector.class": "FileStreamSource", "transforms": "r", "transforms.r.type": "RegexRouter"}})
-	inv, err := Scan(t.Context(), Options{Classpath: cp, Want: Classes(uses)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	fs := Verdict(Input{Uses: uses, Local: inv, Peers: []Peer{realPeer(t)}})
-	refuse, fs := CheckFail.Apply(fs)
-	if !refuse || len(fs) != 1 || fs[0].Class != "org.apache.kafka.connect.file.FileStreamSourceConnector" {
-		t.Fatalf("refuse=%v:\n%s", refuse, render(fs))
-	}
-	t.Log(fs[0].String())
-}

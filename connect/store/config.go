@@ -55,6 +55,11 @@ type ConfigLog struct {
 	End int64
 	// Records are in offset order.
 	Records []ConfigRecord
+	// Configs is each connector's latest configuration ("connector-<name>"
+	// records' properties; a null record removes it), as a worker that read
+	// to End runs it: the plugins step names what the cluster's connectors
+	// load from it, so the group gate's one read serves both.
+	Configs map[string]map[string]string
 }
 
 // ParseKey classifies a config-topic key the way
@@ -99,10 +104,13 @@ func ParseKey(key string) (kind Kind, connector string, task int32) {
 // = READ_COMMITTED), so an aborted record is never part of any worker's
 // config snapshot.
 func ReadConfig(ctx context.Context, client sarama.Client, topic string) (*ConfigLog, error) {
-	l := &ConfigLog{Topic: topic}
+	l := &ConfigLog{Topic: topic, Configs: map[string]map[string]string{}}
 	end, err := kafkalog.ReadWith(ctx, client, topic, 0, kafkalog.Committed, func(r kafkalog.Record) error {
 		kind, conn, task := ParseKey(string(r.Key))
 		rec := ConfigRecord{Offset: r.Offset, Kind: kind, Connector: conn, Task: task, Null: r.Value == nil}
+		if kind == KindConnector {
+			l.applyConnectorConfig(conn, r.Value)
+		}
 		if kind == KindTargetState && r.Value != nil {
 			var v struct {
 				State   string `json:"state"`
@@ -123,6 +131,34 @@ func ReadConfig(ctx context.Context, client sarama.Client, topic string) (*Confi
 		return l, fmt.Errorf("config topic %q: %w", topic, err)
 	}
 	return l, nil
+}
+
+// applyConnectorConfig records a "connector-<name>" record's
+// configuration, as KafkaConfigBackingStore.processConnectorConfigRecord
+// does: null removes the connector, a value replaces its configuration. A
+// value that does not decode is ignored, as Connect logs and skips it
+// ("Invalid connector config").
+func (l *ConfigLog) applyConnectorConfig(connector string, value []byte) {
+	if value == nil {
+		delete(l.Configs, connector)
+		return
+	}
+	var v struct {
+		Properties map[string]*string `json:"properties"`
+	}
+	if json.Unmarshal(value, &v) != nil || v.Properties == nil {
+		return
+	}
+	if l.Configs == nil {
+		l.Configs = map[string]map[string]string{}
+	}
+	cfg := make(map[string]string, len(v.Properties))
+	for k, p := range v.Properties {
+		if p != nil {
+			cfg[k] = *p
+		}
+	}
+	l.Configs[connector] = cfg
 }
 
 // DefinedAt returns the connectors a worker that had read the records below

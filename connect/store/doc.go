@@ -1,6 +1,7 @@
 // Package store reads what Kafka Connect itself wrote to a cluster's
 // config and status topics, to tie group members to a Connect cluster with
-// Connect's own records. It decodes only what the identity rules need, the
+// Connect's own records. It decodes only what the identity rules and the
+// plugins step (the classes the connectors' configurations name) need, the
 // way Connect's backing stores read the same bytes (Kafka's source,
 // connect/runtime/.../storage/):
 //

@@ -96,3 +96,23 @@ func TestRejoinRecord(t *testing.T) {
 		}
 	}
 }
+
+// TestConnectorConfigs follows connector records as Connect does: the
+// latest value wins, null removes the connector, a value that is not
+// Connect's {"properties":{...}} is skipped, and a null property is left
+// out.
+func TestConnectorConfigs(t *testing.T) {
+	l := &ConfigLog{}
+	l.applyConnectorConfig("a", []byte(`{"properties":{"connector.class":"FileStreamSource","topic":"x"}}`))
+	l.applyConnectorConfig("b", []byte(`{"properties":{"connector.class":"org.example.B","transforms":null}}`))
+	l.applyConnectorConfig("a", []byte(`{"properties":{"connector.class":"FileStreamSink"}}`))
+	l.applyConnectorConfig("b", []byte(`not json`))
+	l.applyConnectorConfig("c", []byte(`{"properties":{"connector.class":"C"}}`))
+	l.applyConnectorConfig("c", nil)
+	if len(l.Configs) != 2 || l.Configs["a"]["connector.class"] != "FileStreamSink" || len(l.Configs["a"]) != 1 {
+		t.Fatalf("configs %v", l.Configs)
+	}
+	if b := l.Configs["b"]; b["connector.class"] != "org.example.B" || len(b) != 1 {
+		t.Errorf("b: %v (the undecodable record must not replace it; a null property is left out)", b)
+	}
+}

@@ -8,7 +8,8 @@
 // Kafka's own JVM tools; (2) reaction time to the last broker starting;
 // (3) bring-up of 4 real Connect workers bare, with the startup lock, and
 // with 4 permits; (4) footprint; (5) the startup lock with 32 contenders;
-// (6) `connect-init repair` raising 50 partitions from 1 to 3 replicas.
+// (6) `connect-init repair` raising 50 partitions from 1 to 3 replicas;
+// (7) the plugins step's scan of real plugin directories.
 // Timings are reported, never asserted: the machine may be shared and slow.
 package main
 
@@ -48,7 +49,7 @@ func main() {
 	flag.IntVar(&o.reactRuns, "reaction-runs", 4, "repetitions of the reaction-time measurement (row 2)")
 	flag.IntVar(&o.bringupRuns, "bringup-runs", 2, "repetitions of each bring-up scenario (row 3)")
 	flag.IntVar(&o.contenders, "contenders", 32, "startup-lock contenders (row 5)")
-	flag.StringVar(&o.only, "only", "", "comma-separated subset of rows to run: overhead,reaction,bringup,lockscale,swarm,repair (default all)")
+	flag.StringVar(&o.only, "only", "", "comma-separated subset of rows to run: overhead,reaction,bringup,lockscale,swarm,repair,plugins (default all)")
 	flag.BoolVar(&o.keep, "keep", false, "keep the work directory (logs of brokers, workers and connect-init)")
 	flag.StringVar(&o.baseline, "baseline", "", "another connect-init binary (e.g. built from an earlier commit): row 1a-base times its prepare beside row 1a's, in the same rounds")
 	flag.BoolVar(&o.serve, "serve", false, "start the test bed, print the binary and bootstrap servers, and wait for Ctrl-C (for profiling by hand)")
@@ -88,6 +89,50 @@ type bed struct {
 	waiterHWM  []float64 // MiB, row 5
 }
 
+// setUp makes the bed of one run under dir: the Kafka jars, the static
+// binaries (connect-init, the stand-in worker, the rusage helper) and a
+// 3-broker cluster, which the caller closes.
+func setUp(ctx context.Context, root, dir string) (*bed, error) {
+	b := &bed{dir: dir, logDir: filepath.Join(dir, "logs")}
+	if err := os.MkdirAll(b.logDir, 0o755); err != nil {
+		return nil, err
+	}
+	progress("fetching Kafka %s", testbed.Version())
+	fctx, cancel := context.WithTimeout(ctx, 10*time.Minute)
+	var err error
+	b.dist, err = testbed.Fetch(fctx, testbed.Version())
+	cancel()
+	if err != nil {
+		return nil, err
+	}
+	progress("building connect-init (static, stripped) and the stand-in worker")
+	if b.binary, err = buildStatic(root, dir, "./cmd/connect-init", "connect-init", "-X main.version=bench"); err != nil {
+		return nil, err
+	}
+	if b.standin, err = buildStatic(root, dir, "./internal/bench/standin", "standin", ""); err != nil {
+		return nil, err
+	}
+	if rusageHelper, err = buildStatic(root, dir, "./internal/bench/rusage", "rusage", ""); err != nil {
+		return nil, err
+	}
+	progress("starting 3 KRaft brokers")
+	// FreePort is racy on a shared machine (another test may take a port
+	// before a broker binds it): try a fresh cluster a few times.
+	for attempt := 1; attempt <= 3; attempt++ {
+		sctx, cancel := context.WithTimeout(ctx, 5*time.Minute)
+		b.cluster, err = testbed.StartCluster(sctx, b.dist, testbed.ClusterOptions{Brokers: 3, Dir: filepath.Join(dir, fmt.Sprintf("cluster-%d", attempt))})
+		cancel()
+		if err == nil || ctx.Err() != nil {
+			break
+		}
+		progress("cluster start failed (attempt %d): %s", attempt, firstLineOf(err.Error()))
+	}
+	if err != nil {
+		return nil, err
+	}
+	return b, nil
+}
+
 func run(ctx context.Context, o options) int {
 	defer testbed.KillAll()
 	defer killStarted()
@@ -111,44 +156,7 @@ func run(ctx context.Context, o options) int {
 		defer os.RemoveAll(dir)
 	}
 
-	b := &bed{dir: dir, logDir: filepath.Join(dir, "logs")}
-	if err := os.MkdirAll(b.logDir, 0o755); err != nil {
-		fmt.Fprintln(os.Stderr, "bench:", err)
-		return 1
-	}
-	progress("fetching Kafka %s", testbed.Version())
-	fctx, cancel := context.WithTimeout(ctx, 10*time.Minute)
-	b.dist, err = testbed.Fetch(fctx, testbed.Version())
-	cancel()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "bench:", err)
-		return 1
-	}
-	progress("building connect-init (static, stripped) and the stand-in worker")
-	if b.binary, err = buildStatic(root, dir, "./cmd/connect-init", "connect-init", "-X main.version=bench"); err != nil {
-		fmt.Fprintln(os.Stderr, "bench:", err)
-		return 1
-	}
-	if b.standin, err = buildStatic(root, dir, "./internal/bench/standin", "standin", ""); err != nil {
-		fmt.Fprintln(os.Stderr, "bench:", err)
-		return 1
-	}
-	if rusageHelper, err = buildStatic(root, dir, "./internal/bench/rusage", "rusage", ""); err != nil {
-		fmt.Fprintln(os.Stderr, "bench:", err)
-		return 1
-	}
-	progress("starting 3 KRaft brokers")
-	// FreePort is racy on a shared machine (another test may take a port
-	// before a broker binds it): try a fresh cluster a few times.
-	for attempt := 1; attempt <= 3; attempt++ {
-		sctx, cancel := context.WithTimeout(ctx, 5*time.Minute)
-		b.cluster, err = testbed.StartCluster(sctx, b.dist, testbed.ClusterOptions{Brokers: 3, Dir: filepath.Join(dir, fmt.Sprintf("cluster-%d", attempt))})
-		cancel()
-		if err == nil || ctx.Err() != nil {
-			break
-		}
-		progress("cluster start failed (attempt %d): %s", attempt, firstLineOf(err.Error()))
-	}
+	b, err := setUp(ctx, root, dir)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		return 1
@@ -172,6 +180,7 @@ func run(ctx context.Context, o options) int {
 		{"bringup", benchBringup},
 		{"swarm", benchSwarm},
 		{"repair", benchRepair},
+		{"plugins", benchPlugins},
 	}
 	failed := false
 	for _, s := range steps {

@@ -1,0 +1,345 @@
+//go:build integration
+
+package main
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/IBM/sarama"
+
+	"github.com/connect-init/connect-init/connect/plugins"
+	"github.com/connect-init/connect-init/internal/testbed"
+)
+
+// The plugins step (issue 24) on real workers of the shared cluster. The
+// test bed's classpath holds every Kafka jar, connect-file included, so
+// these workers get a classpath without it (pluginLibs) and, when they
+// should have FileStream*, connect-file as a plugin directory on
+// plugin.path (pluginPath).
+
+const fileSourceClass = "org.apache.kafka.connect.file.FileStreamSourceConnector"
+
+var (
+	pluginBedOnce sync.Once
+	pluginLibs    string // Kafka's jars but connect-file, as links
+	pluginPath    string // a plugin.path holding connect-file/
+	pluginBedErr  error
+)
+
+// pluginBed makes the classpath without connect-file and the plugin.path
+// with it, once per package.
+func pluginBed(t *testing.T) (libs, path string) {
+	t.Helper()
+	pluginBedOnce.Do(func() {
+		pluginLibs, pluginPath = filepath.Join(workDir, "plugins-libs"), filepath.Join(workDir, "plugins-path")
+		pluginBedErr = splitConnectFile(cluster.Dist.LibDir, pluginLibs, filepath.Join(pluginPath, "connect-file"))
+	})
+	if pluginBedErr != nil {
+		t.Fatal(pluginBedErr)
+	}
+	return pluginLibs, pluginPath
+}
+
+// splitConnectFile links every jar of libDir into libs but connect-file's,
+// which is copied into plugin, a plugin directory of its own.
+func splitConnectFile(libDir, libs, plugin string) error {
+	jars, err := filepath.Glob(filepath.Join(libDir, "*.jar"))
+	if err != nil || len(jars) == 0 {
+		return fmt.Errorf("no jars in %s: %v", libDir, err)
+	}
+	for _, d := range []string{libs, plugin} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			return err
+		}
+	}
+	found := false
+	for _, j := range jars {
+		if strings.HasPrefix(filepath.Base(j), "connect-file-") {
+			data, err := os.ReadFile(j)
+			if err != nil {
+				return err
+			}
+			found = true
+			if err := os.WriteFile(filepath.Join(plugin, filepath.Base(j)), data, 0o644); err != nil {
+				return err
+			}
+			continue
+		}
+		if err := os.Symlink(j, filepath.Join(libs, filepath.Base(j))); err != nil {
+			return err
+		}
+	}
+	if !found {
+		return fmt.Errorf("no connect-file jar in %s", libDir)
+	}
+	return nil
+}
+
+// pluginWorker is the spec of a worker of group whose classpath lacks
+// connect-file and whose plugin.path is path ("" for none).
+func pluginWorker(t *testing.T, group map[string]string, name, path string) *testbed.WorkerSpec {
+	t.Helper()
+	libs, _ := pluginBed(t)
+	extra := map[string]string{}
+	for k, v := range group {
+		extra[k] = v
+	}
+	if path != "" {
+		extra["plugin.path"] = path
+	}
+	props, err := cluster.WorkerProps(extra)
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec, err := cluster.NewWorkerSpec(group["group.id"]+"-"+name, props, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, a := range spec.Argv {
+		if a == cluster.Dist.Classpath() {
+			spec.Argv[i] = filepath.Join(libs, "*")
+		}
+	}
+	return spec
+}
+
+// startPluginWorker starts spec directly (no connect-init) and waits until
+// it is healthy.
+func startPluginWorker(ctx context.Context, t *testing.T, spec *testbed.WorkerSpec) *testbed.Worker {
+	t.Helper()
+	w, err := cluster.StartWorker(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { w.Stop(20 * time.Second) })
+	if err := w.WaitHealthy(ctx); err != nil {
+		t.Fatal(err)
+	}
+	return w
+}
+
+// runPluginWorker starts spec through `connect-init run`; the caller waits
+// for its exit or its health.
+func runPluginWorker(t *testing.T, spec *testbed.WorkerSpec, env ...string) *testbed.Worker {
+	t.Helper()
+	argv := append([]string{binary, "run", "--"}, spec.Argv...)
+	w, err := cluster.StartWorkerCommand(spec, argv, connectInitEnv(spec.Props, env...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { w.Stop(20 * time.Second) })
+	return w
+}
+
+// assertPluginRefusal checks that w exited 1 before the exec, with one
+// plugins-gate line naming each want.
+func assertPluginRefusal(ctx context.Context, t *testing.T, w *testbed.Worker, wants ...string) string {
+	t.Helper()
+	code, err := w.ExitCode(ctx)
+	if err != nil {
+		t.Fatalf("connect-init did not exit: %v; log:\n%s", err, logTail(w.Log(), 4000))
+	}
+	log := w.Log()
+	if code != 1 {
+		t.Fatalf("connect-init exited %d, want 1; log:\n%s", code, logTail(log, 4000))
+	}
+	for _, never := range []string{"starting the worker", "Kafka Connect worker initializ", "Kafka version"} {
+		if strings.Contains(log, never) {
+			t.Errorf("the worker started (log has %q)", never)
+		}
+	}
+	line := firstLine(log, "plugins gate:")
+	if !strings.Contains(line, `msg="gate failed"`) || !strings.Contains(line, "gate=plugins") {
+		t.Errorf("no plugins gate failure line:\n%s", logTail(log, 4000))
+	}
+	for _, want := range wants {
+		if !strings.Contains(line, want) {
+			t.Errorf("the refusal lacks %q: %s", want, line)
+		}
+	}
+	return line
+}
+
+// deleteConnector deletes a connector through the REST API.
+func deleteConnector(ctx context.Context, t *testing.T, base, name string) {
+	t.Helper()
+	req, err := http.NewRequestWithContext(ctx, http.MethodDelete, base+"/connectors/"+name, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusNoContent && resp.StatusCode != http.StatusOK {
+		t.Fatalf("DELETE connector %s: HTTP %d", name, resp.StatusCode)
+	}
+}
+
+// TestPluginsOddWorkerRefused is issue 24's scenario: w1 has connect-file
+// on its plugin.path and runs a FileStreamSource connector; w2, started
+// through `connect-init run` with no plugin.path, is refused naming the
+// class and never joins. Then the same connector defined by its short
+// alias; then w3, which has connect-file like w1, passes and joins.
+func TestPluginsOddWorkerRefused(t *testing.T) {
+	start := time.Now()
+	ctx, cancel := context.WithTimeout(context.Background(), 6*time.Minute)
+	defer cancel()
+	group := uniqueGroup(t, "plugins")
+	_, path := pluginBed(t)
+	w1 := startPluginWorker(ctx, t, pluginWorker(t, group, "w1", path))
+	input := filepath.Join(w1.Spec.Dir, "input.txt")
+	if err := os.WriteFile(input, []byte("alpha\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	putConnector(ctx, t, w1.Spec.RESTURL, "file-source", map[string]string{"connector.class": fileSourceClass, "tasks.max": "1", "file": input, "topic": group["group.id"] + "-lines"})
+	waitConnectorRunning(ctx, t, w1.Spec.RESTURL, "file-source")
+	t.Logf("w1 runs file-source after %s", time.Since(start).Round(time.Millisecond))
+
+	t.Run("full class name", func(t *testing.T) {
+		began := time.Now()
+		w2 := runPluginWorker(t, pluginWorker(t, group, "w2", ""))
+		line := assertPluginRefusal(ctx, t, w2, fileSourceClass, `connector \"file-source\"`, "connector.class="+fileSourceClass,
+			w1.Spec.RESTURL, "version "+cluster.Dist.Version, "this worker looked in", "fix: install the plugin")
+		t.Logf("refused after %s: %s", time.Since(began).Round(time.Millisecond), line)
+		if _, urls := groupURLs(ctx, t, group["group.id"], 1); !slices.Equal(urls, []string{w1.Spec.RESTURL + "/"}) && !slices.Equal(urls, []string{w1.Spec.RESTURL}) {
+			t.Errorf("group members %v, want only w1", urls)
+		}
+	})
+
+	deleteConnector(ctx, t, w1.Spec.RESTURL, "file-source")
+	putConnector(ctx, t, w1.Spec.RESTURL, "alias-source", map[string]string{"connector.class": "FileStreamSource", "tasks.max": "1", "file": input, "topic": group["group.id"] + "-lines"})
+	waitConnectorRunning(ctx, t, w1.Spec.RESTURL, "alias-source")
+
+	t.Run("short alias", func(t *testing.T) {
+		began := time.Now()
+		w2 := runPluginWorker(t, pluginWorker(t, group, "w2-alias", ""))
+		line := assertPluginRefusal(ctx, t, w2, fileSourceClass, `connector \"alias-source\"`, "connector.class=FileStreamSource")
+		t.Logf("refused after %s: %s", time.Since(began).Round(time.Millisecond), line)
+	})
+
+	t.Run("alias resolves here", func(t *testing.T) {
+		began := time.Now()
+		w3 := runPluginWorker(t, pluginWorker(t, group, "w3", path))
+		if err := w3.WaitHealthy(ctx); err != nil {
+			t.Fatal(err)
+		}
+		log := w3.Log()
+		checked := firstLine(log, `msg="plugins checked"`)
+		if !strings.Contains(checked, "peers_answered=1") || strings.Contains(log, "plugins gate:") || strings.Contains(log, "plugin-missing") {
+			t.Errorf("w3's plugins step: %s\n%s", checked, logTail(log, 3000))
+		}
+		groupURLs(ctx, t, group["group.id"], 2)
+		t.Logf("w3 joined after %s: %s", time.Since(began).Round(time.Millisecond), checked)
+	})
+	t.Logf("took %s", time.Since(start).Round(time.Millisecond))
+}
+
+// writeConnectorRecord writes a connector's configuration into a config
+// topic as Connect does (key connector-<name>, {"properties":{...}}): the
+// only way to define a connector whose class no worker can load, since
+// Connect's REST API validates the class first.
+func writeConnectorRecord(t *testing.T, topic, name, class string) {
+	t.Helper()
+	cfg := sarama.NewConfig()
+	cfg.Version = sarama.MaxVersion
+	cfg.Producer.Return.Successes = true
+	cfg.Producer.RequiredAcks = sarama.WaitForAll
+	p, err := sarama.NewSyncProducer(strings.Split(cluster.Bootstrap(), ","), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	value := fmt.Sprintf(`{"properties":{"connector.class":%q,"name":%q,"tasks.max":"1"}}`, class, name)
+	if _, _, err := p.SendMessage(&sarama.ProducerMessage{Topic: topic, Partition: 0, Key: sarama.StringEncoder("connector-" + name), Value: sarama.StringEncoder(value)}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestPluginsMissingEverywhereWarns: a connector whose class no member can
+// load is broken everywhere: the worker started through connect-init logs
+// the warning and starts. Then doctor, asked from the new worker's
+// configuration, lists the gap per member once w1 runs a connector the
+// new worker lacks, and the plugin without manifests on a plugin.path.
+func TestPluginsMissingEverywhereWarns(t *testing.T) {
+	start := time.Now()
+	ctx, cancel := context.WithTimeout(context.Background(), 6*time.Minute)
+	defer cancel()
+	group := uniqueGroup(t, "plugins-ghost")
+	_, path := pluginBed(t)
+	w1 := startPluginWorker(ctx, t, pluginWorker(t, group, "w1", path))
+	const ghost = "com.example.missing.GhostSourceConnector"
+	writeConnectorRecord(t, group["config.storage.topic"], "ghost", ghost)
+	t.Logf("w1 up and ghost written after %s", time.Since(start).Round(time.Millisecond))
+
+	began := time.Now()
+	spec := pluginWorker(t, group, "w2", "")
+	w2 := runPluginWorker(t, spec)
+	if err := w2.WaitHealthy(ctx); err != nil {
+		t.Fatal(err)
+	}
+	log := w2.Log()
+	warn := firstLine(log, "id="+plugins.IDPluginMissingEverywhere)
+	if !strings.Contains(warn, "level=WARN") || !strings.Contains(warn, ghost) || !strings.Contains(warn, `connector \"ghost\"`) {
+		t.Errorf("no missing-everywhere warning for ghost:\n%s", logTail(log, 4000))
+	}
+	if strings.Contains(log, "plugins gate:") {
+		t.Errorf("w2 was refused for a class nobody loads")
+	}
+	groupURLs(ctx, t, group["group.id"], 2)
+	t.Logf("w2 started and joined after %s: %s", time.Since(began).Round(time.Millisecond), warn)
+
+	t.Run("doctor", func(t *testing.T) { doctorPluginParity(ctx, t, w1, w2, ghost) })
+	t.Logf("took %s", time.Since(start).Round(time.Millisecond))
+}
+
+// doctorPluginParity: w1 runs a FileStreamSource connector, which w2
+// cannot load; doctor from w2's configuration (with a plugin.path holding
+// the javac-built plugin without manifests) names w2 as lacking it, ghost
+// as broken everywhere, and the slow-scan plugin.
+func doctorPluginParity(ctx context.Context, t *testing.T, w1, w2 *testbed.Worker, ghost string) {
+	input := filepath.Join(w1.Spec.Dir, "input.txt")
+	if err := os.WriteFile(input, []byte("alpha\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	putConnector(ctx, t, w1.Spec.RESTURL, "file-source", map[string]string{"connector.class": "FileStreamSource", "tasks.max": "1", "file": input, "topic": w1.Spec.Props["group.id"] + "-lines"})
+	noman, err := filepath.Abs("../../connect/plugins/testdata/noman")
+	if err != nil {
+		t.Fatal(err)
+	}
+	pp := t.TempDir()
+	if err := os.Symlink(noman, filepath.Join(pp, "noman")); err != nil {
+		t.Fatal(err)
+	}
+	env := append(connectInitEnv(w2.Spec.Props), "CONNECT_PLUGIN_PATH="+pp)
+	began := time.Now()
+	res, doc := doctorJSON(ctx, t, env)
+	byID := findingsByID(doc)
+	missing := byID[plugins.IDPluginMissing]
+	if len(missing) != 1 || !strings.Contains(missing[0].Subject, w2.Spec.RESTURL) || !strings.Contains(missing[0].Summary, fileSourceClass) ||
+		!strings.Contains(missing[0].Summary, `"file-source"`) || res.code != 1 {
+		t.Errorf("doctor exit %d, plugin-missing %+v\n%s", res.code, missing, res.stdout)
+	}
+	if e := byID[plugins.IDPluginMissingEverywhere]; len(e) != 1 || !strings.Contains(e[0].Summary, ghost) {
+		t.Errorf("plugin-missing-everywhere %+v", e)
+	}
+	if nm := byID[plugins.IDPluginNoManifest]; len(nm) != 1 || !strings.Contains(nm[0].Evidence, "NoManifestSourceConnector") || !strings.Contains(nm[0].Fix, "sync-manifests") {
+		t.Errorf("plugin-no-manifest %+v", nm)
+	}
+	t.Logf("doctor took %s: %d findings", time.Since(began).Round(time.Millisecond), len(doc.Findings))
+	for _, f := range doc.Findings {
+		if strings.HasPrefix(f.ID, "plugin-") {
+			t.Logf("[%s] %s %s: %s", f.Severity, f.ID, f.Subject, f.Summary)
+		}
+	}
+}
