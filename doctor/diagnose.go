@@ -380,11 +380,11 @@ func (d *diag) memberGaps(p *PluginsLook) {
 }
 
 // pluginSeverity maps a plugin finding's severity onto the checks'.
-func pluginSeverity(s plugins.Severity) checks.Severity {
+func pluginSeverity(s checks.Severity) checks.Severity {
 	switch s {
-	case plugins.SeverityError:
+	case checks.Error:
 		return checks.Error
-	case plugins.SeverityWarning:
+	case checks.Warning:
 		return checks.Warning
 	}
 	return checks.Info

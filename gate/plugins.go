@@ -14,6 +14,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/connect-init/connect-init/checks"
 	"github.com/connect-init/connect-init/connect/plugins"
 	"github.com/connect-init/connect-init/connect/store"
 	"github.com/connect-init/connect-init/entrypoint"
@@ -237,10 +238,10 @@ func (g *PluginGate) Check(ctx context.Context) (*PluginReport, error) {
 	rep.Refused, rep.Findings = g.Mode.Apply(findings)
 	for _, f := range rep.Findings {
 		level := slog.LevelInfo
-		if f.Severity != plugins.SeverityInfo {
+		if f.Severity != checks.Info {
 			level = slog.LevelWarn
 		}
-		if !rep.Refused || f.Severity != plugins.SeverityError {
+		if !rep.Refused || f.Severity != checks.Error {
 			log.Log(ctx, level, "plugin check", "gate", step.Plugins, "id", f.ID, "subject", f.Subject, "finding", f.Summary, "evidence", f.Evidence, "fix", f.Fix)
 		}
 	}
@@ -260,7 +261,7 @@ func (g *PluginGate) Check(ctx context.Context) (*PluginReport, error) {
 func pluginRefusal(findings []plugins.Finding) *GateError {
 	var errs []plugins.Finding
 	for _, f := range findings {
-		if f.Severity == plugins.SeverityError {
+		if f.Severity == checks.Error {
 			errs = append(errs, f)
 		}
 	}

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/connect-init/connect-init/checks"
 	"github.com/connect-init/connect-init/connect/plugins"
 	"github.com/connect-init/connect-init/connect/store"
 )
@@ -83,7 +84,7 @@ func TestPluginGateRefusesTheOddWorker(t *testing.T) {
 func TestPluginGateWarnMode(t *testing.T) {
 	peer, _ := pluginPeer(t, http.StatusOK, realPluginList(t))
 	rep, log, err := checkPlugins(t, plugins.CheckWarn, fileSource, peer)
-	if err != nil || rep.Refused || len(rep.Findings) == 0 || rep.Findings[0].Severity != plugins.SeverityWarning {
+	if err != nil || rep.Refused || len(rep.Findings) == 0 || rep.Findings[0].Severity != checks.Warning {
 		t.Fatalf("err %v, findings %+v", err, rep.Findings)
 	}
 	if !strings.Contains(log, "level=WARN") || !strings.Contains(log, "id="+plugins.IDPluginMissing) {

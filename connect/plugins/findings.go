@@ -3,6 +3,8 @@ package plugins
 import (
 	"fmt"
 	"strings"
+
+	"github.com/connect-init/connect-init/checks"
 )
 
 // versionDiffers is IDPluginVersionDiffers: this worker's known version
@@ -21,7 +23,7 @@ func versionDiffers(u Use, mine []Plugin, have []peerMatch) (Finding, bool) {
 		return Finding{}, false
 	}
 	f := Finding{
-		ID: IDPluginVersionDiffers, Severity: SeverityWarning, Subject: "connector " + u.Connector,
+		ID: IDPluginVersionDiffers, Severity: checks.Warning, Subject: "connector " + u.Connector,
 		Connector: u.Connector, Key: u.Key, Class: mine[0].Class,
 		Summary: fmt.Sprintf("connector %q uses %s in another version here than on %s: its tasks behave differently on this worker",
 			u.Connector, mine[0].Class, peerPhrase(differ)),
@@ -47,7 +49,7 @@ func versionUnverified(u Use, vr versionRange, mine []Plugin) (Finding, bool) {
 		}
 	}
 	return Finding{
-		ID: IDPluginVersionUnverified, Severity: SeverityInfo, Subject: "connector " + u.Connector,
+		ID: IDPluginVersionUnverified, Severity: checks.Info, Subject: "connector " + u.Connector,
 		Connector: u.Connector, Key: u.Key, Class: mine[0].Class,
 		Summary: fmt.Sprintf("connector %q asks for %s version %s, which this worker's jar does not state reliably: only the worker can tell",
 			u.Connector, mine[0].Class, vr.spec),
@@ -62,20 +64,20 @@ func versionUnverified(u Use, vr versionRange, mine []Plugin) (Finding, bool) {
 func noManifestFindings(inv *Inventory) []Finding {
 	var out []Finding
 	for _, g := range byLocation(inv.Plugins, FoundScan) {
-		sev, summary := SeverityInfo, "found only by Connect's reflective scan, which reads every class at each start"
+		sev, summary := checks.Info, "found only by Connect's reflective scan, which reads every class at each start"
 		if inv.Discovery == HybridFail {
-			sev, summary = SeverityWarning, "plugin.discovery=hybrid_fail makes the worker refuse to start"
+			sev, summary = checks.Warning, "plugin.discovery=hybrid_fail makes the worker refuse to start"
 		}
 		out = append(out, noManifest(g, sev, summary))
 	}
 	for _, g := range byLocation(inv.Invisible, "") {
-		out = append(out, noManifest(g, SeverityInfo, "plugin.discovery=service_load ignores them: the worker does not load them"))
+		out = append(out, noManifest(g, checks.Info, "plugin.discovery=service_load ignores them: the worker does not load them"))
 	}
 	return out
 }
 
 // noManifest renders one location's plugins without manifests.
-func noManifest(g []Plugin, sev Severity, why string) Finding {
+func noManifest(g []Plugin, sev checks.Severity, why string) Finding {
 	loc := g[0].Location
 	fix := fmt.Sprintf("bin/connect-plugin-path.sh sync-manifests --plugin-location %s (KIP-898) writes the manifests; then plugin.discovery=service_load skips the scan", loc)
 	if loc == ClasspathLocation {
@@ -98,7 +100,7 @@ func problemFindings(inv *Inventory) []Finding {
 			fix = fixMount
 		}
 		out = append(out, Finding{
-			ID: IDPluginPathProblem, Severity: SeverityWarning, Subject: p.Path,
+			ID: IDPluginPathProblem, Severity: checks.Warning, Subject: p.Path,
 			Summary:  fmt.Sprintf("%s: %s", p.Path, p.Detail),
 			Evidence: "this worker looked in " + inv.Where(),
 			Fix:      fix,

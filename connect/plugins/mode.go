@@ -3,6 +3,8 @@ package plugins
 import (
 	"fmt"
 	"strings"
+
+	"github.com/connect-init/connect-init/checks"
 )
 
 // CheckMode is CONNECT_INIT_PLUGIN_CHECK: what the startup step does with
@@ -46,11 +48,11 @@ func (m CheckMode) Apply(findings []Finding) (refuse bool, out []Finding) {
 	out = make([]Finding, len(findings))
 	copy(out, findings)
 	for i := range out {
-		if out[i].Severity != SeverityError {
+		if out[i].Severity != checks.Error {
 			continue
 		}
 		if m == CheckWarn {
-			out[i].Severity = SeverityWarning
+			out[i].Severity = checks.Warning
 			continue
 		}
 		refuse = true

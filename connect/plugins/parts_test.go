@@ -5,6 +5,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/connect-init/connect-init/checks"
 )
 
 func TestReadClassHeader(t *testing.T) {
@@ -233,11 +235,11 @@ func TestParseModes(t *testing.T) {
 }
 
 func TestCheckModeApply(t *testing.T) {
-	fs := []Finding{{ID: IDPluginMissing, Severity: SeverityError}, {ID: IDPluginNoManifest, Severity: SeverityInfo}}
-	if refuse, out := CheckFail.Apply(fs); !refuse || len(out) != 2 || out[0].Severity != SeverityError {
+	fs := []Finding{{ID: IDPluginMissing, Severity: checks.Error}, {ID: IDPluginNoManifest, Severity: checks.Info}}
+	if refuse, out := CheckFail.Apply(fs); !refuse || len(out) != 2 || out[0].Severity != checks.Error {
 		t.Errorf("fail: refuse=%v %v", refuse, out)
 	}
-	if refuse, out := CheckWarn.Apply(fs); refuse || out[0].Severity != SeverityWarning || fs[0].Severity != SeverityError {
+	if refuse, out := CheckWarn.Apply(fs); refuse || out[0].Severity != checks.Warning || fs[0].Severity != checks.Error {
 		t.Errorf("warn: refuse=%v %v (input changed: %v)", refuse, out, fs[0].Severity)
 	}
 	if refuse, out := CheckOff.Apply(fs); refuse || out != nil {

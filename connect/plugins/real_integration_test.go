@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/connect-init/connect-init/checks"
 	"github.com/connect-init/connect-init/internal/testbed"
 )
 
@@ -111,7 +112,7 @@ func TestVerdictRealWorkers(t *testing.T) {
 	want := 1
 	if version != "4.1.1" {
 		want = 2
-		if fs[1].ID != IDPluginVersionDiffers || fs[1].Severity != SeverityWarning || !strings.Contains(fs[1].Evidence, version) || !strings.Contains(fs[1].Evidence, "4.1.1") {
+		if fs[1].ID != IDPluginVersionDiffers || fs[1].Severity != checks.Warning || !strings.Contains(fs[1].Evidence, version) || !strings.Contains(fs[1].Evidence, "4.1.1") {
 			t.Errorf("RegexRouter %s here and 4.1.1 on the peer:\n%s", version, render(fs))
 		}
 		t.Log(fs[1].String())

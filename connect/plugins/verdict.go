@@ -4,30 +4,9 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+
+	"github.com/connect-init/connect-init/checks"
 )
-
-// Severity ranks a finding as connect-init's checks do: an error refuses
-// the start (under CONNECT_INIT_PLUGIN_CHECK=fail), a warning is a risk,
-// info is context.
-type Severity string
-
-// The severities, from the most to the least severe.
-const (
-	SeverityError   Severity = "error"
-	SeverityWarning Severity = "warning"
-	SeverityInfo    Severity = "info"
-)
-
-// rank orders severities: 0 for error, 1 for warning, 2 for info.
-func (s Severity) rank() int {
-	switch s {
-	case SeverityError:
-		return 0
-	case SeverityWarning:
-		return 1
-	}
-	return 2
-}
 
 // The findings' stable ids: scripts and alerting match on them, so they
 // are never renamed or reused for another condition.
@@ -59,7 +38,7 @@ type Finding struct {
 	// ID is one of the IDPlugin* ids.
 	ID string `json:"id"`
 	// Severity is the finding's, before CheckMode.Apply.
-	Severity Severity `json:"severity"`
+	Severity checks.Severity `json:"severity"`
 	// Subject is the connector ("connector <name>") or the location.
 	Subject string `json:"subject"`
 	// Summary says in one line what is wrong.
@@ -124,7 +103,7 @@ func Verdict(in Input) []Finding {
 	}
 	out = append(out, noManifestFindings(local)...)
 	out = append(out, problemFindings(local)...)
-	sort.SliceStable(out, func(i, j int) bool { return out[i].Severity.rank() < out[j].Severity.rank() })
+	sort.SliceStable(out, func(i, j int) bool { return out[i].Severity.Rank() < out[j].Severity.Rank() })
 	return out
 }
 
@@ -186,7 +165,7 @@ func keepVersions(ps []Plugin, vr versionRange, strict bool) []Plugin {
 func missingHere(u Use, vr versionRange, local *Inventory, mine []Plugin, have []peerMatch) Finding {
 	class := have[0].plugins[0].Class
 	f := Finding{
-		ID: IDPluginMissing, Severity: SeverityError, Subject: "connector " + u.Connector,
+		ID: IDPluginMissing, Severity: checks.Error, Subject: "connector " + u.Connector,
 		Connector: u.Connector, Key: u.Key, Class: class,
 	}
 	for _, h := range have {
@@ -235,7 +214,7 @@ func missingFix(u Use, class string, local *Inventory, mine, hidden []Plugin, ha
 // would not help it.
 func missingEverywhere(u Use, local *Inventory, peers int) Finding {
 	return Finding{
-		ID: IDPluginMissingEverywhere, Severity: SeverityWarning, Subject: "connector " + u.Connector,
+		ID: IDPluginMissingEverywhere, Severity: checks.Warning, Subject: "connector " + u.Connector,
 		Connector: u.Connector, Key: u.Key, Class: u.Class,
 		Summary: fmt.Sprintf("connector %q needs %s %s, which no member can load (this worker and %d peers that answered): it fails on whichever worker runs it",
 			u.Connector, kindWord(u.Kind), u.Class, peers),
