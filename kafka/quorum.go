@@ -84,7 +84,8 @@ func quorumOf(resp *kmsg.DescribeQuorumResponse) (*Quorum, error) {
 		return nil, fmt.Errorf("DescribeQuorum: %w", err)
 	}
 	for _, t := range resp.Topics {
-		for _, p := range t.Partitions {
+		if len(t.Partitions) > 0 {
+			p := t.Partitions[0] // the request names one partition
 			if err := kerr.ErrorForCode(p.ErrorCode); err != nil {
 				return nil, fmt.Errorf("DescribeQuorum %s: %w", t.Topic, err)
 			}

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"io"
-	"log/slog"
 	"strings"
 	"testing"
 
@@ -20,8 +19,6 @@ var workerEnv = []string{
 	"CONNECT_STATUS_STORAGE_TOPIC=s",
 	"CONNECT_REST_ADVERTISED_HOST_NAME=worker-1",
 }
-
-func discardLog() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
 
 func TestLockCommandUsageErrors(t *testing.T) {
 	for _, args := range [][]string{{"lock"}, {"lock", "release"}, {"lock", "acquire", "extra"}, {"lock", "acquire", "--nope"}} {
