@@ -5,6 +5,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -435,6 +436,11 @@ func TestPluginsVersionDiffersWarns(t *testing.T) {
 	}
 	groupURLs(ctx, t, group["group.id"], 2)
 	t.Logf("w2 joined after %s: %s", time.Since(began).Round(time.Millisecond), firstLine(log, `msg="plugins checked"`))
+	if resp, err := http.Get(w2.Spec.RESTURL + "/connector-plugins"); err == nil {
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		t.Logf("w2 (connect-file %s) lists: %s", old.Version, body)
+	}
 	if d := firstLine(log, "id="+plugins.IDPluginVersionDiffers); d != "" {
 		t.Logf("version warning: %s", d)
 		if !strings.Contains(d, "level=WARN") || !strings.Contains(d, cluster.Dist.Version) || !strings.Contains(d, old.Version) {
