@@ -5,6 +5,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -342,4 +343,190 @@ func doctorPluginParity(ctx context.Context, t *testing.T, w1, w2 *testbed.Worke
 			t.Logf("[%s] %s %s: %s", f.Severity, f.ID, f.Subject, f.Summary)
 		}
 	}
+}
+
+// pluginDir makes a plugin.path of links named as the keys, to the values.
+func pluginDir(t *testing.T, links map[string]string) string {
+	t.Helper()
+	pp := t.TempDir()
+	for name, target := range links {
+		if err := os.Symlink(target, filepath.Join(pp, name)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return pp
+}
+
+// TestPluginsMissingTransformRefused: w1 has connect-file and the
+// javac-built noman plugin (its transformation Upper$Value, found by the
+// reflective scan) and runs a FileStreamSource connector with that
+// transformation; w2 has connect-file only and is refused naming the
+// transformation class and the connector.
+func TestPluginsMissingTransformRefused(t *testing.T) {
+	start := time.Now()
+	ctx, cancel := context.WithTimeout(context.Background(), 6*time.Minute)
+	defer cancel()
+	group := uniqueGroup(t, "plugins-smt")
+	_, path := pluginBed(t)
+	noman, err := filepath.Abs("../../connect/plugins/testdata/noman")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const smt = "com.example.noman.Upper$Value"
+	pp1 := pluginDir(t, map[string]string{"connect-file": filepath.Join(path, "connect-file"), "noman": noman})
+	w1 := startPluginWorker(ctx, t, pluginWorker(t, group, "w1", pp1))
+	input := filepath.Join(w1.Spec.Dir, "input.txt")
+	if err := os.WriteFile(input, []byte("alpha\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	putConnector(ctx, t, w1.Spec.RESTURL, "smt-source", map[string]string{"connector.class": fileSourceClass, "tasks.max": "1", "file": input,
+		"topic": group["group.id"] + "-lines", "transforms": "t", "transforms.t.type": smt})
+	waitConnectorRunning(ctx, t, w1.Spec.RESTURL, "smt-source")
+	t.Logf("w1 runs smt-source after %s", time.Since(start).Round(time.Millisecond))
+
+	began := time.Now()
+	w2 := runPluginWorker(t, pluginWorker(t, group, "w2", path))
+	line := assertPluginRefusal(ctx, t, w2, smt, `connector \"smt-source\"`, "transformation", w1.Spec.RESTURL)
+	if strings.Contains(line, "connector class "+fileSourceClass) {
+		t.Errorf("w2 has connect-file, yet the refusal names the connector class: %s", line)
+	}
+	t.Logf("refused after %s: %s", time.Since(began).Round(time.Millisecond), line)
+	if _, urls := groupURLs(ctx, t, group["group.id"], 1); len(urls) != 1 {
+		t.Errorf("group members %v, want only w1", urls)
+	}
+	t.Logf("took %s", time.Since(start).Round(time.Millisecond))
+}
+
+// TestPluginsVersionDiffersWarns: w1 has 4.3.1's connect-file, w2 the
+// connect-file jar of another Kafka release (3.4.1, from the test bed's
+// cache) on a 4.3.1 classpath; w2 starts and joins. Kafka's own plugins
+// report kafka-clients' version (AppInfoParser, loaded from the parent
+// class loader), so a real w2 lists 4.3.1 too; the test logs which
+// versions the step saw and any plugin-version-differs line.
+func TestPluginsVersionDiffersWarns(t *testing.T) {
+	start := time.Now()
+	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
+	defer cancel()
+	group := uniqueGroup(t, "plugins-ver")
+	_, path := pluginBed(t)
+	old, err := testbed.Fetch(ctx, "3.4.1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	oldLibs, oldPath := t.TempDir(), t.TempDir()
+	if err := splitConnectFile(old.LibDir, oldLibs, filepath.Join(oldPath, "connect-file")); err != nil {
+		t.Fatal(err)
+	}
+	w1 := startPluginWorker(ctx, t, pluginWorker(t, group, "w1", path))
+	input := filepath.Join(w1.Spec.Dir, "input.txt")
+	if err := os.WriteFile(input, []byte("alpha\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	putConnector(ctx, t, w1.Spec.RESTURL, "file-source", map[string]string{"connector.class": fileSourceClass, "tasks.max": "1", "file": input, "topic": group["group.id"] + "-lines"})
+	waitConnectorRunning(ctx, t, w1.Spec.RESTURL, "file-source")
+
+	began := time.Now()
+	w2 := runPluginWorker(t, pluginWorker(t, group, "w2", oldPath))
+	if err := w2.WaitHealthy(ctx); err != nil {
+		t.Fatalf("w2 did not start: %v\n%s", err, logTail(w2.Log(), 4000))
+	}
+	log := w2.Log()
+	if strings.Contains(log, "plugins gate:") {
+		t.Errorf("w2 was refused:\n%s", logTail(log, 4000))
+	}
+	groupURLs(ctx, t, group["group.id"], 2)
+	t.Logf("w2 joined after %s: %s", time.Since(began).Round(time.Millisecond), firstLine(log, `msg="plugins checked"`))
+	if resp, err := http.Get(w2.Spec.RESTURL + "/connector-plugins"); err == nil {
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		t.Logf("w2 (connect-file %s) lists: %s", old.Version, body)
+	}
+	if d := firstLine(log, "id="+plugins.IDPluginVersionDiffers); d != "" {
+		t.Logf("version warning: %s", d)
+		if !strings.Contains(d, "level=WARN") || !strings.Contains(d, cluster.Dist.Version) || !strings.Contains(d, old.Version) {
+			t.Errorf("the version warning does not name both %s and %s: %s", cluster.Dist.Version, old.Version, d)
+		}
+	} else {
+		t.Logf("no %s line: the step takes Kafka's own plugins at kafka-clients' version, as the worker reports them", plugins.IDPluginVersionDiffers)
+	}
+	t.Logf("took %s", time.Since(start).Round(time.Millisecond))
+}
+
+// treeListing lists root's entries with mode, size and mtime.
+func treeListing(t *testing.T, root string) string {
+	t.Helper()
+	var b strings.Builder
+	err := filepath.Walk(root, func(p string, fi os.FileInfo, err error) error {
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(&b, "%s %v %d %s\n", p, fi.Mode(), fi.Size(), fi.ModTime().Format(time.RFC3339Nano))
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b.String()
+}
+
+// TestPluginsReadOnlyPluginDir: w2's plugin.path is a copy of the
+// connect-file plugin directory, directories 0555 and files 0444, as a
+// read-only mount; the step passes, w2 joins, and nothing under it
+// changed (the machine runs as root: the bits do not stop writes, the
+// listing shows none happened).
+func TestPluginsReadOnlyPluginDir(t *testing.T) {
+	start := time.Now()
+	ctx, cancel := context.WithTimeout(context.Background(), 6*time.Minute)
+	defer cancel()
+	group := uniqueGroup(t, "plugins-ro")
+	_, path := pluginBed(t)
+	ro := filepath.Join(t.TempDir(), "ro-plugins")
+	jars, _ := filepath.Glob(filepath.Join(path, "connect-file", "*.jar"))
+	if len(jars) == 0 {
+		t.Fatal("no connect-file jar")
+	}
+	if err := os.MkdirAll(filepath.Join(ro, "connect-file"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, j := range jars {
+		data, err := os.ReadFile(j)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(ro, "connect-file", filepath.Base(j)), data, 0o444); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, d := range []string{filepath.Join(ro, "connect-file"), ro} {
+		if err := os.Chmod(d, 0o555); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Cleanup(func() { os.Chmod(ro, 0o755); os.Chmod(filepath.Join(ro, "connect-file"), 0o755) })
+	before := treeListing(t, ro)
+
+	w1 := startPluginWorker(ctx, t, pluginWorker(t, group, "w1", path))
+	input := filepath.Join(w1.Spec.Dir, "input.txt")
+	if err := os.WriteFile(input, []byte("alpha\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	putConnector(ctx, t, w1.Spec.RESTURL, "file-source", map[string]string{"connector.class": fileSourceClass, "tasks.max": "1", "file": input, "topic": group["group.id"] + "-lines"})
+	waitConnectorRunning(ctx, t, w1.Spec.RESTURL, "file-source")
+
+	began := time.Now()
+	w2 := runPluginWorker(t, pluginWorker(t, group, "w2", ro))
+	if err := w2.WaitHealthy(ctx); err != nil {
+		t.Fatalf("w2 did not start: %v\n%s", err, logTail(w2.Log(), 4000))
+	}
+	log := w2.Log()
+	checked := firstLine(log, `msg="plugins checked"`)
+	if !strings.Contains(checked, "peers_answered=1") || strings.Contains(log, "plugins gate:") || strings.Contains(log, "id="+plugins.IDPluginMissing) {
+		t.Errorf("w2's plugins step: %s\n%s", checked, logTail(log, 3000))
+	}
+	groupURLs(ctx, t, group["group.id"], 2)
+	if after := treeListing(t, ro); after != before {
+		t.Errorf("the read-only plugin directory changed:\nbefore:\n%s\nafter:\n%s", before, after)
+	}
+	t.Logf("w2 joined after %s: %s\n%s", time.Since(began).Round(time.Millisecond), checked, before)
+	t.Logf("took %s", time.Since(start).Round(time.Millisecond))
 }
