@@ -397,13 +397,13 @@ func TestPluginsMissingTransformRefused(t *testing.T) {
 	t.Logf("took %s", time.Since(start).Round(time.Millisecond))
 }
 
-// TestPluginsVersionDiffersWarns: w1 has 4.3.1's connect-file, w2 the
+// TestPluginsOlderConnectFileJarJoins: w1 has 4.3.1's connect-file, w2 the
 // connect-file jar of another Kafka release (3.4.1, from the test bed's
 // cache) on a 4.3.1 classpath; w2 starts and joins. Kafka's own plugins
 // report kafka-clients' version (AppInfoParser, loaded from the parent
 // class loader), so a real w2 lists 4.3.1 too; the test logs which
 // versions the step saw and any plugin-version-differs line.
-func TestPluginsVersionDiffersWarns(t *testing.T) {
+func TestPluginsOlderConnectFileJarJoins(t *testing.T) {
 	start := time.Now()
 	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
 	defer cancel()
