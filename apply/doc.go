@@ -24,5 +24,5 @@
 //
 // The package knows Connect's REST API only (through restclient); which
 // worker to talk to, and the proof that it belongs to the right group, are
-// the command's business (cmd/connect-init/applycmd.go).
+// the business of package connect/workers, which the command wires.
 package apply
