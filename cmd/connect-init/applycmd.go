@@ -82,13 +82,27 @@ func (c *cli) applyCommand(ctx context.Context, args []string) int {
 		return startup.ExitGate
 	}
 	log.Info("applying connector definitions", "gate", "apply", "url", api.Target.Raw, "dir", af.dir, "definitions", len(conns), "prune", af.prune, "dry_run", af.dryRun)
-	res := apply.Run(ctx, api, conns, apply.Options{Out: out, Log: log, Clock: c.clock, Prune: af.prune, DryRun: af.dryRun,
-		Wait: af.wait, Source: af.dir})
+	res := apply.Run(ctx, api, conns, applyOptions(c, af, f, out, log))
 	if code, stopped := applyInterrupted(ctx, log); stopped {
 		return code
 	}
 	logApplyResult(log, res)
 	return res.Code
+}
+
+// applyOptions wires apply to the cluster: the lease of the group's
+// applies, and the group's other members to move to when the worker stops
+// answering (none for a worker pinned by --url or, with --wait-local, this
+// container's own).
+func applyOptions(c *cli, af applyFlags, f *workers.Finder, out io.Writer, log *slog.Logger) apply.Options {
+	lease := &workers.Lease{Config: f.Config, Clients: f.Clients, Log: log, Clock: c.clock,
+		Identity: workers.Identity(af.waitLocal, f.Config.AdvertisedURL)}
+	o := apply.Options{Out: out, Log: log, Clock: c.clock, Prune: af.prune, DryRun: af.dryRun, Wait: af.wait, Source: af.dir,
+		Lease: lease.Take}
+	if af.url == "" && !af.waitLocal {
+		o.Workers = f
+	}
+	return o
 }
 
 // applyArgs reads the settings and apply's flags; done means exit with code
@@ -209,6 +223,11 @@ func applyInterrupted(ctx context.Context, log *slog.Logger) (int, bool) {
 
 // logApplyResult is the last log line of an apply.
 func logApplyResult(log *slog.Logger, res apply.Result) {
+	if res.Unreachable != "" {
+		log.Error("apply failed", "gate", "apply", "unreachable", res.Unreachable, "failed", strings.Join(res.Failed, ","), "exit", res.Code,
+			"fix", "start the worker again, or apply through another worker of the group (without --url apply moves on by itself)")
+		return
+	}
 	if res.Code != startup.ExitOK {
 		log.Error("apply failed", "gate", "apply", "failed", strings.Join(res.Failed, ","), "exit", res.Code)
 		return

@@ -330,3 +330,73 @@ func PeerURL(p, advertised string) (string, error) {
 	}
 	return t.Raw, nil
 }
+
+// anotherWait bounds one search for another worker: the group gate waits
+// up to 10 s for a Stable snapshot, then each candidate is proven.
+const anotherWait = 30 * time.Second
+
+// Another is one look for a worker of the group other than not, proven
+// ours and ready as Find proves it, for an apply whose worker stopped
+// answering (apply.Workers). It does not wait: the caller looks again at
+// its next poll. With Local there is no other worker.
+func (f *Finder) Another(ctx context.Context, not restclient.Target) (restclient.Target, error) {
+	if f.Local {
+		return restclient.Target{}, errors.New("apply --wait-local talks to this container's worker only")
+	}
+	rest, err := f.client()
+	if err != nil {
+		return restclient.Target{}, err
+	}
+	ctx, cancel := context.WithTimeout(ctx, anotherWait)
+	defer cancel()
+	t, why, err := f.round(ctx, rest, map[string]bool{key(not): true})
+	if err != nil {
+		return restclient.Target{}, err
+	}
+	if why != "" {
+		return restclient.Target{}, errors.New(why)
+	}
+	return t, nil
+}
+
+// Member reports whether t is a live member of the group now: its URL
+// (with Local, this worker's advertised URL) is among the advertised URLs
+// of the Stable group's members; a URL no member advertises (a load
+// balancer) still counts when every connector and task it reports runs on
+// a member. During a rebalance the members' metadata is not visible: that
+// is an error (not known yet), not a no.
+func (f *Finder) Member(ctx context.Context, t restclient.Target) (bool, error) {
+	descs, err := f.Clients.Admin.DescribeConsumerGroups([]string{f.Config.GroupID})
+	if err != nil {
+		return false, fmt.Errorf("describe group %q: %w", f.Config.GroupID, err)
+	}
+	members := map[string]bool{}
+	for _, d := range descs {
+		if d.GroupId != f.Config.GroupID {
+			continue
+		}
+		if d.State != "Stable" {
+			return false, fmt.Errorf("the group %s is %s: its members are known once it is Stable", f.Config.GroupID, d.State)
+		}
+		for _, m := range d.Members {
+			if md, err := proto.DecodeMemberMetadata(m.MemberMetadata); err == nil {
+				if mt, err := restclient.Parse(md.URL); err == nil {
+					members[key(mt)] = true
+				}
+			}
+		}
+	}
+	if f.Local {
+		own, err := restclient.Parse(f.Config.AdvertisedURL)
+		return err == nil && members[key(own)], err
+	}
+	if members[key(t)] {
+		return true, nil
+	}
+	rest, err := f.client()
+	if err != nil {
+		return false, err
+	}
+	ok, _, err := runsOnMembers(ctx, rest, t, members)
+	return ok, err
+}

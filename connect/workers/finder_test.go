@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/connect-init/connect-init/apply"
 	"github.com/connect-init/connect-init/restclient"
 	"github.com/connect-init/connect-init/settings"
 )
@@ -73,3 +74,6 @@ func TestProveRefusesNonConnectAnswers(t *testing.T) {
 		t.Errorf("Connect's GET / and /health: %q, %v (want ready)", why, err)
 	}
 }
+
+// The finder is apply's Workers.
+var _ apply.Workers = (*Finder)(nil)
