@@ -36,7 +36,8 @@ const (
 	// unreachable: longer than a GC pause or one slow read, far shorter
 	// than a wait worth the name.
 	DefaultUnreachable = 20 * time.Second
-	// DefaultWriteBudget bounds the writes' repeats when Wait is 0.
+	// DefaultWriteBudget bounds the writes' repeats (and the wait's, if
+	// shorter).
 	DefaultWriteBudget = 2 * time.Minute
 )
 
@@ -49,6 +50,13 @@ type Workers interface {
 	Another(ctx context.Context, not restclient.Target) (restclient.Target, error)
 	// Member reports whether t is a live member of the group now.
 	Member(ctx context.Context, t restclient.Target) (bool, error)
+	// Members are the workers the next apply may plan from.
+	Members(ctx context.Context) ([]restclient.Target, error)
+	// Running are the worker ids (host:port, as Connect's status names
+	// them) of the group's members that are alive now: a status that
+	// says RUNNING on any other worker is stale (Connect keeps the last
+	// word of a dead worker until its work is reassigned).
+	Running(ctx context.Context) (map[string]bool, error)
 }
 
 // Options steer Run.
@@ -65,8 +73,7 @@ type Options struct {
 	// DryRun stops after the plan and the validation.
 	DryRun bool
 	// Wait bounds the wait for the desired states, and the repeats of
-	// the writes; 0 does not wait (the writes then repeat for
-	// DefaultWriteBudget).
+	// the writes (at most DefaultWriteBudget); 0 does not wait.
 	Wait time.Duration
 	// Poll is the pause between two status reads (DefaultPoll).
 	Poll time.Duration
@@ -89,9 +96,10 @@ type Options struct {
 	Workers Workers
 	// Lease, when set, is taken once the plan shows writes and before any
 	// (so that concurrent applies of one cluster write each change once):
-	// it returns when this apply may write, and a release to call at the
-	// end. hold is how long this apply may keep it. Run plans again after
-	// taking it: another apply may have written meanwhile.
+	// it returns when this apply may write, and a release to call once
+	// the writes are made. hold is how long this apply may keep it. Run
+	// plans again after taking it: another apply may have written
+	// meanwhile.
 	Lease func(ctx context.Context, hold time.Duration) (release func(), err error)
 }
 
@@ -130,27 +138,46 @@ func Run(ctx context.Context, api *API, desired []Connector, o Options) Result {
 	if !plan.Writes() {
 		return r.unchanged(ctx, plan, listing)
 	}
-	if o.Lease != nil {
-		release, err := o.Lease(ctx, r.hold())
-		if err != nil {
-			r.out.f("cannot take the apply lease: %v\n", err)
-			return Result{Code: ExitFailed, Plan: plan}
-		}
-		defer release()
-		if listing, plan, res, done = r.replan(ctx, plan); done {
-			return res
-		}
-		if !plan.Writes() {
-			return r.unchanged(ctx, plan, listing)
-		}
-	}
-	if res, ok := r.write(ctx, plan); !ok {
+	listing, plan, res, done = r.writeAll(ctx, plan)
+	switch {
+	case done:
 		return res
-	}
-	if o.Wait <= 0 {
+	case listing != nil:
+		return r.unchanged(ctx, plan, listing)
+	case o.Wait <= 0:
 		return Result{Code: ExitOK, Plan: plan}
 	}
 	return r.wait(ctx, plan)
+}
+
+// writeAll makes the plan's writes under the lease (when there is one):
+// it takes the lease, plans again (another apply may have written
+// meanwhile), writes, and releases it. The lease covers the writes only,
+// not the wait: the plan made under it reads configs the leader has
+// already written, and a holder that dies keeps the others waiting for its
+// hold lease, so that must stay short. A listing is returned when the new
+// plan writes nothing; done means Run ends with res.
+func (r *runner) writeAll(ctx context.Context, plan Plan) (*Listing, Plan, Result, bool) {
+	if r.o.Lease != nil {
+		release, err := r.o.Lease(ctx, r.hold())
+		if err != nil {
+			r.out.f("cannot take the apply lease: %v\n", err)
+			return nil, plan, Result{Code: ExitFailed, Plan: plan}, true
+		}
+		defer release()
+		listing, again, res, done := r.replan(ctx, plan)
+		if done || !again.Writes() {
+			return listing, again, res, done
+		}
+		plan = again
+	}
+	if res, ok := r.write(ctx, plan); !ok {
+		return nil, plan, res, true
+	}
+	if r.o.Lease != nil {
+		r.visible(ctx)
+	}
+	return nil, plan, Result{}, false
 }
 
 // prepare reads the cluster, plans, validates and prints the plan; done
@@ -286,18 +313,20 @@ func (r *runner) unchanged(ctx context.Context, plan Plan, l *Listing) Result {
 	return Result{Code: ExitOK, Plan: plan}
 }
 
-// writeBudget is how long the writes may repeat: the apply's wait.
+// writeBudget is how long the writes may repeat: the apply's wait, at
+// most DefaultWriteBudget (a rebalance that refuses writes for longer is
+// not one to wait out).
 func (r *runner) writeBudget() time.Duration {
 	if r.o.Wait > 0 {
-		return r.o.Wait
+		return min(r.o.Wait, DefaultWriteBudget)
 	}
 	return DefaultWriteBudget
 }
 
-// hold is how long this apply may keep the lease: its writes, its wait
-// and a minute to spare; a holder that dies keeps the others waiting that
-// long at most.
-func (r *runner) hold() time.Duration { return r.writeBudget() + r.o.Wait + time.Minute }
+// hold is how long this apply may keep the lease: its writes and half a
+// minute to spare; a holder that dies keeps the others waiting that long
+// at most.
+func (r *runner) hold() time.Duration { return r.writeBudget() + 30*time.Second }
 
 func (o *Options) defaults() {
 	if o.Out == nil {

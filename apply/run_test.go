@@ -35,6 +35,10 @@ type fakeConnect struct {
 	// the client hung up.
 	lost  bool
 	lists int
+	// lag hides the connectors written last from this many listings after
+	// each PUT, as a busy herder does.
+	lag, hidden int
+	fresh       map[string]bool
 }
 
 func (f *fakeConnect) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -55,7 +59,14 @@ func (f *fakeConnect) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case r.Method == http.MethodGet && r.URL.Path == "/connectors":
 		f.lists++
 		out := map[string]any{}
+		hide := f.hidden > 0
+		if hide {
+			f.hidden--
+		}
 		for n, c := range f.configs {
+			if hide && f.fresh[n] {
+				continue
+			}
 			e := map[string]any{"info": map[string]any{"config": c}}
 			if st := f.status(n); st != nil {
 				e["status"] = st
@@ -75,7 +86,14 @@ func (f *fakeConnect) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		f.puts++
 		var cfg map[string]string
 		json.NewDecoder(r.Body).Decode(&cfg)
-		f.configs[strings.TrimSuffix(strings.TrimPrefix(r.URL.Path, "/connectors/"), "/config")] = cfg
+		name := strings.TrimSuffix(strings.TrimPrefix(r.URL.Path, "/connectors/"), "/config")
+		f.configs[name] = cfg
+		if f.lag > 0 {
+			if f.fresh == nil {
+				f.fresh = map[string]bool{}
+			}
+			f.fresh[name], f.hidden = true, f.lag
+		}
 		f.down = f.dieAfterPut
 		if f.lost {
 			f.mu.Unlock()

@@ -2,6 +2,7 @@ package apply
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"time"
 )
@@ -25,6 +26,9 @@ type waiter struct {
 	lastGood time.Time
 	lastErr  error
 	lastLog  time.Time
+	// live are the worker ids of the group's live members, as last asked
+	// (nil: not asked yet, or no Workers).
+	live map[string]bool
 }
 
 // wait polls the cluster's status until every step's verdict has held for
@@ -45,8 +49,11 @@ func (r *runner) wait(ctx context.Context, plan Plan) Result {
 		l, err := r.api.List(ctx)
 		if err != nil {
 			w.failed(ctx, err)
-		} else if w.observe(l, now) && w.member(ctx) {
-			return w.verdict(true)
+		} else {
+			w.recheckLive(ctx, l)
+			if w.observe(l, now) && w.member(ctx) && w.onLiveWorkers(ctx, now) {
+				return w.verdict(true)
+			}
 		}
 		switch {
 		case w.lastErr != nil && (r.o.Workers == nil && now.Sub(w.lastGood) >= r.o.Unreachable || !now.Before(w.deadline)):
@@ -78,6 +85,9 @@ func (w *waiter) observe(l *Listing, now time.Time) bool {
 	for _, s := range w.plan.Steps {
 		_, present := l.Current[s.Name]
 		v, why := judge(s.Expect, l.Status[s.Name], present)
+		if off := offLive(l.Status[s.Name], w.live); v == verdictOK && off != "" {
+			v, why = verdictPending, off
+		}
 		if p := w.evidence[s.Name]; p == nil || p.verdict != v {
 			w.evidence[s.Name] = &seen{verdict: v, why: why, since: now}
 		} else {
@@ -112,6 +122,66 @@ func (w *waiter) member(ctx context.Context) bool {
 		w.moveOn(ctx, errNotMember)
 	}
 	return ok
+}
+
+// onLiveWorkers checks, before a verdict, that every connector and task
+// the verdict rests on runs on a live member of the group: when its worker
+// died, Connect's status keeps saying RUNNING on it (and no tasks, for a
+// connector whose worker died before it made them) until the group
+// reassigns its work. Such a connector is pending again, with the reason,
+// and its hold starts over.
+func (w *waiter) onLiveWorkers(ctx context.Context, now time.Time) bool {
+	if w.o.Workers == nil {
+		return true
+	}
+	live, err := w.o.Workers.Running(ctx)
+	if err != nil {
+		w.o.Log.Info("cannot tell which workers of the group are alive; reading again", "error", err.Error())
+		return false
+	}
+	w.live = live
+	ok := true
+	for _, s := range w.plan.Steps {
+		if why := offLive(w.last.Status[s.Name], live); why != "" {
+			w.evidence[s.Name] = &seen{verdict: verdictPending, why: why, since: now}
+			ok = false
+		}
+	}
+	return ok
+}
+
+// recheckLive asks again which workers are alive when a status names one
+// that was not: it may have come back, or the set may be older than the
+// status.
+func (w *waiter) recheckLive(ctx context.Context, l *Listing) {
+	if w.live == nil {
+		return
+	}
+	for _, s := range w.plan.Steps {
+		if offLive(l.Status[s.Name], w.live) != "" {
+			if live, err := w.o.Workers.Running(ctx); err == nil {
+				w.live = live
+			}
+			return
+		}
+	}
+}
+
+// offLive names a connector's or task's worker that is not alive, or ""
+// (also when live is unknown).
+func offLive(st *Status, live map[string]bool) string {
+	if st == nil || live == nil {
+		return ""
+	}
+	if id := st.Connector.WorkerID; id != "" && !live[id] {
+		return fmt.Sprintf("connector %s on %s, which is not a live member of the group (its status is that worker's last word)", st.Connector.State, id)
+	}
+	for _, t := range st.Tasks {
+		if t.WorkerID != "" && !live[t.WorkerID] {
+			return fmt.Sprintf("task %d %s on %s, which is not a live member of the group", t.ID, t.State, t.WorkerID)
+		}
+	}
+	return ""
 }
 
 // errNotMember is why a worker that left the group is left.

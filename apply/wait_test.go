@@ -45,6 +45,8 @@ type fakeGroup struct {
 	left    map[string]bool
 	asked   int
 	checked int
+	// running gives the live worker ids (nil: the fakes' w:8083).
+	running func() map[string]bool
 }
 
 func (g *fakeGroup) Another(_ context.Context, not restclient.Target) (restclient.Target, error) {
@@ -60,6 +62,23 @@ func (g *fakeGroup) Another(_ context.Context, not restclient.Target) (restclien
 		}
 	}
 	return restclient.Target{}, errors.New("no other live member")
+}
+
+func (g *fakeGroup) Members(context.Context) ([]restclient.Target, error) {
+	var out []restclient.Target
+	for _, m := range g.members {
+		out = append(out, m.t)
+	}
+	return out, nil
+}
+
+func (g *fakeGroup) Running(context.Context) (map[string]bool, error) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.running != nil {
+		return g.running(), nil
+	}
+	return map[string]bool{"w:8083": true}, nil
 }
 
 func (g *fakeGroup) Member(_ context.Context, t restclient.Target) (bool, error) {
@@ -200,8 +219,22 @@ func TestLeaseReplans(t *testing.T) {
 	if !strings.Contains(out, "~ update     a") || !strings.Contains(out, "planned again after taking the apply lease") || !strings.Contains(out, "a update -> unchanged") {
 		t.Errorf("output:\n%s", out)
 	}
-	if held != 3*time.Minute {
-		t.Errorf("hold %v, want the writes' minute, the wait's and one to spare", held)
+	if held != 90*time.Second {
+		t.Errorf("hold %v, want the writes' minute and half a minute to spare", held)
+	}
+	// With a write to make, the lease is released once it is made, before
+	// the wait reads the status.
+	d2 := conn("b", "", "connector.class", "C")
+	putsAtRelease, listsAtRelease := -1, -1
+	res, out, _ = runOn(t, w, []Connector{d, d2}, Options{Wait: time.Minute, Lease: func(context.Context, time.Duration) (func(), error) {
+		return func() {
+			f.mu.Lock()
+			putsAtRelease, listsAtRelease = f.puts, f.lists
+			f.mu.Unlock()
+		}, nil
+	}})
+	if res.Code != ExitOK || putsAtRelease != 1 || f.puts != 1 || f.lists < listsAtRelease+4 {
+		t.Errorf("released after %d puts and %d reads; %d puts and %d reads in all\n%s", putsAtRelease, listsAtRelease, f.puts, f.lists, out)
 	}
 	// A no-op takes no lease at all.
 	taken := false
@@ -255,5 +288,60 @@ func TestWriteMovesOffADeadWorker(t *testing.T) {
 	var ue *restclient.UnreachableError
 	if !errors.As(err, &ue) || ue.URL != w1.t.Raw || clk.Waited() < 5*time.Second {
 		t.Fatalf("pinned: %v after %v\n%s", err, clk.Waited(), out)
+	}
+}
+
+// The lease passes on only once the worker lists what was written: the
+// next holder plans from that listing.
+func TestLeasePassesOnOnceTheWritesShow(t *testing.T) {
+	f := &fakeConnect{configs: map[string]map[string]string{}, status: running, lag: 3}
+	w := startFake(t, f)
+	listsAtRelease := -1
+	lease := func(context.Context, time.Duration) (func(), error) {
+		return func() { listsAtRelease = f.lists }, nil
+	}
+	res, out, _ := runOn(t, w, []Connector{conn("a", "", "connector.class", "C")}, Options{Wait: time.Minute, Lease: lease})
+	// The plan's read, the re-plan's, three stale listings, one fresh.
+	if res.Code != ExitOK || listsAtRelease != 6 {
+		t.Fatalf("released after %d listings, want 6; %+v\n%s", listsAtRelease, res, out)
+	}
+}
+
+// A connector whose status says RUNNING on a worker that is no longer
+// alive (the status is that worker's last word) is not in the desired
+// state; once its work runs on a live worker it is, after its own hold.
+func TestStatusOnADeadWorkerDoesNotCount(t *testing.T) {
+	moved := false
+	status := func(string) *Status {
+		st := running("a")
+		if !moved {
+			st.Connector.WorkerID, st.Tasks = "dead:8083", nil
+		}
+		return st
+	}
+	w := startFake(t, &fakeConnect{configs: map[string]map[string]string{}, status: status})
+	polls := 0
+	g := &fakeGroup{members: []fakeWorker{w}, running: func() map[string]bool {
+		polls++
+		moved = polls >= 3 // the group reassigns a's work after a while
+		return map[string]bool{"w:8083": true}
+	}}
+	res, out, clk := runOn(t, w, []Connector{conn("a", "", "connector.class", "C")}, Options{Wait: time.Minute, Workers: g})
+	if res.Code != ExitOK || !strings.Contains(out, "a: ok: connector RUNNING, 1/1 tasks RUNNING") {
+		t.Fatalf("result %+v\n%s", res, out)
+	}
+	// Two holds were voided by the dead worker, then one held.
+	if clk.Waited() < 3*DefaultSettle {
+		t.Errorf("verdict after %v on the clock", clk.Waited())
+	}
+	// Never: the wait ends with the reason.
+	w2 := startFake(t, &fakeConnect{configs: map[string]map[string]string{}, status: func(string) *Status {
+		st := running("a")
+		st.Connector.WorkerID = "dead:8083"
+		return st
+	}})
+	res, out, _ = runOn(t, w2, []Connector{conn("a", "", "connector.class", "C")}, Options{Wait: 20 * time.Second, Workers: &fakeGroup{members: []fakeWorker{w2}}})
+	if res.Code != ExitFailed || !strings.Contains(out, "a: not RUNNING after 20s: connector RUNNING on dead:8083, which is not a live member of the group") {
+		t.Fatalf("result %+v\n%s", res, out)
 	}
 }

@@ -117,3 +117,49 @@ func shortErr(err error) string {
 		err = u
 	}
 }
+
+// visibleWait bounds the wait for the writes to show on the workers.
+const visibleWait = 30 * time.Second
+
+// visiblePoll is the pause between two looks at a worker that does not
+// show the writes yet.
+const visiblePoll = 250 * time.Millisecond
+
+// visible waits, before the lease passes on, until every worker the next
+// apply may plan from shows the writes: planning again on its listing
+// writes nothing. A PUT returns once the leader has written the config,
+// but a worker's GET /connectors lists what its herder has taken in, which
+// lags while the herder is busy (starting the connector just created): on
+// Kafka 4.3.1 the next holder, 10 ms after the release, planned on the
+// same worker and created one of two connectors a second time. A worker
+// that does not answer is skipped (it cannot serve the next plan either);
+// one still stale after visibleWait is logged and the lease passes on.
+func (r *runner) visible(ctx context.Context) {
+	targets := []restclient.Target{r.api.Target}
+	if r.o.Workers != nil {
+		if ms, err := r.o.Workers.Members(ctx); err == nil && len(ms) > 0 {
+			targets = ms
+		}
+	}
+	deadline := r.clk.Now().Add(visibleWait)
+	for _, t := range targets {
+		api := &API{REST: r.api.REST, Target: t}
+		for {
+			l, err := api.List(ctx)
+			if err != nil {
+				break
+			}
+			if !Compute(r.desired, l.Current, r.o.Prune).Writes() {
+				break
+			}
+			if !r.clk.Now().Before(deadline) || ctx.Err() != nil {
+				r.o.Log.Warn("a worker does not show the writes yet; the next apply may plan from a stale listing", "url", t.Raw, "waited", visibleWait.String())
+				break
+			}
+			select {
+			case <-ctx.Done():
+			case <-r.clk.After(visiblePoll):
+			}
+		}
+	}
+}

@@ -32,6 +32,8 @@ type applyFlags struct {
 	wait      time.Duration
 	url       string
 	waitLocal bool
+	// writeTimeout bounds one write's wait for Connect's answer.
+	writeTimeout time.Duration
 }
 
 // applyCommand is `connect-init apply [--dir D] [--prune] [--dry-run]
@@ -81,6 +83,7 @@ func (c *cli) applyCommand(ctx context.Context, args []string) int {
 			"fix", "start the group's workers, or give --url of one of them")
 		return startup.ExitGate
 	}
+	api.REST.WriteTimeout = af.writeTimeout
 	log.Info("applying connector definitions", "gate", "apply", "url", api.Target.Raw, "dir", af.dir, "definitions", len(conns), "prune", af.prune, "dry_run", af.dryRun)
 	res := apply.Run(ctx, api, conns, applyOptions(c, af, f, out, log))
 	if code, stopped := applyInterrupted(ctx, log); stopped {
@@ -123,6 +126,7 @@ func (c *cli) applyArgs(args []string) (s settings.Settings, af applyFlags, code
 	fs.DurationVar(&af.wait, "wait", 5*time.Minute, "how long to wait for every connector and task to be in the desired state (0: do not wait)")
 	fs.StringVar(&af.url, "url", "", "the REST URL of a worker of the group (default: CONNECT_INIT_PEERS, else the group's members)")
 	fs.BoolVar(&af.waitLocal, "wait-local", false, "wait for this container's worker to be ready, then apply once (started by run)")
+	fs.DurationVar(&af.writeTimeout, "write-timeout", restclient.DefaultWriteTimeout, "how long one write waits for Connect's answer before it is read back (Connect waits up to 90s for a write it forwards to the leader)")
 	if code, done := parseCommandFlags(fs, args, env, stderr, "apply"); done {
 		return s, af, code, true
 	}
@@ -150,6 +154,8 @@ func checkApplyFlags(fs *flag.FlagSet, af applyFlags) error {
 		return &settings.ConfigError{Setting: "CONNECT_INIT_CONNECTORS_DIR", Problem: "is not set, and --dir is not given", Fix: "point --dir or CONNECT_INIT_CONNECTORS_DIR at a directory of connector definitions (*.json, *.properties)"}
 	case af.wait < 0:
 		return &settings.ConfigError{Setting: "--wait", Problem: fmt.Sprintf("is negative (%s)", af.wait), Fix: "use a duration such as 5m, or 0 not to wait"}
+	case af.writeTimeout <= 0:
+		return &settings.ConfigError{Setting: "--write-timeout", Problem: fmt.Sprintf("is not positive (%s)", af.writeTimeout), Fix: "use a duration above 90s, Connect's own bound for a forwarded write"}
 	case af.waitLocal && af.url != "":
 		return &settings.ConfigError{Setting: "--url", Problem: "is given with --wait-local, which applies to this container's worker", Fix: "use one of them"}
 	case af.url != "":

@@ -40,6 +40,7 @@ func TestApplyBadInput(t *testing.T) {
 		{args: []string{"--dir", bad}, wants: []string{badFile + ":3:", "setting=--dir"}},
 		{args: []string{"--dir", good, "--wait=-1s"}, wants: []string{"--wait", "negative"}},
 		{args: []string{"--dir", good, "--url", "ftp://x"}, wants: []string{"--url", "scheme"}},
+		{args: []string{"--dir", good, "--write-timeout=0s"}, wants: []string{"--write-timeout", "not positive"}},
 		{args: []string{"--dir", good, "--url", "http://x", "--wait-local"}, wants: []string{"--url", "--wait-local"}},
 		{args: []string{"--dir", good, "--nope"}, wants: []string{"flag provided but not defined: -nope"}},
 		{args: []string{"--dir", good, "extra"}, wants: []string{"takes no arguments"}},

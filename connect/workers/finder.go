@@ -269,8 +269,11 @@ func ready(ctx context.Context, rest *restclient.Client, t restclient.Target) st
 }
 
 // runsOnMembers proves that a worker reached through another name (a load
-// balancer) is of our group: every connector and task it reports runs on a
-// worker id (host:port) of our members. A worker with no connectors proves
+// balancer) is of our group: connectors or tasks it reports run on worker
+// ids (host:port) of our members. Ids of workers that are not members are
+// inconclusive when some are members' (a worker that just left the group
+// keeps its name in the status until its work is reassigned), and prove
+// another Connect cluster when none is. A worker with no connectors proves
 // nothing.
 func runsOnMembers(ctx context.Context, rest *restclient.Client, t restclient.Target, members map[string]bool) (bool, string, error) {
 	hosts := map[string]bool{}
@@ -284,26 +287,39 @@ func runsOnMembers(ctx context.Context, rest *restclient.Client, t restclient.Ta
 	if err != nil {
 		return false, "its connectors cannot be read: " + err.Error(), nil
 	}
-	n := 0
-	for name, st := range l.Status {
+	ours, elsewhere := 0, ""
+	for _, name := range sortedKeys(l.Status) {
+		st := l.Status[name]
 		ids := []string{st.Connector.WorkerID}
 		for _, tk := range st.Tasks {
 			ids = append(ids, tk.WorkerID)
 		}
 		for _, id := range ids {
-			if id == "" {
-				continue
-			}
-			n++
-			if !hosts[id] {
-				return false, "", &ForeignError{msg: fmt.Sprintf("the worker at %s runs %s on %s, which is no member of our group: refusing to apply to another Connect cluster", t.Raw, name, id)}
+			switch {
+			case id == "":
+			case hosts[id]:
+				ours++
+			case elsewhere == "":
+				elsewhere = fmt.Sprintf("%s on %s", name, id)
 			}
 		}
 	}
-	if n == 0 {
-		return false, "it runs no connector that would prove its group", nil
+	switch {
+	case ours > 0:
+		return true, "", nil
+	case elsewhere != "":
+		return false, "", &ForeignError{msg: fmt.Sprintf("the worker at %s runs %s, which is no member of our group, and nothing on a member: refusing to apply to another Connect cluster", t.Raw, elsewhere)}
 	}
-	return true, "", nil
+	return false, "it runs no connector that would prove its group", nil
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
 }
 
 func sortedSet(m map[string]bool) []string {
@@ -357,6 +373,59 @@ func (f *Finder) Another(ctx context.Context, not restclient.Target) (restclient
 		return restclient.Target{}, errors.New(why)
 	}
 	return t, nil
+}
+
+// Members are the workers a plan may be read from next: the group's
+// members (leader first), the operator's candidates (--url,
+// CONNECT_INIT_PEERS), or with Local this container's worker
+// (apply.Workers).
+func (f *Finder) Members(ctx context.Context) ([]restclient.Target, error) {
+	g, err := f.look(ctx)
+	if err != nil {
+		return nil, err
+	}
+	urls, why, err := f.candidates(g)
+	if err != nil {
+		return nil, err
+	}
+	if why != "" {
+		return nil, errors.New(why)
+	}
+	var out []restclient.Target
+	for _, u := range urls {
+		if t, err := restclient.Parse(u); err == nil {
+			out = append(out, t)
+		}
+	}
+	return out, nil
+}
+
+// aliveWait bounds the TCP connection that tells a member is alive.
+const aliveWait = 2 * time.Second
+
+// Running are the worker ids (host:port of the advertised URL, as
+// Connect's status names a worker) of the group's members that accept a
+// connection on their REST port now (apply.Workers). A killed worker
+// stays a member until its session times out (10 s by default), and its
+// connectors' status keeps its name until the group reassigns them; the
+// connection tells at once.
+func (f *Finder) Running(ctx context.Context) (map[string]bool, error) {
+	g, err := f.look(ctx)
+	if err != nil {
+		return nil, err
+	}
+	probe := &restclient.Client{Timeout: aliveWait}
+	live := map[string]bool{}
+	for _, u := range g.members {
+		t, err := restclient.Parse(u)
+		if err != nil {
+			continue
+		}
+		if probe.Connect(ctx, t) == nil {
+			live[t.HostPort()] = true
+		}
+	}
+	return live, nil
 }
 
 // Member reports whether t is a live member of the group now: its URL

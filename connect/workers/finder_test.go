@@ -2,6 +2,7 @@ package workers
 
 import (
 	"context"
+	"errors"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -77,3 +78,34 @@ func TestProveRefusesNonConnectAnswers(t *testing.T) {
 
 // The finder is apply's Workers.
 var _ apply.Workers = (*Finder)(nil)
+
+// A worker reached by another name is ours when connectors run on our
+// members, even while one still names a worker that just left the group;
+// it is another cluster's when nothing runs on a member.
+func TestRunsOnMembers(t *testing.T) {
+	var body atomic.Value
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, body.Load().(string)) }))
+	defer srv.Close()
+	tg, _ := restclient.Parse(srv.URL + "/")
+	members := map[string]bool{"http://w1:8083": true}
+	st := func(id1, id2 string) string {
+		return `{"a":{"status":{"connector":{"state":"RUNNING","worker_id":"` + id1 + `"},"tasks":[{"id":0,"state":"RUNNING","worker_id":"` + id2 + `"}]}}}`
+	}
+	for _, c := range []struct {
+		body    string
+		ok      bool
+		foreign bool
+	}{
+		{st("w1:8083", "w1:8083"), true, false},
+		{st("w1:8083", "gone:8083"), true, false},
+		{st("other:8083", "other:8083"), false, true},
+		{`{}`, false, false},
+	} {
+		body.Store(c.body)
+		ok, why, err := runsOnMembers(context.Background(), &restclient.Client{}, tg, members)
+		var fe *ForeignError
+		if ok != c.ok || errors.As(err, &fe) != c.foreign {
+			t.Errorf("%s: ok %v, why %q, err %v", c.body, ok, why, err)
+		}
+	}
+}
