@@ -230,7 +230,7 @@ func applyInterrupted(ctx context.Context, log *slog.Logger) (int, bool) {
 // logApplyResult is the last log line of an apply.
 func logApplyResult(log *slog.Logger, res apply.Result) {
 	if res.Unreachable != "" {
-		log.Error("apply failed", "gate", "apply", "unreachable", res.Unreachable, "failed", strings.Join(res.Failed, ","), "exit", res.Code,
+		log.Error("apply failed", "gate", "apply", "unreachable", res.Unreachable, "exit", res.Code,
 			"fix", "start the worker again, or apply through another worker of the group (without --url apply moves on by itself)")
 		return
 	}
