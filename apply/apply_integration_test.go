@@ -31,6 +31,9 @@ var (
 	workDir   string
 	baseEnv   []string
 	seedInput string // the file the seed connector reads
+	// workerArgv and workerEnv start the package's worker through
+	// `connect-init run` again, after a test killed it.
+	workerArgv, workerEnv []string
 )
 
 const (
@@ -81,10 +84,7 @@ func setup(m *testing.M) (int, error) {
 	if cluster, err = testbed.StartCluster(ctx, dist, testbed.ClusterOptions{Brokers: 1, Dir: filepath.Join(workDir, "cluster")}); err != nil {
 		return 1, err
 	}
-	props, err := cluster.WorkerProps(map[string]string{
-		"group.id": group, "config.storage.topic": configTopic,
-		"offset.storage.topic": "_apply-offsets", "status.storage.topic": "_apply-status",
-	})
+	props, err := cluster.WorkerProps(groupProps())
 	if err != nil {
 		return 1, err
 	}
@@ -111,13 +111,22 @@ func setup(m *testing.M) (int, error) {
 	}
 	baseEnv = append(testbed.BaseEnv(), testbed.EnvFromProps(props)...)
 	runEnv := append(append([]string{}, baseEnv...), "CONNECT_INIT_LOCK=false", "CONNECT_INIT_CONNECTORS_DIR="+seedDir)
-	if worker, err = cluster.StartWorkerCommand(spec, append([]string{binary, "run", "--"}, spec.Argv...), runEnv); err != nil {
+	workerArgv, workerEnv = append([]string{binary, "run", "--"}, spec.Argv...), runEnv
+	if worker, err = cluster.StartWorkerCommand(spec, workerArgv, workerEnv); err != nil {
 		return 1, err
 	}
 	if err := worker.WaitHealthy(ctx); err != nil {
 		return 1, err
 	}
 	return m.Run(), nil
+}
+
+// groupProps are the worker settings of the package's group.
+func groupProps() map[string]string {
+	return map[string]string{
+		"group.id": group, "config.storage.topic": configTopic,
+		"offset.storage.topic": "_apply-offsets", "status.storage.topic": "_apply-status",
+	}
 }
 
 func tail(s string, n int) string {

@@ -3,6 +3,7 @@ package apply
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -19,8 +20,8 @@ import (
 type API struct {
 	REST   *restclient.Client
 	Target restclient.Target
-	// Clock paces the retries of a write Connect refused with 409 (a
-	// rebalance is under way); nil is the system clock.
+	// Clock paces the waits; nil is the system clock. The writes' repeats
+	// wait on REST's own Clock.
 	Clock clock.Clock
 }
 
@@ -184,45 +185,70 @@ func (a *API) Validate(ctx context.Context, cfg map[string]string) (*Validation,
 	return v, nil
 }
 
-// conflictPause is the pause before a write Connect answered 409 is sent
-// again: the rebalance that caused it usually ends within seconds.
-const conflictPause = time.Second
-
-// write sends one write and repeats it while Connect answers 409 (a
-// rebalance is under way, or its config is stale), until ctx ends.
-func (a *API) write(ctx context.Context, method, path string, body []byte, ok ...int) (restclient.Response, error) {
-	req := method + " /" + path
-	for {
-		resp, err := a.REST.Do(ctx, a.Target, method, path, body)
-		if err != nil {
-			return resp, fmt.Errorf("%s at %s: %w", req, a.Target.Raw, err)
+// write sends one write through restclient.Write: repeated through
+// Connect's rebalances (409) and transient failures with backoff until
+// until (on the client's clock) or ctx ends, and read back with landed
+// after an ambiguous failure. ok are the statuses that mean done.
+func (a *API) write(ctx context.Context, w restclient.Write, ok ...int) (restclient.WriteResult, error) {
+	req := w.Method + " /" + w.Path
+	res, err := a.REST.Write(ctx, a.Target, w)
+	if err != nil {
+		var ue *restclient.UnreachableError
+		if errors.As(err, &ue) {
+			return res, fmt.Errorf("%s: %w", req, err)
 		}
-		for _, s := range ok {
-			if resp.Status == s {
-				return resp, nil
-			}
-		}
-		if resp.Status != http.StatusConflict {
-			return resp, httpError(req, resp)
-		}
-		select {
-		case <-ctx.Done():
-			return resp, fmt.Errorf("%w (gave up: %v)", httpError(req, resp), ctx.Err())
-		case <-clock.Or(a.Clock).After(conflictPause):
+		return res, fmt.Errorf("%s at %s: %w", req, a.Target.Raw, err)
+	}
+	if res.Landed {
+		return res, nil
+	}
+	for _, s := range ok {
+		if res.Response.Status == s {
+			return res, nil
 		}
 	}
+	return res, httpError(req, res.Response)
 }
 
-// PutConfig writes a connector's configuration (creates it when absent).
-func (a *API) PutConfig(ctx context.Context, name string, cfg map[string]string) error {
+// PutConfig writes a connector's configuration (creates it when absent),
+// repeating it until until. PUT replaces the whole config, so a repeat
+// writes the same; still, after an ambiguous failure the config is read
+// back first, and a cluster that holds it already gets no second write.
+func (a *API) PutConfig(ctx context.Context, name string, cfg map[string]string, until time.Time) (restclient.WriteResult, error) {
 	body, _ := json.Marshal(cfg)
-	_, err := a.write(ctx, http.MethodPut, "connectors/"+url.PathEscape(name)+"/config", body, http.StatusOK, http.StatusCreated)
-	return err
+	path := "connectors/" + url.PathEscape(name) + "/config"
+	landed := func(ctx context.Context) (bool, error) {
+		got, found, err := a.Config(ctx, name)
+		return found && len(diff(got, cfg)) == 0, err
+	}
+	return a.write(ctx, restclient.Write{Method: http.MethodPut, Path: path, Body: body, Landed: landed, Until: until}, http.StatusOK, http.StatusCreated)
 }
 
-// SetState sends PUT /connectors/<name>/<call> (pause, stop or resume).
-func (a *API) SetState(ctx context.Context, name, call string) error {
-	_, err := a.write(ctx, http.MethodPut, "connectors/"+url.PathEscape(name)+"/"+call, nil, http.StatusOK, http.StatusAccepted, http.StatusNoContent)
+// Config reads GET /connectors/<name>/config; found is false on 404.
+func (a *API) Config(ctx context.Context, name string) (cfg map[string]string, found bool, err error) {
+	req := "GET /connectors/" + name + "/config"
+	resp, err := a.REST.GetLarge(ctx, a.Target, "connectors/"+url.PathEscape(name)+"/config")
+	switch {
+	case err != nil:
+		return nil, false, fmt.Errorf("%s at %s: %w", req, a.Target.Raw, err)
+	case resp.Status == http.StatusNotFound:
+		return nil, false, nil
+	case resp.Status != http.StatusOK:
+		return nil, false, httpError(req, resp)
+	}
+	if err := json.Unmarshal(resp.Body, &cfg); err != nil {
+		return nil, false, fmt.Errorf("%s at %s: not Connect's answer: %w", req, a.Target.Raw, err)
+	}
+	return cfg, true, nil
+}
+
+// SetState sends PUT /connectors/<name>/<call> (pause, stop or resume),
+// repeated until until. It is not read back after an ambiguous failure:
+// the status shows the new state only once the workers act on it, so a
+// repeat (one more target-state record, no restart) is the honest choice.
+func (a *API) SetState(ctx context.Context, name, call string, until time.Time) error {
+	_, err := a.write(ctx, restclient.Write{Method: http.MethodPut, Path: "connectors/" + url.PathEscape(name) + "/" + call, Until: until},
+		http.StatusOK, http.StatusAccepted, http.StatusNoContent)
 	var he *HTTPError
 	if call == "stop" && asHTTP(err, &he) && he.Status == http.StatusNotFound && !strings.Contains(he.Message, name) {
 		return fmt.Errorf("%w (PUT /connectors/<name>/stop exists from Kafka 3.5 on; use state paused on older workers)", err)
@@ -230,9 +256,15 @@ func (a *API) SetState(ctx context.Context, name, call string) error {
 	return err
 }
 
-// Delete removes a connector.
-func (a *API) Delete(ctx context.Context, name string) error {
-	_, err := a.write(ctx, http.MethodDelete, "connectors/"+url.PathEscape(name), nil, http.StatusOK, http.StatusNoContent)
+// Delete removes a connector, repeated until until; after an ambiguous
+// failure a connector that is gone counts as deleted.
+func (a *API) Delete(ctx context.Context, name string, until time.Time) error {
+	landed := func(ctx context.Context) (bool, error) {
+		_, found, err := a.Config(ctx, name)
+		return err == nil && !found, err
+	}
+	_, err := a.write(ctx, restclient.Write{Method: http.MethodDelete, Path: "connectors/" + url.PathEscape(name), Landed: landed, Until: until},
+		http.StatusOK, http.StatusNoContent)
 	return err
 }
 

@@ -22,7 +22,16 @@
 // through untouched for Connect to resolve. Messages from Connect
 // (validation errors, task traces) are scrubbed of every secret value too.
 //
+// Under faults it tells the truth (issue 23): a verdict rests only on
+// successful status reads after the last write, spanning the hold, from a
+// live member of the group, about connectors running on live members; a
+// worker that stops answering is left for another member (Workers), or,
+// pinned, named as unreachable while no connector is blamed. Writes are
+// repeated through rebalances and read back after an ambiguous failure
+// (restclient.Write), and, under a lease per group (Options.Lease), made
+// once however many applies run: each plans again once it holds it.
+//
 // The package knows Connect's REST API only (through restclient); which
 // worker to talk to, and the proof that it belongs to the right group, are
-// the command's business (cmd/connect-init/applycmd.go).
+// the business of package connect/workers, which the command wires.
 package apply

@@ -189,3 +189,14 @@ func sortedKeys[V any](m map[string]V) []string {
 	sort.Strings(keys)
 	return keys
 }
+
+// Writes reports whether the plan writes anything: a config, a state, a
+// deletion.
+func (p Plan) Writes() bool {
+	for _, s := range p.Steps {
+		if s.Kind != Unchanged {
+			return true
+		}
+	}
+	return false
+}

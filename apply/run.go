@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/connect-init/connect-init/internal/clock"
+	"github.com/connect-init/connect-init/restclient"
 )
 
 // Exit codes of `connect-init apply`.
@@ -16,8 +17,8 @@ const (
 	// ExitOK: everything applied, and every connector of the directory
 	// and its tasks are in the desired state.
 	ExitOK = 0
-	// ExitFailed: a connector or task failed, a write failed, or the wait
-	// timed out.
+	// ExitFailed: a connector or task failed, a write failed, the worker
+	// stopped answering, or the wait timed out.
 	ExitFailed = 1
 	// ExitBadDefinition: a file is bad, or Connect's validation refused a
 	// definition; nothing was written.
@@ -30,7 +31,33 @@ const (
 	DefaultSettle = 3 * time.Second
 	// DefaultTraceLines is how much of a failed task's trace is shown.
 	DefaultTraceLines = 6
+	// DefaultUnreachable is how long a pinned worker (no Workers to move
+	// to) may leave every status read unanswered before apply says it is
+	// unreachable: longer than a GC pause or one slow read, far shorter
+	// than a wait worth the name.
+	DefaultUnreachable = 20 * time.Second
+	// DefaultWriteBudget bounds the writes' repeats (and the wait's, if
+	// shorter).
+	DefaultWriteBudget = 2 * time.Minute
 )
+
+// Workers are the other live members of the worker group, for an apply
+// whose worker stops answering or leaves the group. The command gives
+// connect/workers' Finder; nil pins apply to its one worker (--url).
+type Workers interface {
+	// Another returns a worker of the group, proven ours and ready, other
+	// than not; an error when there is none at the moment.
+	Another(ctx context.Context, not restclient.Target) (restclient.Target, error)
+	// Member reports whether t is a live member of the group now.
+	Member(ctx context.Context, t restclient.Target) (bool, error)
+	// Members are the workers the next apply may plan from.
+	Members(ctx context.Context) ([]restclient.Target, error)
+	// Running are the worker ids (host:port, as Connect's status names
+	// them) of the group's members that are alive now: a status that
+	// says RUNNING on any other worker is stale (Connect keeps the last
+	// word of a dead worker until its work is reassigned).
+	Running(ctx context.Context) (map[string]bool, error)
+}
 
 // Options steer Run.
 type Options struct {
@@ -38,25 +65,42 @@ type Options struct {
 	// stream in the in-run child).
 	Out io.Writer
 	Log *slog.Logger
-	// Clock paces the wait; nil is the system clock.
+	// Clock paces the wait and bounds the writes' repeats; nil is the
+	// system clock.
 	Clock clock.Clock
 	// Prune deletes the cluster's connectors no file defines.
 	Prune bool
 	// DryRun stops after the plan and the validation.
 	DryRun bool
-	// Wait bounds the wait for the desired states; 0 does not wait.
+	// Wait bounds the wait for the desired states, and the repeats of
+	// the writes (at most DefaultWriteBudget); 0 does not wait.
 	Wait time.Duration
 	// Poll is the pause between two status reads (DefaultPoll).
 	Poll time.Duration
-	// Settle is how long a connector's verdict must hold before it
-	// counts (DefaultSettle): right after a config update the status may
-	// still show the old tasks RUNNING, and a task that failed under the
-	// old config shows FAILED until the herder restarts it.
+	// Settle is how long a connector's verdict must hold, seen by
+	// successful status reads from one live member and no failed read
+	// between them, before it counts (DefaultSettle): right after a
+	// config update the status may still show the old tasks RUNNING, and
+	// a task that failed under the old config shows FAILED until the
+	// herder restarts it.
 	Settle time.Duration
+	// Unreachable is how long the status reads of a pinned worker may all
+	// fail before apply stops and names the worker (DefaultUnreachable).
+	Unreachable time.Duration
 	// TraceLines is how many lines of a failed task's trace to print.
 	TraceLines int
 	// Source names where the definitions come from, for the plan's header.
 	Source string
+	// Workers, when set, are where apply moves when its worker stops
+	// answering, and the membership check of the final verdict.
+	Workers Workers
+	// Lease, when set, is taken once the plan shows writes and before any
+	// (so that concurrent applies of one cluster write each change once):
+	// it returns when this apply may write, and a release to call once
+	// the writes are made. hold is how long this apply may keep it. Run
+	// plans again after taking it: another apply may have written
+	// meanwhile.
+	Lease func(ctx context.Context, hold time.Duration) (release func(), err error)
 }
 
 // Result is what Run did.
@@ -65,27 +109,87 @@ type Result struct {
 	Plan Plan
 	// Failed names the connectors that failed, were refused or timed out.
 	Failed []string
+	// Unreachable is the URL of the worker that stopped answering before a
+	// verdict could be read: the connectors' state is then unknown, and
+	// none is named failed.
+	Unreachable string
+}
+
+// runner is one Run.
+type runner struct {
+	api     *API
+	desired []Connector
+	o       Options
+	out     *printer
+	red     *Redactor
+	clk     clock.Clock
 }
 
 // Run is the whole apply against one worker: read the cluster, plan,
-// validate (before anything is written), print, write, wait.
+// validate (before anything is written), print, take the lease and plan
+// again, write, wait.
 func Run(ctx context.Context, api *API, desired []Connector, o Options) Result {
 	o.defaults()
-	out := &printer{w: o.Out}
-	listing, err := api.List(ctx)
-	if err != nil {
-		out.f("cannot read the cluster's connectors: %v\n", err)
-		return Result{Code: ExitFailed}
+	r := &runner{api: api, desired: desired, o: o, out: &printer{w: o.Out}, red: NewRedactor(), clk: clock.Or(o.Clock)}
+	listing, plan, res, done := r.prepare(ctx)
+	if done {
+		return res
 	}
-	plan := Compute(desired, listing.Current, o.Prune)
-	red := NewRedactor()
-	for _, c := range listing.Current {
-		red.Learn(c.Config)
+	if !plan.Writes() {
+		return r.unchanged(ctx, plan, listing)
 	}
-	for _, d := range desired {
-		red.Learn(d.Config)
+	listing, plan, res, done = r.writeAll(ctx, plan)
+	switch {
+	case done:
+		return res
+	case listing != nil:
+		return r.unchanged(ctx, plan, listing)
+	case o.Wait <= 0:
+		return Result{Code: ExitOK, Plan: plan}
 	}
+	return r.wait(ctx, plan)
+}
 
+// writeAll makes the plan's writes under the lease (when there is one):
+// it takes the lease, plans again (another apply may have written
+// meanwhile), writes, and releases it. The lease covers the writes only,
+// not the wait: the plan made under it reads configs the leader has
+// already written, and a holder that dies keeps the others waiting for its
+// hold lease, so that must stay short. A listing is returned when the new
+// plan writes nothing; done means Run ends with res.
+func (r *runner) writeAll(ctx context.Context, plan Plan) (*Listing, Plan, Result, bool) {
+	if r.o.Lease != nil {
+		release, err := r.o.Lease(ctx, r.hold())
+		if err != nil {
+			r.out.f("cannot take the apply lease: %v\n", err)
+			return nil, plan, Result{Code: ExitFailed, Plan: plan}, true
+		}
+		defer release()
+		listing, again, res, done := r.replan(ctx, plan)
+		if done || !again.Writes() {
+			return listing, again, res, done
+		}
+		plan = again
+	}
+	if res, ok := r.write(ctx, plan); !ok {
+		return nil, plan, res, true
+	}
+	if r.o.Lease != nil {
+		r.visible(ctx)
+	}
+	return nil, plan, Result{}, false
+}
+
+// prepare reads the cluster, plans, validates and prints the plan; done
+// means Run ends with res (an error, refused definitions, a dry run).
+func (r *runner) prepare(ctx context.Context) (*Listing, Plan, Result, bool) {
+	listing, err := r.api.List(ctx)
+	if err != nil {
+		r.out.f("cannot read the cluster's connectors: %v\n", err)
+		return nil, Plan{}, Result{Code: ExitFailed}, true
+	}
+	plan := Compute(r.desired, listing.Current, r.o.Prune)
+	r.learn(listing)
 	// Validation first: nothing is written unless every new or changed
 	// definition passes.
 	invalid := map[string][]FieldError{}
@@ -93,84 +197,136 @@ func Run(ctx context.Context, api *API, desired []Connector, o Options) Result {
 		if !s.WritesConfig() {
 			continue
 		}
-		v, err := api.Validate(ctx, s.Desired.Config)
+		v, err := r.api.Validate(ctx, s.Desired.Config)
 		if err != nil {
-			out.f("cannot validate %s (%s): %s\n", s.Name, s.File, red.Scrub(err.Error()))
-			return Result{Code: ExitFailed, Plan: plan, Failed: []string{s.Name}}
+			r.out.f("cannot validate %s (%s): %s\n", s.Name, s.File, r.red.Scrub(err.Error()))
+			return nil, plan, Result{Code: ExitFailed, Plan: plan, Failed: []string{s.Name}}, true
 		}
 		for _, k := range v.Passwords {
-			red.MarkPassword(k)
+			r.red.MarkPassword(k)
 		}
 		if len(v.Errors) > 0 {
 			invalid[s.Name] = v.Errors
 		}
 	}
-	for _, c := range listing.Current {
-		red.Learn(c.Config)
-	}
-	for _, d := range desired {
-		red.Learn(d.Config)
-	}
-	printPlan(out, plan, red, api.Target.Raw, o.Source)
+	r.learn(listing)
+	printPlan(r.out, plan, r.red, r.api.Target.Raw, r.o.Source)
 	if len(invalid) > 0 {
-		var failed []string
-		for _, s := range plan.Steps {
-			errs, bad := invalid[s.Name]
-			if !bad {
-				continue
-			}
-			failed = append(failed, s.Name)
-			out.f("\n%s: Connect's validation refused the definition (%s):\n", s.Name, s.File)
-			for _, fe := range errs {
-				for _, m := range fe.Messages {
-					out.f("  %s: %s: %s\n", s.Desired.Where(fe.Key), fe.Key, red.Scrub(m))
-				}
-			}
-		}
-		out.f("\nnothing was written: fix the definitions above and run apply again\n")
-		return Result{Code: ExitBadDefinition, Plan: plan, Failed: failed}
+		return nil, plan, r.refused(plan, invalid), true
 	}
-	if o.DryRun {
-		out.f("\ndry run: nothing was written\n")
-		return Result{Code: ExitOK, Plan: plan}
+	if r.o.DryRun {
+		r.out.f("\ndry run: nothing was written\n")
+		return nil, plan, Result{Code: ExitOK, Plan: plan}, true
 	}
+	return listing, plan, Result{}, false
+}
 
-	changed := false
+// learn teaches the redactor every value of the cluster's and the files'
+// configs (again after validation has marked PASSWORD keys).
+func (r *runner) learn(l *Listing) {
+	for _, c := range l.Current {
+		r.red.Learn(c.Config)
+	}
+	for _, d := range r.desired {
+		r.red.Learn(d.Config)
+	}
+}
+
+// refused prints Connect's validation errors per field with file and line.
+func (r *runner) refused(plan Plan, invalid map[string][]FieldError) Result {
+	var failed []string
 	for _, s := range plan.Steps {
-		var err error
-		switch {
-		case s.Kind == Delete:
-			if err = api.Delete(ctx, s.Name); err == nil {
-				out.f("deleted %s\n", s.Name)
-			}
-		case s.WritesConfig():
-			if err = api.PutConfig(ctx, s.Name, s.Desired.Config); err == nil {
-				out.f("%s %s\n", map[Kind]string{Create: "created", Update: "updated"}[s.Kind], s.Name)
-			}
+		errs, bad := invalid[s.Name]
+		if !bad {
+			continue
 		}
-		if err == nil && s.StateCall != "" {
-			if err = api.SetState(ctx, s.Name, s.StateCall); err == nil {
-				out.f("%s: %s requested\n", s.Name, s.StateCall)
+		failed = append(failed, s.Name)
+		r.out.f("\n%s: Connect's validation refused the definition (%s):\n", s.Name, s.File)
+		for _, fe := range errs {
+			for _, m := range fe.Messages {
+				r.out.f("  %s: %s: %s\n", s.Desired.Where(fe.Key), fe.Key, r.red.Scrub(m))
 			}
 		}
-		if err != nil {
-			out.f("%s: %s\n", s.Name, red.Scrub(err.Error()))
-			return Result{Code: ExitFailed, Plan: plan, Failed: []string{s.Name}}
-		}
-		changed = changed || s.Kind != Unchanged
 	}
-	if !changed {
-		out.f("nothing to write: the cluster matches the definitions\n")
+	r.out.f("\nnothing was written: fix the definitions above and run apply again\n")
+	return Result{Code: ExitBadDefinition, Plan: plan, Failed: failed}
+}
+
+// replan reads the cluster again once the lease is ours and prints what
+// changed since the first plan: another apply may have written meanwhile.
+// Definitions were validated before; a step that writes now but did not
+// before has a config the cluster ran a moment ago.
+func (r *runner) replan(ctx context.Context, first Plan) (*Listing, Plan, Result, bool) {
+	listing, err := r.api.List(ctx)
+	if err != nil {
+		r.out.f("cannot read the cluster's connectors again after taking the apply lease: %v\n", err)
+		return nil, first, Result{Code: ExitFailed, Plan: first}, true
 	}
-	if o.Wait <= 0 {
+	r.learn(listing)
+	plan := Compute(r.desired, listing.Current, r.o.Prune)
+	before := map[string]Kind{}
+	for _, s := range first.Steps {
+		before[s.Name] = s.Kind
+	}
+	var moved []string
+	for _, s := range plan.Steps {
+		if k, ok := before[s.Name]; !ok || k != s.Kind {
+			moved = append(moved, fmt.Sprintf("%s %s -> %s", s.Name, orNone(k), s.Kind))
+		}
+	}
+	if len(moved) > 0 || len(plan.Steps) != len(first.Steps) {
+		r.out.f("planned again after taking the apply lease (the cluster changed meanwhile): %s\n", strings.Join(moved, ", "))
+		r.out.f("plan: %d to create, %d to update, %d unchanged, %d to delete\n",
+			plan.Count(Create), plan.Count(Update), plan.Count(Unchanged), plan.Count(Delete))
+	}
+	return listing, plan, Result{}, false
+}
+
+func orNone(k Kind) string {
+	if k == "" {
+		return "none"
+	}
+	return string(k)
+}
+
+// unchanged ends an apply whose plan writes nothing: the status read with
+// the plan is fresh evidence (nothing was written after it), so when it
+// shows every connector in the desired state the verdict is given at
+// once, without the hold that guards against the stale status right after
+// a write. Otherwise the wait decides, as after a write.
+func (r *runner) unchanged(ctx context.Context, plan Plan, l *Listing) Result {
+	r.out.f("nothing to write: the cluster matches the definitions\n")
+	if r.o.Wait <= 0 {
 		return Result{Code: ExitOK, Plan: plan}
 	}
-	failed := wait(ctx, api, plan, o, out, red)
-	if len(failed) > 0 {
-		return Result{Code: ExitFailed, Plan: plan, Failed: failed}
+	verdicts := map[string][2]string{}
+	for _, s := range plan.Steps {
+		_, present := l.Current[s.Name]
+		v, why := judge(s.Expect, l.Status[s.Name], present)
+		if v != verdictOK {
+			return r.wait(ctx, plan)
+		}
+		verdicts[s.Name] = [2]string{v, why}
 	}
+	get := func(n string) (string, string) { return verdicts[n][0], verdicts[n][1] }
+	report(plan, get, l, r.o, r.out, r.red, true, 0)
 	return Result{Code: ExitOK, Plan: plan}
 }
+
+// writeBudget is how long the writes may repeat: the apply's wait, at
+// most DefaultWriteBudget (a rebalance that refuses writes for longer is
+// not one to wait out).
+func (r *runner) writeBudget() time.Duration {
+	if r.o.Wait > 0 {
+		return min(r.o.Wait, DefaultWriteBudget)
+	}
+	return DefaultWriteBudget
+}
+
+// hold is how long this apply may keep the lease: its writes and half a
+// minute to spare; a holder that dies keeps the others waiting that long
+// at most.
+func (r *runner) hold() time.Duration { return r.writeBudget() + 30*time.Second }
 
 func (o *Options) defaults() {
 	if o.Out == nil {
@@ -184,6 +340,9 @@ func (o *Options) defaults() {
 	}
 	if o.Settle <= 0 {
 		o.Settle = DefaultSettle
+	}
+	if o.Unreachable <= 0 {
+		o.Unreachable = DefaultUnreachable
 	}
 	if o.TraceLines <= 0 {
 		o.TraceLines = DefaultTraceLines
@@ -278,71 +437,6 @@ func judge(expect string, st *Status, present bool) (verdict, why string) {
 		return verdictOK, summary
 	}
 	return verdictPending, summary
-}
-
-// wait polls the cluster's status until every step's verdict has held for
-// Settle, or Wait passes; it prints the outcome and returns the connectors
-// that failed or never got there.
-func wait(ctx context.Context, api *API, plan Plan, o Options, out *printer, red *Redactor) []string {
-	clk := clock.Or(o.Clock)
-	start := clk.Now()
-	deadline := start.Add(o.Wait)
-	type seen struct {
-		verdict, why string
-		since        time.Time
-	}
-	state := map[string]*seen{}
-	var last *Listing
-	lastLog := start
-	for {
-		now := clk.Now()
-		l, err := api.List(ctx)
-		if err != nil {
-			o.Log.Warn("cannot read the connectors' status; retrying", "error", red.Scrub(err.Error()))
-		} else {
-			last = l
-			for _, s := range plan.Steps {
-				_, present := l.Current[s.Name]
-				v, why := judge(s.Expect, l.Status[s.Name], present)
-				if p := state[s.Name]; p == nil || p.verdict != v {
-					state[s.Name] = &seen{verdict: v, why: why, since: now}
-				} else {
-					p.why = why
-				}
-			}
-		}
-		settled := last != nil
-		for _, s := range plan.Steps {
-			p := state[s.Name]
-			if p == nil || p.verdict == verdictPending || now.Sub(p.since) < o.Settle {
-				settled = false
-			}
-		}
-		timedOut := !now.Before(deadline)
-		if settled || timedOut || ctx.Err() != nil {
-			get := func(n string) (string, string) {
-				if p := state[n]; p != nil {
-					return p.verdict, p.why
-				}
-				return verdictPending, "no answer from the worker"
-			}
-			return report(plan, get, last, o, out, red, settled, clk.Now().Sub(start))
-		}
-		if now.Sub(lastLog) >= 5*time.Second {
-			lastLog = now
-			var pending []string
-			for _, s := range plan.Steps {
-				if p := state[s.Name]; p == nil || p.verdict == verdictPending {
-					pending = append(pending, s.Name)
-				}
-			}
-			o.Log.Info("waiting for the connectors", "pending", strings.Join(pending, ","), "waited", now.Sub(start).Round(time.Second).String(), "wait", o.Wait.String())
-		}
-		select {
-		case <-ctx.Done():
-		case <-clk.After(o.Poll):
-		}
-	}
 }
 
 // report prints each connector's outcome (a failed task with the first

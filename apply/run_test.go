@@ -26,15 +26,47 @@ type fakeConnect struct {
 	status    func(name string) *Status
 	conflicts int // PUT config answers 409 this many times first
 	puts      int
+	// down, once set, makes every request fail as a dead worker's does
+	// (the connection is closed without an answer).
+	down bool
+	// dieAfterPut sets down after the first PUT of a config.
+	dieAfterPut bool
+	// lost makes a PUT config carry the write out and answer only after
+	// the client hung up.
+	lost  bool
+	lists int
+	// lag hides the connectors written last from this many listings after
+	// each PUT, as a busy herder does.
+	lag, hidden int
+	fresh       map[string]bool
 }
 
 func (f *fakeConnect) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	if f.down {
+		hangUp(w)
+		return
+	}
 	switch {
+	case r.Method == http.MethodGet && strings.HasSuffix(r.URL.Path, "/config"):
+		c, ok := f.configs[strings.TrimSuffix(strings.TrimPrefix(r.URL.Path, "/connectors/"), "/config")]
+		if !ok {
+			w.WriteHeader(http.StatusNotFound)
+			return
+		}
+		json.NewEncoder(w).Encode(c)
 	case r.Method == http.MethodGet && r.URL.Path == "/connectors":
+		f.lists++
 		out := map[string]any{}
+		hide := f.hidden > 0
+		if hide {
+			f.hidden--
+		}
 		for n, c := range f.configs {
+			if hide && f.fresh[n] {
+				continue
+			}
 			e := map[string]any{"info": map[string]any{"config": c}}
 			if st := f.status(n); st != nil {
 				e["status"] = st
@@ -54,11 +86,33 @@ func (f *fakeConnect) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		f.puts++
 		var cfg map[string]string
 		json.NewDecoder(r.Body).Decode(&cfg)
-		f.configs[strings.TrimSuffix(strings.TrimPrefix(r.URL.Path, "/connectors/"), "/config")] = cfg
+		name := strings.TrimSuffix(strings.TrimPrefix(r.URL.Path, "/connectors/"), "/config")
+		f.configs[name] = cfg
+		if f.lag > 0 {
+			if f.fresh == nil {
+				f.fresh = map[string]bool{}
+			}
+			f.fresh[name], f.hidden = true, f.lag
+		}
+		f.down = f.dieAfterPut
+		if f.lost {
+			f.mu.Unlock()
+			<-r.Context().Done()
+			f.mu.Lock()
+			return
+		}
 		w.WriteHeader(http.StatusCreated)
 		io.WriteString(w, `{}`)
 	default:
 		w.WriteHeader(http.StatusNotFound)
+	}
+}
+
+// hangUp closes the connection without an answer, as a killed worker's
+// socket does.
+func hangUp(w http.ResponseWriter) {
+	if c, _, err := w.(http.Hijacker).Hijack(); err == nil {
+		c.Close()
 	}
 }
 
@@ -72,7 +126,7 @@ func runFake(t *testing.T, f *fakeConnect, desired []Connector, wait time.Durati
 	}
 	clk := clock.NewStepping(time.Unix(0, 0))
 	var out bytes.Buffer
-	res := Run(context.Background(), &API{REST: &restclient.Client{}, Target: tg, Clock: clk}, desired,
+	res := Run(context.Background(), &API{REST: &restclient.Client{Clock: clk, Random: func() float64 { return 0.5 }}, Target: tg, Clock: clk}, desired,
 		Options{Out: &out, Clock: clk, Wait: wait})
 	return res, out.String(), clk
 }
@@ -92,8 +146,9 @@ func TestRunRetriesConflictsOnTheClock(t *testing.T) {
 	if strings.Contains(out, "s3cret") || !strings.Contains(out, "db.pass = [hidden]") {
 		t.Errorf("a PASSWORD-typed value was printed:\n%s", out)
 	}
-	// Two 409 pauses, then the settle window of polls.
-	if clk.Waited() < 2*conflictPause+DefaultSettle {
+	// Two 409 pauses (187.5 ms and 375 ms with the fixed jitter), then the
+	// settle window of polls.
+	if clk.Waited() < 562500*time.Microsecond+DefaultSettle {
 		t.Errorf("waited %v on the clock", clk.Waited())
 	}
 }

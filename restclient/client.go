@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"context"
 	"crypto/tls"
-	"crypto/x509"
-	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -17,8 +15,9 @@ import (
 	"github.com/connect-init/connect-init/internal/clock"
 )
 
-// Client sends GET requests to Connect workers. The zero value works:
-// system roots for https, 5 s per attempt, no retries, the system clock.
+// Client sends requests to Connect workers. The zero value works: system
+// roots for https, 5 s per attempt of a read, no retries of a read, the
+// system clock; writes (Write) are repeated within their deadline.
 type Client struct {
 	// TLS is the client configuration for https (Connect's REST client
 	// settings: listeners.https.ssl.* or ssl.*); nil means the system
@@ -33,9 +32,19 @@ type Client struct {
 	// errors, 429 and 5xx answers other than 501, never certificate
 	// errors, which do not heal.
 	Retries int
-	// Clock paces the pause between attempts (200 ms, doubling up to 1 s);
-	// nil means the system clock.
+	// Clock paces the pause between attempts (Get: 200 ms, doubling up to
+	// 1 s; Write: see Write); nil means the system clock.
 	Clock clock.Clock
+	// WriteTimeout bounds one attempt of a Write, from the request to the
+	// answer's headers (0: DefaultWriteTimeout, above the 90 s a Connect
+	// worker waits for the leader it forwards a write to).
+	WriteTimeout time.Duration
+	// Unreachable is how long Write keeps repeating a write to a worker
+	// that does not accept connections at all (0: DefaultUnreachable).
+	Unreachable time.Duration
+	// Random is the source of the writes' backoff jitter, in [0, 1); nil
+	// means math/rand/v2. Tests make it fixed.
+	Random func() float64
 	// Log receives one debug line per failed attempt; nil discards.
 	Log *slog.Logger
 }
@@ -69,36 +78,22 @@ func (c *Client) timeout() time.Duration {
 // The last attempt's answer is returned; an answer of any status is not an
 // error.
 func (c *Client) Get(ctx context.Context, t Target, path string, dial net.IP) (Response, error) {
-	hc, done := c.httpClient(t, dial)
+	hc, done := c.httpClient(t, dial, c.timeout())
 	defer done()
-	u := t.Base() + strings.TrimPrefix(path, "/")
-	clk := clock.Or(c.Clock)
-	pause := 200 * time.Millisecond
-	for attempt := 0; ; attempt++ {
-		resp, err := c.once(ctx, hc, http.MethodGet, u, nil, maxBody)
-		if attempt >= c.Retries || !retryable(resp, err) || ctx.Err() != nil {
-			return resp, err
-		}
-		c.logger().Debug("REST request failed; retrying", "url", u, "status", resp.Status, "error", err, "attempt", attempt+1)
-		select {
-		case <-ctx.Done():
-			return resp, err
-		case <-clk.After(pause):
-		}
-		pause = min(2*pause, time.Second)
-	}
+	return c.send(ctx, hc, http.MethodGet, t.Base()+strings.TrimPrefix(path, "/"), nil, maxBody, c.getPolicy())
 }
 
 // httpClient is the HTTP client for one request to t (dialing dial when
 // non-nil): no proxy, no keep-alive, the client's TLS settings with t.Host
-// as the server name. done releases its connections.
-func (c *Client) httpClient(t Target, dial net.IP) (hc *http.Client, done func()) {
+// as the server name; connect and handshake within Timeout, the answer
+// within answer. done releases its connections.
+func (c *Client) httpClient(t Target, dial net.IP, answer time.Duration) (hc *http.Client, done func()) {
 	timeout := c.timeout()
 	dialer := &net.Dialer{Timeout: timeout}
 	tr := &http.Transport{
 		Proxy:                 nil,
 		TLSHandshakeTimeout:   timeout,
-		ResponseHeaderTimeout: timeout,
+		ResponseHeaderTimeout: answer,
 		DisableKeepAlives:     true,
 	}
 	if dial != nil {
@@ -119,7 +114,7 @@ func (c *Client) httpClient(t Target, dial net.IP) (hc *http.Client, done func()
 		}
 		tr.TLSClientConfig = cfg
 	}
-	return &http.Client{Transport: tr, Timeout: timeout}, tr.CloseIdleConnections
+	return &http.Client{Transport: tr, Timeout: answer}, tr.CloseIdleConnections
 }
 
 // once sends one request; a body longer than limit is an error, never
@@ -149,16 +144,6 @@ func (c *Client) once(ctx context.Context, hc *http.Client, method, u string, bo
 		return r, fmt.Errorf("%s %s: the answer is longer than %d bytes", method, u, limit)
 	}
 	return r, nil
-}
-
-func retryable(resp Response, err error) bool {
-	if err != nil {
-		var ue x509.UnknownAuthorityError
-		var he x509.HostnameError
-		var ce *tls.CertificateVerificationError
-		return !errors.As(err, &ue) && !errors.As(err, &he) && !errors.As(err, &ce)
-	}
-	return resp.Status == http.StatusTooManyRequests || resp.Status >= 500 && resp.Status != http.StatusNotImplemented
 }
 
 func (c *Client) logger() *slog.Logger {

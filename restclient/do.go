@@ -19,7 +19,7 @@ const MaxDoBody = 16 << 20
 // rebalance, and a repeated write is a new config record). An answer of
 // any status is not an error; an answer longer than MaxDoBody is.
 func (c *Client) Do(ctx context.Context, t Target, method, path string, body []byte) (Response, error) {
-	hc, done := c.httpClient(t, nil)
+	hc, done := c.httpClient(t, nil, c.timeout())
 	defer done()
 	return c.once(ctx, hc, method, t.Base()+strings.TrimPrefix(path, "/"), body, MaxDoBody)
 }

@@ -1,7 +1,10 @@
 // Package restclient is connect-init's one client for Kafka Connect's REST
 // API: the peer check's GET /, the startup lock's readiness check and
-// `connect-init healthcheck` (GET /health with the old-worker fallback), and
-// doctor's reachability look. It parses URLs as Connect advertises them
+// `connect-init healthcheck` (GET /health with the old-worker fallback),
+// doctor's reachability look, and the reads and writes of `connect-init
+// apply`. Its retries run on github.com/hashicorp/go-retryablehttp
+// (retry.go); a write (Write) is repeated through Connect's rebalances and
+// read back after an ambiguous failure, so that it is carried out once. It parses URLs as Connect advertises them
 // (percent-encoded IPv6 hosts included), honours the REST TLS settings it
 // is given, and waits on an injected clock, so that its callers' tests never
 // wait out real deadlines. It depends on nothing of connect-init but

@@ -4,18 +4,13 @@ import (
 	"bytes"
 	"context"
 	"io"
-	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync/atomic"
 	"syscall"
 	"testing"
 
 	"github.com/connect-init/connect-init/entrypoint"
-	"github.com/connect-init/connect-init/restclient"
-	"github.com/connect-init/connect-init/settings"
 	"github.com/connect-init/connect-init/startup"
 )
 
@@ -45,6 +40,7 @@ func TestApplyBadInput(t *testing.T) {
 		{args: []string{"--dir", bad}, wants: []string{badFile + ":3:", "setting=--dir"}},
 		{args: []string{"--dir", good, "--wait=-1s"}, wants: []string{"--wait", "negative"}},
 		{args: []string{"--dir", good, "--url", "ftp://x"}, wants: []string{"--url", "scheme"}},
+		{args: []string{"--dir", good, "--write-timeout=0s"}, wants: []string{"--write-timeout", "not positive"}},
 		{args: []string{"--dir", good, "--url", "http://x", "--wait-local"}, wants: []string{"--url", "--wait-local"}},
 		{args: []string{"--dir", good, "--nope"}, wants: []string{"flag provided but not defined: -nope"}},
 		{args: []string{"--dir", good, "extra"}, wants: []string{"takes no arguments"}},
@@ -70,20 +66,6 @@ func TestApplyBadInput(t *testing.T) {
 	}
 }
 
-func TestPeerURL(t *testing.T) {
-	for in, want := range map[string]string{
-		"connect-1":              "https://connect-1:9443/",
-		"connect-1:8083":         "https://connect-1:8083/",
-		"http://connect-2:8083/": "http://connect-2:8083/",
-		" tasks.connect ":        "https://tasks.connect:9443/",
-		"fd00::1":                "https://[fd00::1]:9443/",
-	} {
-		if got, err := peerURL(in, "https://me:9443/"); got != want || err != nil {
-			t.Errorf("peerURL(%q) = %q, %v, want %q", in, got, err, want)
-		}
-	}
-}
-
 func TestPrefixWriter(t *testing.T) {
 	var b bytes.Buffer
 	p := &prefixWriter{w: &b, prefix: "> "}
@@ -92,53 +74,6 @@ func TestPrefixWriter(t *testing.T) {
 	p.flush()
 	if b.String() != "> one\n> two\n> three\n" {
 		t.Errorf("got %q", b.String())
-	}
-}
-
-// TestProveRefusesNonConnectAnswers: a listener that answers 200 on every
-// path (connect-init's own pre-exec self-probe does) is not taken for the
-// worker; only GET / with Connect's fields and our Kafka cluster id is.
-func TestProveRefusesNonConnectAnswers(t *testing.T) {
-	var root atomic.Value
-	var healthy atomic.Bool
-	root.Store("a-token-not-json")
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path == "/" {
-			io.WriteString(w, root.Load().(string))
-			return
-		}
-		if r.URL.Path == "/health" && healthy.Load() {
-			io.WriteString(w, `{"status":"healthy","message":"Worker has completed startup and is ready to handle requests."}`)
-			return
-		}
-		io.WriteString(w, "a-token-not-json")
-	}))
-	defer srv.Close()
-	tg, err := restclient.Parse(srv.URL + "/")
-	if err != nil {
-		t.Fatal(err)
-	}
-	f := &workerFinder{local: true, cfg: &settings.Config{GroupID: "g"}}
-	rest := &restclient.Client{}
-	why, err := f.prove(context.Background(), rest, tg, "our-cluster", nil)
-	if err != nil || !strings.Contains(why, "not as Connect does") {
-		t.Errorf("self-probe-like answer: %q, %v", why, err)
-	}
-	root.Store(`{"version":"4.3.1","commit":"c","kafka_cluster_id":"their-cluster"}`)
-	if _, err := f.prove(context.Background(), rest, tg, "our-cluster", nil); err == nil || !strings.Contains(err.Error(), "their-cluster") {
-		t.Errorf("another Kafka cluster: %v", err)
-	}
-	root.Store(`{"version":"4.3.1","commit":"c","kafka_cluster_id":"our-cluster"}`)
-	why, err = f.prove(context.Background(), rest, tg, "our-cluster", nil)
-	if err != nil || !strings.Contains(why, "without Connect's") {
-		t.Errorf("Connect's GET / but a bare 200 on /health: %q, %v (want a reason to wait)", why, err)
-	}
-	if why := ready(context.Background(), rest, tg); why == "" {
-		t.Error("a bare 200 on /health counts as ready")
-	}
-	healthy.Store(true)
-	if why, err := f.prove(context.Background(), rest, tg, "our-cluster", nil); err != nil || why != "" {
-		t.Errorf("Connect's GET / and /health: %q, %v (want ready)", why, err)
 	}
 }
 

@@ -92,6 +92,8 @@ var layer = map[string]int{
 	"gate": 4, "gate/peers": 4,
 	// What runs the gates: doctor's snapshot and the start-up pipeline.
 	"doctor": 5, "startup": 5,
+	// The Connect cluster as apply meets it: its workers proven ours.
+	"connect/workers": 5,
 	// The command: flags, dispatch, printing.
 	"cmd/connect-init": 6,
 	// Test beds, demo and bench: above everything they drive.

@@ -1,0 +1,36 @@
+package lock
+
+import (
+	"context"
+	"fmt"
+)
+
+// Release gives the permit back at once, for a holder that does not exec
+// and so can say itself when it is done (connect-init apply holds a lease
+// of its own scope only while it writes and waits). It withdraws the
+// member's entry, as a cancelled Acquire does: a tombstone on its member
+// key, after which the view no longer counts it as a holder and the next
+// waiter is entitled. Without Release such a holder would keep its permit
+// until a waiter saw it ready or its hold lease ran out. Call it only
+// after Acquire returned nil; it is bounded by WithdrawTimeout, and when
+// it fails the hold lease still ends the hold.
+func (l *Lock) Release(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	log, _, err := l.open()
+	if err != nil {
+		return fmt.Errorf("lock: releasing %s: %w", l.cfg.Identity, err)
+	}
+	log.Append(recordKey{Scope: l.cfg.Scope, Identity: l.cfg.Identity}.encode(), nil, l.cfg.Clock.Now(), 1)
+	if err := log.Close(l.cfg.WithdrawTimeout); err != nil {
+		return fmt.Errorf("lock: releasing %s: %w", l.cfg.Identity, err)
+	}
+	select {
+	case f := <-log.Failures():
+		return fmt.Errorf("lock: releasing %s: %w", l.cfg.Identity, f.err)
+	default:
+	}
+	l.log.Info("released the lock", "identity", l.cfg.Identity)
+	return nil
+}
