@@ -418,3 +418,61 @@ func grepLines(s string, subs ...string) string {
 	}
 	return strings.Join(out, "\n")
 }
+
+var restartLine = regexp.MustCompile(`time=(\S+) level=WARN msg="watch: restarted" .*connector=watch-broken cause="task 0 FAILED" restart=(\d)`)
+
+// TestWatchRestartsAndRepairs: `apply --watch` restarts a task that keeps
+// failing through Connect's restart API at growing intervals and gives up
+// after --max-restarts; a connector deleted by hand is put back; SIGTERM
+// ends the watcher.
+func TestWatchRestartsAndRepairs(t *testing.T) {
+	ensureSecond(t)
+	dir := filepath.Join(t.TempDir(), "connectors")
+	writeFile(t, dir, "watch-broken.json", sinkJSON("watch-broken", seedTopic, "/nonexistent-dir-watch-itest/out.txt", ""))
+	writeFile(t, dir, "watch-keep.json", sinkJSON("watch-keep", seedTopic, filepath.Join(t.TempDir(), "keep.txt"), ""))
+	creating := func() int {
+		return worker.CountInLog("Creating task watch-broken-0") + second.CountInLog("Creating task watch-broken-0")
+	}
+	p := startApply(t, "watch", nil, "--dir", dir, "--wait=30s", "--watch", "--watch-interval=1s", "--restart-backoff=1s", "--max-restarts=3")
+	waitLog(t, p, "watch-broken: FAILED: task 0 FAILED", 2*time.Minute)
+	startsBefore := creating()
+	waitLog(t, p, `msg="watch: giving up restarting"`, 2*time.Minute)
+	var at []time.Time
+	for _, m := range restartLine.FindAllStringSubmatch(p.Log(), -1) {
+		ts, err := time.Parse(time.RFC3339Nano, m[1])
+		if err != nil {
+			t.Fatal(err)
+		}
+		at = append(at, ts)
+	}
+	if len(at) != 3 {
+		t.Fatalf("%d restarts logged, want 3\n%s", len(at), p.Log())
+	}
+	gaps := []time.Duration{at[1].Sub(at[0]), at[2].Sub(at[1])}
+	t.Logf("restarts of watch-broken %v apart (backoff 2 and 6 units of 1s, looks every 1s); worker task starts %d -> %d", gaps, startsBefore, creating())
+	if gaps[0] < 2*time.Second || gaps[1] < 6*time.Second || gaps[1] <= gaps[0] {
+		t.Errorf("restarts %v apart, want >= 2s then >= 6s", gaps)
+	}
+	if creating() < startsBefore+3 {
+		t.Errorf("the workers started watch-broken's task %d times after the failure, want 3 more", creating()-startsBefore)
+	}
+	// Drift: a connector deleted by hand is put back.
+	req, _ := http.NewRequest(http.MethodDelete, worker.Spec.RESTURL+"/connectors/watch-keep", nil)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	deleted := time.Now()
+	waitLog(t, p, `connector=watch-keep action=create`, time.Minute)
+	t.Logf("watch-keep deleted by hand (DELETE answered %d), put back %v later:\n%s", resp.StatusCode, time.Since(deleted).Round(100*time.Millisecond),
+		grepLines(p.Log(), "watch: drift", "watch: put back", "created watch-keep"))
+	if cfg := connectorConfig(t, "watch-keep"); cfg["name"] != "watch-keep" {
+		t.Errorf("watch-keep after the repair: %v", cfg)
+	}
+	p.Stop(10 * time.Second)
+	code, out := exitOf(t, p, 30*time.Second)
+	if code != 128+15 {
+		t.Errorf("the watcher exited %d after SIGTERM\n%s", code, tail(out, 3000))
+	}
+}

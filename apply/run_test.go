@@ -39,6 +39,10 @@ type fakeConnect struct {
 	// each PUT, as a busy herder does.
 	lag, hidden int
 	fresh       map[string]bool
+	// onRestart is called for every POST .../restart.
+	onRestart func(path string)
+	// deleted counts DELETEs.
+	deleted int
 }
 
 func (f *fakeConnect) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -103,6 +107,15 @@ func (f *fakeConnect) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		w.WriteHeader(http.StatusCreated)
 		io.WriteString(w, `{}`)
+	case r.Method == http.MethodPost && strings.HasSuffix(r.URL.Path, "/restart"):
+		if f.onRestart != nil {
+			f.onRestart(r.URL.Path + "?" + r.URL.RawQuery)
+		}
+		w.WriteHeader(http.StatusAccepted)
+	case r.Method == http.MethodDelete:
+		f.deleted++
+		delete(f.configs, strings.TrimPrefix(r.URL.Path, "/connectors/"))
+		w.WriteHeader(http.StatusNoContent)
 	default:
 		w.WriteHeader(http.StatusNotFound)
 	}

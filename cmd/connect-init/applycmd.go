@@ -34,10 +34,19 @@ type applyFlags struct {
 	waitLocal bool
 	// writeTimeout bounds one write's wait for Connect's answer.
 	writeTimeout time.Duration
+	// watch keeps the desired state after applying (--watch), looking
+	// every watchInterval, restarting with restartUnit's backoff at most
+	// maxRestarts times in a row.
+	watch         bool
+	watchInterval time.Duration
+	restartUnit   time.Duration
+	maxRestarts   int
 }
 
 // applyCommand is `connect-init apply [--dir D] [--prune] [--dry-run]
-// [--wait=5m] [--url U] [--wait-local]`. Exit 0: all applied and in the
+// [--wait=5m] [--url U] [--wait-local] [--write-timeout=100s] [--watch
+// [--watch-interval=30s] [--restart-backoff=1m] [--max-restarts=7]]`;
+// with --watch it runs until a signal ends it. Exit 0: all applied and in the
 // desired state; 1: a connector or task failed, a write failed, no worker
 // of the group answered, or the wait timed out; 2: a bad file (named with
 // its line), a definition Connect's validation refused, or bad flags;
@@ -85,12 +94,18 @@ func (c *cli) applyCommand(ctx context.Context, args []string) int {
 	}
 	api.REST.WriteTimeout = af.writeTimeout
 	log.Info("applying connector definitions", "gate", "apply", "url", api.Target.Raw, "dir", af.dir, "definitions", len(conns), "prune", af.prune, "dry_run", af.dryRun)
-	res := apply.Run(ctx, api, conns, applyOptions(c, af, f, out, log))
+	opts := applyOptions(c, af, f, out, log)
+	res := apply.Run(ctx, api, conns, opts)
 	if code, stopped := applyInterrupted(ctx, log); stopped {
 		return code
 	}
 	logApplyResult(log, res)
-	return res.Code
+	if !af.watch || res.Code == apply.ExitBadDefinition {
+		return res.Code
+	}
+	apply.Watch(ctx, api, conns, apply.WatchOptions{Options: opts, Interval: af.watchInterval, RestartUnit: af.restartUnit, MaxRestarts: af.maxRestarts})
+	code, _ = applyInterrupted(ctx, log)
+	return code
 }
 
 // applyOptions wires apply to the cluster: the lease of the group's
@@ -126,6 +141,10 @@ func (c *cli) applyArgs(args []string) (s settings.Settings, af applyFlags, code
 	fs.DurationVar(&af.wait, "wait", 5*time.Minute, "how long to wait for every connector and task to be in the desired state (0: do not wait)")
 	fs.StringVar(&af.url, "url", "", "the REST URL of a worker of the group (default: CONNECT_INIT_PEERS, else the group's members)")
 	fs.BoolVar(&af.waitLocal, "wait-local", false, "wait for this container's worker to be ready, then apply once (started by run)")
+	fs.BoolVar(&af.watch, "watch", false, "after applying, keep the desired state: restart FAILED connectors and tasks, put back what drifted (until SIGTERM)")
+	fs.DurationVar(&af.watchInterval, "watch-interval", apply.DefaultWatchInterval, "with --watch, how often to look")
+	fs.DurationVar(&af.restartUnit, "restart-backoff", apply.DefaultRestartUnit, "with --watch, the unit of the restart backoff: restart n+1 follows restart n by min(n*n+n, 60) units")
+	fs.IntVar(&af.maxRestarts, "max-restarts", apply.DefaultMaxRestarts, "with --watch, restarts in a row before a connector is left FAILED")
 	fs.DurationVar(&af.writeTimeout, "write-timeout", restclient.DefaultWriteTimeout, "how long one write waits for Connect's answer before it is read back (Connect waits up to 90s for a write it forwards to the leader)")
 	if code, done := parseCommandFlags(fs, args, env, stderr, "apply"); done {
 		return s, af, code, true
@@ -156,6 +175,10 @@ func checkApplyFlags(fs *flag.FlagSet, af applyFlags) error {
 		return &settings.ConfigError{Setting: "--wait", Problem: fmt.Sprintf("is negative (%s)", af.wait), Fix: "use a duration such as 5m, or 0 not to wait"}
 	case af.writeTimeout <= 0:
 		return &settings.ConfigError{Setting: "--write-timeout", Problem: fmt.Sprintf("is not positive (%s)", af.writeTimeout), Fix: "use a duration above 90s, Connect's own bound for a forwarded write"}
+	case af.watch && (af.dryRun || af.waitLocal):
+		return &settings.ConfigError{Setting: "--watch", Problem: "is given with --dry-run or --wait-local", Fix: "run the watcher as an apply of its own, without them"}
+	case af.watch && (af.watchInterval <= 0 || af.restartUnit <= 0 || af.maxRestarts <= 0):
+		return &settings.ConfigError{Setting: "--watch", Problem: "needs a positive --watch-interval, --restart-backoff and --max-restarts", Fix: "e.g. --watch-interval=30s --restart-backoff=1m --max-restarts=7"}
 	case af.waitLocal && af.url != "":
 		return &settings.ConfigError{Setting: "--url", Problem: "is given with --wait-local, which applies to this container's worker", Fix: "use one of them"}
 	case af.url != "":

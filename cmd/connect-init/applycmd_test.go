@@ -41,6 +41,8 @@ func TestApplyBadInput(t *testing.T) {
 		{args: []string{"--dir", good, "--wait=-1s"}, wants: []string{"--wait", "negative"}},
 		{args: []string{"--dir", good, "--url", "ftp://x"}, wants: []string{"--url", "scheme"}},
 		{args: []string{"--dir", good, "--write-timeout=0s"}, wants: []string{"--write-timeout", "not positive"}},
+		{args: []string{"--dir", good, "--watch", "--dry-run"}, wants: []string{"--watch", "--dry-run"}},
+		{args: []string{"--dir", good, "--watch", "--max-restarts=0"}, wants: []string{"--watch", "positive"}},
 		{args: []string{"--dir", good, "--url", "http://x", "--wait-local"}, wants: []string{"--url", "--wait-local"}},
 		{args: []string{"--dir", good, "--nope"}, wants: []string{"flag provided but not defined: -nope"}},
 		{args: []string{"--dir", good, "extra"}, wants: []string{"takes no arguments"}},

@@ -1,0 +1,247 @@
+package apply
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/url"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/connect-init/connect-init/internal/clock"
+	"github.com/connect-init/connect-init/restclient"
+)
+
+// Defaults of WatchOptions.
+const (
+	DefaultWatchInterval = 30 * time.Second
+	// DefaultRestartUnit is the unit of the restart backoff: Strimzi's
+	// auto-restart counts it in minutes too.
+	DefaultRestartUnit = time.Minute
+	// DefaultMaxRestarts is how many restarts in a row a connector gets
+	// before the watcher leaves it FAILED for a person to look at.
+	DefaultMaxRestarts = 7
+)
+
+// WatchOptions steer Watch.
+type WatchOptions struct {
+	// Options are those of Run: Out, Log, Clock, Prune, Workers, Lease.
+	Options
+	// Interval is the pause between two looks (DefaultWatchInterval).
+	Interval time.Duration
+	// RestartUnit is the backoff's unit (DefaultRestartUnit): restart n+1
+	// of a connector follows restart n by min(n*n+n, 60) units (2, 6, 12,
+	// 20, 30, 42, 56, then 60), the first is made when FAILED is first
+	// seen, and the count starts over once the connector and its tasks
+	// have run for 10 units.
+	RestartUnit time.Duration
+	// MaxRestarts ends the restarts of a connector that keeps failing
+	// (DefaultMaxRestarts); it is logged, and left FAILED.
+	MaxRestarts int
+}
+
+func (o *WatchOptions) defaults() {
+	o.Options.defaults()
+	if o.Interval <= 0 {
+		o.Interval = DefaultWatchInterval
+	}
+	if o.RestartUnit <= 0 {
+		o.RestartUnit = DefaultRestartUnit
+	}
+	if o.MaxRestarts <= 0 {
+		o.MaxRestarts = DefaultMaxRestarts
+	}
+}
+
+// restarts is one connector's restart history.
+type restarts struct {
+	n       int       // restarts in a row
+	last    time.Time // the last restart
+	healthy time.Time // running since (zero: not running)
+	gaveUp  bool
+}
+
+// RestartDelay is how long after restart n (from 1) restart n+1 is made:
+// min(n*n+n, 60) units, Strimzi's auto-restart rule.
+func RestartDelay(n int, unit time.Duration) time.Duration {
+	return time.Duration(min(n*n+n, 60)) * unit
+}
+
+// Watch keeps the cluster as the definitions say until ctx ends: every
+// Interval it reads the connectors, puts back what drifted (a connector
+// deleted or changed behind our back is written again, under the lease,
+// planned again under it; with Prune a connector no file defines is
+// deleted), and restarts what FAILED through Connect's own API (POST
+// /connectors/<name>/restart?includeTasks=true&onlyFailed=true, Kafka >=
+// 3.0) with a backoff that grows per connector. Every action is one log
+// line naming the connector, the cause and the next attempt.
+func Watch(ctx context.Context, api *API, desired []Connector, o WatchOptions) {
+	o.defaults()
+	r := &runner{api: api, desired: desired, o: o.Options, out: &printer{w: o.Out}, red: NewRedactor(), clk: clock.Or(o.Clock)}
+	hist := map[string]*restarts{}
+	o.Log.Info("watching the connectors", "interval", o.Interval.String(), "restart_unit", o.RestartUnit.String(), "max_restarts", o.MaxRestarts, "prune", o.Prune)
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-r.clk.After(o.Interval):
+		}
+		l, err := r.api.List(ctx)
+		if err != nil {
+			if ctx.Err() != nil {
+				return
+			}
+			o.Log.Warn("watch: cannot read the connectors", "url", r.api.Target.Raw, "error", r.red.Scrub(err.Error()), "next_look", o.Interval.String())
+			r.moveOn(ctx, err)
+			continue
+		}
+		r.learn(l)
+		r.repair(ctx, l)
+		for _, d := range desired {
+			r.restartIfFailed(ctx, d.Name, l.Status[d.Name], hist, o)
+		}
+	}
+}
+
+// repair puts back what drifted: the plan from the cluster's state, made
+// as Run makes it (under the lease, planned again, written once).
+func (r *runner) repair(ctx context.Context, l *Listing) {
+	plan := Compute(r.desired, l.Current, r.o.Prune)
+	if !plan.Writes() {
+		return
+	}
+	for _, s := range plan.Steps {
+		if s.Kind == Unchanged {
+			continue
+		}
+		r.o.Log.Warn("watch: drift", "connector", s.Name, "cause", driftCause(s), "action", strings.TrimSpace(string(s.Kind)+" "+s.StateCall), "next_attempt", "now")
+	}
+	saved := r.o.Wait
+	r.o.Wait = 0 // the writes' budget: DefaultWriteBudget; no wait for the status
+	_, again, res, done := r.writeAll(ctx, plan)
+	r.o.Wait = saved
+	if done && res.Code != ExitOK {
+		r.o.Log.Error("watch: could not put the connectors back", "failed", strings.Join(res.Failed, ","), "next_attempt", "at the next look")
+		return
+	}
+	for _, s := range again.Steps {
+		if s.Kind != Unchanged {
+			r.o.Log.Info("watch: put back", "connector", s.Name, "action", string(s.Kind))
+		}
+	}
+}
+
+// driftCause says what changed behind our back, without any value.
+func driftCause(s Step) string {
+	switch s.Kind {
+	case Create:
+		return "the connector is gone (deleted behind our back)"
+	case Delete:
+		return "no file defines it (--prune)"
+	}
+	var keys []string
+	for _, c := range s.Changes {
+		keys = append(keys, string(c.Op)+c.Key)
+	}
+	sort.Strings(keys)
+	cause := "its config differs: " + strings.Join(keys, " ")
+	if len(keys) == 0 {
+		cause = "its state differs"
+	}
+	return cause
+}
+
+// restartIfFailed restarts a FAILED connector or task when its backoff
+// allows, and starts the count over once it has run for 10 units.
+func (r *runner) restartIfFailed(ctx context.Context, name string, st *Status, hist map[string]*restarts, o WatchOptions) {
+	h := hist[name]
+	if h == nil {
+		h = &restarts{}
+		hist[name] = h
+	}
+	now := r.clk.Now()
+	failed := failedParts(st)
+	if failed == "" {
+		if st != nil && st.Connector.State == "RUNNING" {
+			if h.healthy.IsZero() {
+				h.healthy = now
+			}
+			if h.n > 0 && now.Sub(h.healthy) >= 10*o.RestartUnit {
+				o.Log.Info("watch: running again; the restart count starts over", "connector", name, "restarts", h.n)
+				*h = restarts{healthy: h.healthy}
+			}
+		}
+		return
+	}
+	h.healthy = time.Time{}
+	if h.gaveUp {
+		return
+	}
+	if h.n >= o.MaxRestarts {
+		h.gaveUp = true
+		o.Log.Error("watch: giving up restarting", "connector", name, "cause", failed, "restarts", h.n,
+			"next_attempt", "none", "fix", "read the trace (GET /connectors/"+name+"/status), fix the cause, then restart it by hand or apply again")
+		return
+	}
+	if h.n > 0 {
+		if due := h.last.Add(RestartDelay(h.n, o.RestartUnit)); now.Before(due) {
+			return
+		}
+	}
+	rctx, cancel := context.WithTimeout(ctx, DefaultWriteBudget)
+	err := r.api.Restart(rctx, name, st)
+	cancel()
+	h.n++
+	h.last = now
+	next := "none: the last of --max-restarts"
+	if h.n < o.MaxRestarts {
+		next = RestartDelay(h.n, o.RestartUnit).String() + " if it fails again"
+	}
+	if err != nil {
+		o.Log.Error("watch: restart failed", "connector", name, "cause", failed, "restart", h.n, "error", r.red.Scrub(err.Error()), "next_attempt", next)
+		return
+	}
+	o.Log.Warn("watch: restarted", "connector", name, "cause", failed, "restart", h.n, "next_attempt", next)
+}
+
+// failedParts names what FAILED in a status ("" when nothing did).
+func failedParts(st *Status) string {
+	if st == nil {
+		return ""
+	}
+	var parts []string
+	if st.Connector.State == "FAILED" {
+		parts = append(parts, "connector FAILED")
+	}
+	for _, t := range st.Tasks {
+		if t.State == "FAILED" {
+			parts = append(parts, fmt.Sprintf("task %d FAILED", t.ID))
+		}
+	}
+	return strings.Join(parts, ", ")
+}
+
+// Restart restarts the connector's failed instances: POST
+// /connectors/<name>/restart?includeTasks=true&onlyFailed=true (Kafka >=
+// 3.0, KIP-745). A worker before 3.0 ignores the query and restarts only
+// the connector (answering 204, not 202), so then each FAILED task is
+// restarted on its own (POST /connectors/<name>/tasks/<id>/restart).
+func (a *API) Restart(ctx context.Context, name string, st *Status) error {
+	base := "connectors/" + url.PathEscape(name)
+	res, err := a.write(ctx, restclient.Write{Method: http.MethodPost, Path: base + "/restart?includeTasks=true&onlyFailed=true"},
+		http.StatusOK, http.StatusAccepted, http.StatusNoContent)
+	if err != nil || res.Response.Status != http.StatusNoContent || st == nil {
+		return err
+	}
+	for _, t := range st.Tasks {
+		if t.State != "FAILED" {
+			continue
+		}
+		if _, err := a.write(ctx, restclient.Write{Method: http.MethodPost, Path: fmt.Sprintf("%s/tasks/%d/restart", base, t.ID)},
+			http.StatusOK, http.StatusAccepted, http.StatusNoContent); err != nil {
+			return err
+		}
+	}
+	return nil
+}
