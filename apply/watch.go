@@ -3,6 +3,7 @@ package apply
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"net/url"
 	"sort"
@@ -39,6 +40,13 @@ type WatchOptions struct {
 	// MaxRestarts ends the restarts of a connector that keeps failing
 	// (DefaultMaxRestarts); it is logged, and left FAILED.
 	MaxRestarts int
+	// Active says, at each look, whether this watcher is the one that acts
+	// now, and why not: several watchers of one Connect cluster (the
+	// in-run watcher of every worker) must not each restart a connector
+	// on a backoff of its own. Nil: always active (a watcher started by
+	// hand). A watcher that stands by forgets its restart counts, since
+	// the active one kept its own.
+	Active func(ctx context.Context) (active bool, why string)
 }
 
 func (o *WatchOptions) defaults() {
@@ -80,12 +88,17 @@ func Watch(ctx context.Context, api *API, desired []Connector, o WatchOptions) {
 	o.defaults()
 	r := &runner{api: api, desired: desired, o: o.Options, out: &printer{w: o.Out}, red: NewRedactor(), clk: clock.Or(o.Clock)}
 	hist := map[string]*restarts{}
+	turn := &duty{log: o.Log}
 	o.Log.Info("watching the connectors", "interval", o.Interval.String(), "restart_unit", o.RestartUnit.String(), "max_restarts", o.MaxRestarts, "prune", o.Prune)
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-r.clk.After(o.Interval):
+		}
+		if !turn.active(ctx, o.Active) {
+			clear(hist)
+			continue
 		}
 		l, err := r.api.List(ctx)
 		if err != nil {
@@ -102,6 +115,34 @@ func Watch(ctx context.Context, api *API, desired []Connector, o WatchOptions) {
 			r.restartIfFailed(ctx, d.Name, l.Status[d.Name], hist, o)
 		}
 	}
+}
+
+// duty logs a watcher's turns between acting and standing by, once per
+// change.
+type duty struct {
+	log   *slog.Logger
+	known bool
+	was   bool
+	why   string
+}
+
+// active asks is (nil: always active) and logs a change.
+func (d *duty) active(ctx context.Context, is func(context.Context) (bool, string)) bool {
+	if is == nil {
+		return true
+	}
+	now, why := is(ctx)
+	if ctx.Err() != nil {
+		return false
+	}
+	switch {
+	case now && (!d.known || !d.was):
+		d.log.Info("watch: active", "why", why)
+	case !now && (!d.known || d.was || why != d.why):
+		d.log.Info("watch: standing by", "why", why, "next_look", "at the next interval")
+	}
+	d.known, d.was, d.why = true, now, why
+	return now
 }
 
 // repair puts back what drifted: the plan from the cluster's state, made

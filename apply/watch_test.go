@@ -148,3 +148,48 @@ func TestWatchRepairsDrift(t *testing.T) {
 		t.Errorf("configs %v, %d puts, %d leases", f.configs, f.puts, released)
 	}
 }
+
+// A watcher that is not the active one (Active says no) neither reads nor
+// writes nor restarts; it says so once per reason, and acts as soon as it
+// is its turn, with a restart count of its own from zero.
+func TestWatchStandsByUntilActive(t *testing.T) {
+	d := conn("a", "", "connector.class", "C")
+	failed := func(string) *Status {
+		st := running("a")
+		st.Tasks[0].State = "FAILED"
+		return st
+	}
+	f := &fakeConnect{configs: map[string]map[string]string{}, status: failed}
+	var mu sync.Mutex
+	asked := 0
+	active := func(context.Context) (bool, string) {
+		mu.Lock()
+		defer mu.Unlock()
+		asked++
+		switch {
+		case asked <= 3:
+			return false, "this worker is not the group's leader"
+		case asked <= 5:
+			return false, "the group is rebalancing"
+		}
+		return true, "this worker is the group's leader"
+	}
+	restarts := 0
+	f.onRestart = func(string) { restarts++ }
+	logs, _ := watchFake(t, f, []Connector{d}, WatchOptions{Interval: time.Second, RestartUnit: time.Hour, MaxRestarts: 3, Active: active},
+		func(l string) bool { return strings.Contains(l, "watch: restarted") })
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.lists == 0 || f.puts != 1 || restarts != 1 {
+		t.Errorf("%d listings, %d puts, %d restarts once active", f.lists, f.puts, restarts)
+	}
+	for _, want := range []string{`msg="watch: standing by" why="this worker is not the group's leader"`, `msg="watch: standing by" why="the group is rebalancing"`,
+		`msg="watch: active" why="this worker is the group's leader"`} {
+		if strings.Count(logs, want) != 1 {
+			t.Errorf("log has not exactly one %s:\n%s", want, logs)
+		}
+	}
+	if i, j := strings.Index(logs, "watch: active"), strings.Index(logs, "watch: drift"); i < 0 || j < i {
+		t.Errorf("acted before its turn:\n%s", logs)
+	}
+}

@@ -273,7 +273,7 @@ func (g *GroupGate) Check(ctx context.Context) (*GroupReport, error) {
 	// The end offsets are read after the snapshot, so they can only be
 	// larger than what the snapshot's members could have read from our
 	// topic: no false "ahead" from a record written in between.
-	rep := newGroupReport(g.GroupID, g.ConfigTopic, snap.desc)
+	rep := NewGroupReport(g.GroupID, g.ConfigTopic, snap.desc)
 	rep.Snapshots = snap.count
 	rep.Waited = snap.waited
 	rep.Window = window
@@ -398,8 +398,10 @@ func settled(state string) bool {
 	return false
 }
 
-// newGroupReport decodes a snapshot. End offsets are left at -1.
-func newGroupReport(groupID, configTopic string, desc *sarama.GroupDescription) *GroupReport {
+// NewGroupReport decodes one snapshot of the group, without the gate's
+// waits and reads (for a look that needs only the members and the leader,
+// such as the in-run watcher's turn). End offsets are left at -1.
+func NewGroupReport(groupID, configTopic string, desc *sarama.GroupDescription) *GroupReport {
 	rep := &GroupReport{
 		GroupID: groupID, State: desc.State, ProtocolType: desc.ProtocolType, Protocol: desc.Protocol,
 		ConfigTopic: configTopic, ConfigEndOffset: -1, ConfigStableOffset: -1,

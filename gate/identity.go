@@ -627,7 +627,7 @@ func (g *GroupGate) settleUnassigned(ctx context.Context, rep *GroupReport, in *
 		return &GateError{Gate: step.Group, Err: fmt.Errorf("watch worker group %q: %w", g.GroupID, ctx.Err())}
 	case <-clock.After(settle):
 	}
-	if d, err := describe(ctx); err == nil && sameSnapshot(rep, newGroupReport(g.GroupID, g.ConfigTopic, d)) {
+	if d, err := describe(ctx); err == nil && sameSnapshot(rep, NewGroupReport(g.GroupID, g.ConfigTopic, d)) {
 		rep.judge()
 		rep.judgeIdentity(g.Identity, in, true)
 	}

@@ -205,7 +205,7 @@ func (ww *windowWatch) observe(g *GroupGate, d *sarama.GroupDescription, now tim
 // member that reports the same offset behind it as before, with
 // rebalances in between, has stayed behind across them.
 func (ww *windowWatch) track(g *GroupGate, d *sarama.GroupDescription, now time.Time) {
-	rep := newGroupReport(g.GroupID, g.ConfigTopic, d)
+	rep := NewGroupReport(g.GroupID, g.ConfigTopic, d)
 	seen := map[string]bool{}
 	for _, m := range rep.Decoded {
 		if m.Metadata == nil || rep.AssignmentOffset == nil || m.Metadata.ConfigOffset >= *rep.AssignmentOffset {

@@ -89,6 +89,17 @@ type Settings struct {
 	// apply` reads (its --dir); in run, setting it starts a one-shot
 	// `apply --wait-local` beside the worker.
 	ConnectorsDir string `split_words:"true"`
+	// ApplyWatch keeps run's apply child running as the watcher of the
+	// desired state (apply --watch): one active per Connect cluster, the
+	// one beside the group's leader.
+	ApplyWatch bool `split_words:"true"`
+	// ApplyWatchInterval is the watcher's pause between two looks (apply
+	// --watch-interval).
+	ApplyWatchInterval time.Duration `split_words:"true" default:"30s"`
+	// ApplyRestartBackoff is the unit of the watcher's restart backoff
+	// (apply --restart-backoff): restart n+1 of a connector follows
+	// restart n by min(n*n+n, 60) units.
+	ApplyRestartBackoff time.Duration `split_words:"true" default:"1m"`
 	// Image is the image flavour (confluent-dub, confluent-ub, debezium,
 	// apache, properties); empty means detect it from the image's files.
 	Image string `split_words:"true"`
@@ -260,11 +271,32 @@ func (s Settings) Validate() error {
 			return err
 		}
 	}
+	if err := s.validateApplyWatch(); err != nil {
+		return err
+	}
 	for _, p := range s.Peers {
 		if err := checkPeer(p); err != nil {
 			return &ConfigError{Setting: s.Name("CONNECT_INIT_PEERS"), Problem: fmt.Sprintf("entry %q %s", p, err.Error()),
 				Fix: "list peers as host or host:port (e.g. tasks.connect or connect-1:8083), comma-separated"}
 		}
+	}
+	return nil
+}
+
+// validateApplyWatch checks the watcher's settings, which also back apply's
+// --watch-interval and --restart-backoff.
+func (s Settings) validateApplyWatch() error {
+	bad := func(env, problem, fix string) error {
+		return &ConfigError{Setting: s.Name(env), Problem: problem, Fix: fix}
+	}
+	switch {
+	case s.ApplyWatch && strings.TrimSpace(s.ConnectorsDir) == "":
+		return bad("CONNECT_INIT_APPLY_WATCH", "is true, but CONNECT_INIT_CONNECTORS_DIR is not set: there is no desired state to keep",
+			"set CONNECT_INIT_CONNECTORS_DIR to the directory of connector definitions, or leave CONNECT_INIT_APPLY_WATCH unset")
+	case s.ApplyWatchInterval <= 0:
+		return bad("CONNECT_INIT_APPLY_WATCH_INTERVAL", fmt.Sprintf("must be positive (got %s)", s.ApplyWatchInterval), "use a Go duration such as 30s")
+	case s.ApplyRestartBackoff <= 0:
+		return bad("CONNECT_INIT_APPLY_RESTART_BACKOFF", fmt.Sprintf("must be positive (got %s)", s.ApplyRestartBackoff), "use a Go duration such as 1m (Strimzi's unit)")
 	}
 	return nil
 }

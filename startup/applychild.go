@@ -17,16 +17,19 @@ import (
 // environment is filtered by entrypoint as always), logs to the same stderr
 // with process=apply and "connect-init apply: " before each plan line, waits
 // until this container's worker is a ready member of its group, applies
-// once (never pruning: several workers may carry the directory) and exits.
+// once (never pruning: several workers may carry the directory) and exits;
+// with CONNECT_INIT_APPLY_WATCH it stays as the watcher of the desired
+// state (apply --watch), acting while its worker leads the group, so that
+// one watcher per Connect cluster acts, and ends with its worker.
 //
 // The child is detached (its own session, stdin from /dev/null) and
 // nothing waits for it. execve keeps connect-init's PID, so its parent is
 // then the worker itself (PID 1 in a container). A JVM does not reap
 // children it did not start, so once the child exits it stays a zombie, a
 // single process-table entry without memory, until the container ends (an
-// init such as `docker run --init` reaps it at once); it runs once, so there
-// is never more than one. If the worker dies first, the child sees itself
-// reparented and exits.
+// init such as `docker run --init` reaps it at once); there is never more
+// than one. If the worker dies first, the child sees itself reparented and
+// exits.
 func startApplyChild(st *state, executable func() (string, error), log *slog.Logger) {
 	s := st.settings
 	if strings.TrimSpace(s.ConnectorsDir) == "" {
@@ -43,6 +46,9 @@ func startApplyChild(st *state, executable func() (string, error), log *slog.Log
 	}
 	if s.Image != "" {
 		args = append(args, "--image", s.Image)
+	}
+	if s.ApplyWatch {
+		args = append(args, "--watch")
 	}
 	child := exec.Command(self, args...)
 	child.Env = st.env

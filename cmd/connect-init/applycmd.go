@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
 	"strings"
 	"time"
 
@@ -14,6 +15,7 @@ import (
 	"github.com/connect-init/connect-init/apply"
 	"github.com/connect-init/connect-init/connect/workers"
 	"github.com/connect-init/connect-init/entrypoint"
+	"github.com/connect-init/connect-init/internal/clock"
 	"github.com/connect-init/connect-init/restclient"
 	"github.com/connect-init/connect-init/settings"
 	"github.com/connect-init/connect-init/startup"
@@ -37,10 +39,8 @@ type applyFlags struct {
 	// watch keeps the desired state after applying (--watch), looking
 	// every watchInterval, restarting with restartUnit's backoff at most
 	// maxRestarts times in a row.
-	watch         bool
-	watchInterval time.Duration
-	restartUnit   time.Duration
-	maxRestarts   int
+	watch       bool
+	maxRestarts int
 }
 
 // applyCommand is `connect-init apply [--dir D] [--prune] [--dry-run]
@@ -103,9 +103,42 @@ func (c *cli) applyCommand(ctx context.Context, args []string) int {
 	if !af.watch || res.Code == apply.ExitBadDefinition {
 		return res.Code
 	}
-	apply.Watch(ctx, api, conns, apply.WatchOptions{Options: opts, Interval: af.watchInterval, RestartUnit: af.restartUnit, MaxRestarts: af.maxRestarts})
+	c.watch(ctx, api, conns, s, af, f, opts)
 	code, _ = applyInterrupted(ctx, log)
 	return code
+}
+
+// watch keeps the desired state until a signal ends it. The child of run
+// (--wait-local) watches only while its worker leads the group, one
+// active watcher per Connect cluster, and ends with its worker.
+func (c *cli) watch(ctx context.Context, api *apply.API, conns []apply.Connector, s settings.Settings, af applyFlags, f *workers.Finder, opts apply.Options) {
+	wo := apply.WatchOptions{Options: opts, Interval: s.ApplyWatchInterval, RestartUnit: s.ApplyRestartBackoff, MaxRestarts: af.maxRestarts}
+	if af.waitLocal {
+		wo.Active = f.Leads
+		var cancel context.CancelFunc
+		ctx, cancel = whileParentLives(ctx, c.clock, opts.Log)
+		defer cancel()
+	}
+	apply.Watch(ctx, api, conns, wo)
+}
+
+// whileParentLives ends ctx when this process is reparented: run's child
+// outlives its worker otherwise (the worker is its parent after the exec).
+func whileParentLives(ctx context.Context, clk clock.Clock, log *slog.Logger) (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithCancel(ctx)
+	parent := os.Getppid()
+	go func() {
+		for os.Getppid() == parent {
+			select {
+			case <-ctx.Done():
+				return
+			case <-clk.After(time.Second):
+			}
+		}
+		log.Info("watch: the worker exited (this process was reparented); the watcher ends", "gate", "apply")
+		cancel()
+	}()
+	return ctx, cancel
 }
 
 // applyOptions wires apply to the cluster: the lease of the group's
@@ -142,16 +175,18 @@ func (c *cli) applyArgs(args []string) (s settings.Settings, af applyFlags, code
 	fs.StringVar(&af.url, "url", "", "the REST URL of a worker of the group (default: CONNECT_INIT_PEERS, else the group's members)")
 	fs.BoolVar(&af.waitLocal, "wait-local", false, "wait for this container's worker to be ready, then apply once (started by run)")
 	fs.BoolVar(&af.watch, "watch", false, "after applying, keep the desired state: restart FAILED connectors and tasks, put back what drifted (until SIGTERM)")
-	fs.DurationVar(&af.watchInterval, "watch-interval", apply.DefaultWatchInterval, "with --watch, how often to look")
-	fs.DurationVar(&af.restartUnit, "restart-backoff", apply.DefaultRestartUnit, "with --watch, the unit of the restart backoff: restart n+1 follows restart n by min(n*n+n, 60) units")
+	fs.DurationVar(&s.ApplyWatchInterval, "watch-interval", s.ApplyWatchInterval, "with --watch, how often to look (CONNECT_INIT_APPLY_WATCH_INTERVAL)")
+	fs.DurationVar(&s.ApplyRestartBackoff, "restart-backoff", s.ApplyRestartBackoff, "with --watch, the unit of the restart backoff: restart n+1 follows restart n by min(n*n+n, 60) units (CONNECT_INIT_APPLY_RESTART_BACKOFF)")
 	fs.IntVar(&af.maxRestarts, "max-restarts", apply.DefaultMaxRestarts, "with --watch, restarts in a row before a connector is left FAILED")
 	fs.DurationVar(&af.writeTimeout, "write-timeout", restclient.DefaultWriteTimeout, "how long one write waits for Connect's answer before it is read back (Connect waits up to 90s for a write it forwards to the leader)")
 	if code, done := parseCommandFlags(fs, args, env, stderr, "apply"); done {
 		return s, af, code, true
 	}
 	s.Flags = setFlags(fs)
-	if flagSet(fs, "dir") {
-		s.Flags["CONNECT_INIT_CONNECTORS_DIR"] = "--dir"
+	for flagName, env := range map[string]string{"dir": "CONNECT_INIT_CONNECTORS_DIR", "watch-interval": "CONNECT_INIT_APPLY_WATCH_INTERVAL", "restart-backoff": "CONNECT_INIT_APPLY_RESTART_BACKOFF"} {
+		if flagSet(fs, flagName) {
+			s.Flags[env] = "--" + flagName
+		}
 	}
 	err = checkApplyFlags(fs, af)
 	if err == nil {
@@ -175,10 +210,10 @@ func checkApplyFlags(fs *flag.FlagSet, af applyFlags) error {
 		return &settings.ConfigError{Setting: "--wait", Problem: fmt.Sprintf("is negative (%s)", af.wait), Fix: "use a duration such as 5m, or 0 not to wait"}
 	case af.writeTimeout <= 0:
 		return &settings.ConfigError{Setting: "--write-timeout", Problem: fmt.Sprintf("is not positive (%s)", af.writeTimeout), Fix: "use a duration above 90s, Connect's own bound for a forwarded write"}
-	case af.watch && (af.dryRun || af.waitLocal):
-		return &settings.ConfigError{Setting: "--watch", Problem: "is given with --dry-run or --wait-local", Fix: "run the watcher as an apply of its own, without them"}
-	case af.watch && (af.watchInterval <= 0 || af.restartUnit <= 0 || af.maxRestarts <= 0):
-		return &settings.ConfigError{Setting: "--watch", Problem: "needs a positive --watch-interval, --restart-backoff and --max-restarts", Fix: "e.g. --watch-interval=30s --restart-backoff=1m --max-restarts=7"}
+	case af.watch && af.dryRun:
+		return &settings.ConfigError{Setting: "--watch", Problem: "is given with --dry-run, which writes nothing", Fix: "use one of them"}
+	case af.watch && af.maxRestarts <= 0:
+		return &settings.ConfigError{Setting: "--max-restarts", Problem: fmt.Sprintf("must be positive (got %d)", af.maxRestarts), Fix: "e.g. --max-restarts=7"}
 	case af.waitLocal && af.url != "":
 		return &settings.ConfigError{Setting: "--url", Problem: "is given with --wait-local, which applies to this container's worker", Fix: "use one of them"}
 	case af.url != "":

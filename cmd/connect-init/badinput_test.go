@@ -103,6 +103,8 @@ func badOwnInputs() []badInput {
 		{name: "lease below minimum", env: []string{"CONNECT_INIT_LOCK_LEASE=1ms"}, named: "CONNECT_INIT_LOCK_LEASE"},
 		{name: "lease flag below minimum", args: []string{"--lock-lease=10ms"}, named: "--lock-lease"},
 		{name: "lease not a duration", env: []string{"CONNECT_INIT_LOCK_LEASE=long"}, named: "CONNECT_INIT_LOCK_LEASE"},
+		{name: "apply watch without connectors", env: []string{"CONNECT_INIT_APPLY_WATCH=true"}, named: "CONNECT_INIT_APPLY_WATCH"},
+		{name: "apply watch not a bool", env: []string{"CONNECT_INIT_APPLY_WATCH=yes please"}, named: "CONNECT_INIT_APPLY_WATCH"},
 		{name: "permits zero", env: []string{"CONNECT_INIT_LOCK_PERMITS=0"}, named: "CONNECT_INIT_LOCK_PERMITS"},
 		{name: "permits flag not a number", args: []string{"--lock-permits=none"}, named: "lock-permits"},
 		{name: "lock not a bool", env: []string{"CONNECT_INIT_LOCK=maybe"}, named: "CONNECT_INIT_LOCK"},

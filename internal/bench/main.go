@@ -9,7 +9,8 @@
 // (3) bring-up of 4 real Connect workers bare, with the startup lock, and
 // with 4 permits; (4) footprint; (5) the startup lock with 32 contenders;
 // (6) `connect-init repair` raising 50 partitions from 1 to 3 replicas;
-// (7) the plugins step's scan of real plugin directories.
+// (7) the plugins step's scan of real plugin directories; (8) `connect-init
+// apply`, the first and a no-op.
 // Timings are reported, never asserted: the machine may be shared and slow.
 package main
 
@@ -49,7 +50,7 @@ func main() {
 	flag.IntVar(&o.reactRuns, "reaction-runs", 4, "repetitions of the reaction-time measurement (row 2)")
 	flag.IntVar(&o.bringupRuns, "bringup-runs", 2, "repetitions of each bring-up scenario (row 3)")
 	flag.IntVar(&o.contenders, "contenders", 32, "startup-lock contenders (row 5)")
-	flag.StringVar(&o.only, "only", "", "comma-separated subset of rows to run: overhead,reaction,bringup,lockscale,swarm,repair,plugins (default all)")
+	flag.StringVar(&o.only, "only", "", "comma-separated subset of rows to run: overhead,reaction,bringup,lockscale,swarm,repair,plugins,apply (default all)")
 	flag.BoolVar(&o.keep, "keep", false, "keep the work directory (logs of brokers, workers and connect-init)")
 	flag.StringVar(&o.baseline, "baseline", "", "another connect-init binary (e.g. built from an earlier commit): row 1a-base times its prepare beside row 1a's, in the same rounds")
 	flag.BoolVar(&o.serve, "serve", false, "start the test bed, print the binary and bootstrap servers, and wait for Ctrl-C (for profiling by hand)")
@@ -181,6 +182,7 @@ func run(ctx context.Context, o options) int {
 		{"swarm", benchSwarm},
 		{"repair", benchRepair},
 		{"plugins", benchPlugins},
+		{"apply", benchApply},
 	}
 	failed := false
 	for _, s := range steps {
