@@ -1,11 +1,8 @@
 package restclient
 
 import (
-	"bytes"
 	"context"
 	"crypto/tls"
-	"fmt"
-	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -117,33 +114,11 @@ func (c *Client) httpClient(t Target, dial net.IP, answer time.Duration) (hc *ht
 	return &http.Client{Transport: tr, Timeout: answer}, tr.CloseIdleConnections
 }
 
-// once sends one request; a body longer than limit is an error, never
-// silently cut.
+// once sends one request, never repeated; a body longer than limit is an
+// error, never silently cut.
 func (c *Client) once(ctx context.Context, hc *http.Client, method, u string, body []byte, limit int64) (Response, error) {
-	var rd io.Reader
-	if body != nil {
-		rd = bytes.NewReader(body)
-	}
-	req, err := http.NewRequestWithContext(ctx, method, u, rd)
-	if err != nil {
-		return Response{}, fmt.Errorf("build request: %w", err)
-	}
-	req.Header.Set("Accept", "application/json")
-	if body != nil {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	resp, err := hc.Do(req)
-	if err != nil {
-		return Response{}, err
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(io.LimitReader(resp.Body, limit+1))
-	r := Response{Status: resp.StatusCode, StatusText: resp.Status, Body: b}
-	if int64(len(b)) > limit {
-		r.Body = b[:limit]
-		return r, fmt.Errorf("%s %s: the answer is longer than %d bytes", method, u, limit)
-	}
-	return r, nil
+	never := policy{check: func(context.Context, *http.Response, error) (bool, error) { return false, nil }, pause: func(int) time.Duration { return 0 }}
+	return c.send(ctx, hc, method, u, body, limit, never)
 }
 
 func (c *Client) logger() *slog.Logger {
