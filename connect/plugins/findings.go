@@ -22,15 +22,14 @@ func versionDiffers(u Use, mine []Plugin, have []peerMatch) (Finding, bool) {
 	if len(differ) == 0 {
 		return Finding{}, false
 	}
-	f := Finding{
+	f := Finding{Result: checks.Result{
 		ID: IDPluginVersionDiffers, Severity: checks.Warning, Subject: "connector " + u.Connector,
-		Connector: u.Connector, Key: u.Key, Class: mine[0].Class,
 		Summary: fmt.Sprintf("connector %q uses %s in another version here than on %s: its tasks behave differently on this worker",
 			u.Connector, mine[0].Class, peerPhrase(differ)),
 		Evidence: fmt.Sprintf("this worker has %s; %s", versionsOf(mine), peerVersions(differ)),
 		Fix: fmt.Sprintf("run one version of the plugin on every worker (the image of each must carry the same jar), or pin it with %s (KIP-891, Kafka 4.1+)",
 			versionKey(u.Key)),
-	}
+	}, Connector: u.Connector, Key: u.Key, Class: mine[0].Class}
 	for _, d := range differ {
 		f.Peers = append(f.Peers, d.member)
 	}
@@ -48,14 +47,13 @@ func versionUnverified(u Use, vr versionRange, mine []Plugin) (Finding, bool) {
 			return Finding{}, false
 		}
 	}
-	return Finding{
+	return Finding{Result: checks.Result{
 		ID: IDPluginVersionUnverified, Severity: checks.Info, Subject: "connector " + u.Connector,
-		Connector: u.Connector, Key: u.Key, Class: mine[0].Class,
 		Summary: fmt.Sprintf("connector %q asks for %s version %s, which this worker's jar does not state reliably: only the worker can tell",
 			u.Connector, mine[0].Class, vr.spec),
 		Evidence: fmt.Sprintf("%s=%s; this worker has %s", versionKey(u.Key), vr.spec, versionsOf(mine)),
 		Fix:      "give the plugin's jar an Implementation-Version in its MANIFEST.MF, or check GET /connector-plugins on this worker once it runs",
-	}, true
+	}, Connector: u.Connector, Key: u.Key, Class: mine[0].Class}, true
 }
 
 // noManifestFindings are IDPluginNoManifest, one per location: plugins
@@ -83,12 +81,12 @@ func noManifest(g []Plugin, sev checks.Severity, why string) Finding {
 	if loc == ClasspathLocation {
 		fix = "add META-INF/services manifests to these jars, or move them to a plugin.path directory and run bin/connect-plugin-path.sh sync-manifests (KIP-898)"
 	}
-	return Finding{
+	return Finding{Result: checks.Result{
 		ID: IDPluginNoManifest, Severity: sev, Subject: loc,
 		Summary:  fmt.Sprintf("%d plugins in %s have no ServiceLoader manifest: %s", len(g), loc, why),
 		Evidence: classList(g, 5),
 		Fix:      fix,
-	}
+	}}
 }
 
 // problemFindings are IDPluginPathProblem: what the worker skips.
@@ -99,12 +97,12 @@ func problemFindings(inv *Inventory) []Finding {
 		if fix == "" {
 			fix = fixMount
 		}
-		out = append(out, Finding{
+		out = append(out, Finding{Result: checks.Result{
 			ID: IDPluginPathProblem, Severity: checks.Warning, Subject: p.Path,
 			Summary:  fmt.Sprintf("%s: %s", p.Path, p.Detail),
 			Evidence: "this worker looked in " + inv.Where(),
 			Fix:      fix,
-		})
+		}})
 	}
 	return out
 }

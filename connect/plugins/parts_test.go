@@ -235,7 +235,7 @@ func TestParseModes(t *testing.T) {
 }
 
 func TestCheckModeApply(t *testing.T) {
-	fs := []Finding{{ID: IDPluginMissing, Severity: checks.Error}, {ID: IDPluginNoManifest, Severity: checks.Info}}
+	fs := []Finding{{Result: checks.Result{ID: IDPluginMissing, Severity: checks.Error}}, {Result: checks.Result{ID: IDPluginNoManifest, Severity: checks.Info}}}
 	if refuse, out := CheckFail.Apply(fs); !refuse || len(out) != 2 || out[0].Severity != checks.Error {
 		t.Errorf("fail: refuse=%v %v", refuse, out)
 	}

@@ -35,19 +35,12 @@ const (
 // (id, severity, subject, summary, evidence, fix) with the plugin facts
 // kept apart for doctor's JSON.
 type Finding struct {
-	// ID is one of the IDPlugin* ids.
-	ID string `json:"id"`
-	// Severity is the finding's, before CheckMode.Apply.
-	Severity checks.Severity `json:"severity"`
-	// Subject is the connector ("connector <name>") or the location.
-	Subject string `json:"subject"`
-	// Summary says in one line what is wrong.
-	Summary string `json:"summary"`
-	// Evidence is what was seen: the setting, the members' versions,
-	// where this worker looked.
-	Evidence string `json:"evidence"`
-	// Fix is what to do about it.
-	Fix string `json:"fix"`
+	// Result is the finding as every check reports one: ID (one of the
+	// IDPlugin* ids), Severity (before CheckMode.Apply), Subject (the
+	// connector, "connector <name>", or the location), Summary, Evidence
+	// (the setting, the members' versions, where this worker looked) and
+	// Fix.
+	checks.Result
 	// Connector, Key and Class are the use concerned (Class as resolved
 	// when a member resolves it, else as written); empty for location
 	// findings.
@@ -57,19 +50,6 @@ type Finding struct {
 	// Peers are the members that load the class (IDPluginMissing) or
 	// that run another version (IDPluginVersionDiffers).
 	Peers []string `json:"peers,omitempty"`
-}
-
-// String renders the finding as one line for logs and the gate's error:
-// "summary (evidence); fix: fix".
-func (f Finding) String() string {
-	s := f.Summary
-	if f.Evidence != "" {
-		s += " (" + f.Evidence + ")"
-	}
-	if f.Fix != "" {
-		s += "; fix: " + f.Fix
-	}
-	return s
 }
 
 // Input is what the verdict judges: the classes the cluster's connectors
@@ -164,10 +144,8 @@ func keepVersions(ps []Plugin, vr versionRange, strict bool) []Plugin {
 // cannot.
 func missingHere(u Use, vr versionRange, local *Inventory, mine []Plugin, have []peerMatch) Finding {
 	class := have[0].plugins[0].Class
-	f := Finding{
-		ID: IDPluginMissing, Severity: checks.Error, Subject: "connector " + u.Connector,
-		Connector: u.Connector, Key: u.Key, Class: class,
-	}
+	f := Finding{Result: checks.Result{ID: IDPluginMissing, Severity: checks.Error, Subject: "connector " + u.Connector},
+		Connector: u.Connector, Key: u.Key, Class: class}
 	for _, h := range have {
 		f.Peers = append(f.Peers, h.member)
 	}
@@ -213,12 +191,11 @@ func missingFix(u Use, class string, local *Inventory, mine, hidden []Plugin, ha
 // class; the connector fails wherever it runs, and refusing this worker
 // would not help it.
 func missingEverywhere(u Use, local *Inventory, peers int) Finding {
-	return Finding{
+	return Finding{Result: checks.Result{
 		ID: IDPluginMissingEverywhere, Severity: checks.Warning, Subject: "connector " + u.Connector,
-		Connector: u.Connector, Key: u.Key, Class: u.Class,
 		Summary: fmt.Sprintf("connector %q needs %s %s, which no member can load (this worker and %d peers that answered): it fails on whichever worker runs it",
 			u.Connector, kindWord(u.Kind), u.Class, peers),
 		Evidence: fmt.Sprintf("%s=%s; this worker looked in %s", u.Key, u.Class, local.Where()),
 		Fix:      fmt.Sprintf("install the plugin on every worker, or correct %s of connector %q (or delete the connector)", u.Key, u.Connector),
-	}
+	}, Connector: u.Connector, Key: u.Key, Class: u.Class}
 }
