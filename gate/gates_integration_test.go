@@ -59,6 +59,8 @@ func gateEnv(c *testbed.Cluster, group string, extra ...string) []string {
 		"config.storage.topic": group + "-configs",
 		"offset.storage.topic": group + "-offsets",
 		"status.storage.topic": group + "-status",
+		"key.converter":        "org.apache.kafka.connect.json.JsonConverter",
+		"value.converter":      "org.apache.kafka.connect.json.JsonConverter",
 	})...)
 	return append(env, extra...)
 }

@@ -141,7 +141,7 @@ func (o Options) Inspect(environ []string, s Settings) (*Config, error) {
 		c.Notes = []string{fmt.Sprintf("%d CONNECT_* variables are not worker settings on the %s image (e.g. Kubernetes service links); ignored", len(l.Ignored), c.Flavour)}
 	}
 
-	for _, key := range []string{"bootstrap.servers", "group.id", "config.storage.topic", "offset.storage.topic", "status.storage.topic"} {
+	for _, key := range requiredWorkerProps {
 		if c.Worker.Get(key, "") == "" {
 			return c, &ConfigError{Setting: c.setting(key), Problem: c.missingProblem(key), Fix: c.setFix()}
 		}
@@ -164,6 +164,15 @@ func (o Options) Inspect(environ []string, s Settings) (*Config, error) {
 	}
 	return c, nil
 }
+
+// requiredWorkerProps are the worker properties without a default that
+// Connect refuses to start without: unset, ConnectDistributed 4.3.1 stops
+// with `Missing required configuration "key.converter" which has no
+// default value`, and empty (ub lets an empty variable through) with
+// `Invalid value  for configuration key.converter: Class  could not be
+// found`.
+var requiredWorkerProps = []string{"bootstrap.servers", "group.id", "config.storage.topic", "offset.storage.topic", "status.storage.topic",
+	"key.converter", "value.converter"}
 
 // missingProblem says what is wrong with a required worker property that
 // has no value: unset, or set but empty. Confluent's ub (CP >= 8.1)

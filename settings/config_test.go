@@ -13,6 +13,7 @@ func baseWorkerEnv() []string {
 		"CONNECT_CONFIG_STORAGE_TOPIC=_connect-configs",
 		"CONNECT_OFFSET_STORAGE_TOPIC=_connect-offsets",
 		"CONNECT_STATUS_STORAGE_TOPIC=_connect-status",
+		"CONNECT_KEY_CONVERTER=org.apache.kafka.connect.json.JsonConverter", "CONNECT_VALUE_CONVERTER=org.apache.kafka.connect.json.JsonConverter",
 	}
 }
 

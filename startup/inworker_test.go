@@ -22,6 +22,7 @@ var workerEnv = []string{
 	"CONNECT_CONFIG_STORAGE_TOPIC=c",
 	"CONNECT_OFFSET_STORAGE_TOPIC=o",
 	"CONNECT_STATUS_STORAGE_TOPIC=s",
+	"CONNECT_KEY_CONVERTER=org.apache.kafka.connect.json.JsonConverter", "CONNECT_VALUE_CONVERTER=org.apache.kafka.connect.json.JsonConverter",
 	"CONNECT_REST_ADVERTISED_HOST_NAME=worker-1",
 }
 
@@ -191,7 +192,7 @@ func TestInWorkerWiringThroughPropertiesFile(t *testing.T) {
 	executable := func() (string, error) { return `/opt/connect init\bin/connect-init`, nil }
 	dir := t.TempDir()
 	file := filepath.Join(dir, "worker.properties")
-	orig := "bootstrap.servers=127.0.0.1:1\ngroup.id=g\nconfig.storage.topic=c\noffset.storage.topic=o\nstatus.storage.topic=s\nconfig.providers=env\nconfig.providers.env.class=" +
+	orig := "bootstrap.servers=127.0.0.1:1\ngroup.id=g\nconfig.storage.topic=c\noffset.storage.topic=o\nstatus.storage.topic=s\nkey.converter=org.apache.kafka.connect.json.JsonConverter\nvalue.converter=org.apache.kafka.connect.json.JsonConverter\nconfig.providers=env\nconfig.providers.env.class=" +
 		workerconfig.EnvVarConfigProviderClass + "\nsasl.jaas.config=x\\\n  continued"
 	if err := os.WriteFile(file, []byte(orig), 0o644); err != nil {
 		t.Fatal(err)

@@ -91,7 +91,7 @@ func TestApplyInterrupted(t *testing.T) {
 	cancel(&entrypoint.SignalError{Signal: syscall.SIGTERM})
 	var stderr bytes.Buffer
 	env := []string{"CONNECT_BOOTSTRAP_SERVERS=" + bootstrap, "CONNECT_GROUP_ID=g", "CONNECT_CONFIG_STORAGE_TOPIC=c",
-		"CONNECT_OFFSET_STORAGE_TOPIC=o", "CONNECT_STATUS_STORAGE_TOPIC=s"}
+		"CONNECT_OFFSET_STORAGE_TOPIC=o", "CONNECT_STATUS_STORAGE_TOPIC=s", "CONNECT_KEY_CONVERTER=x", "CONNECT_VALUE_CONVERTER=x"}
 	if code := run(ctx, []string{"apply", "--dir", dir}, env, io.Discard, &stderr); code != 128+15 {
 		t.Errorf("exit %d, want 143\n%s", code, stderr.String())
 	}

@@ -173,6 +173,8 @@ func badWorkerInputs() []badInput {
 		{name: "confluent dub key converter missing", image: "confluent-dub", env: []string{"-CONNECT_KEY_CONVERTER"}, named: "CONNECT_KEY_CONVERTER"},
 		{name: "confluent dub advertised host empty", image: "confluent-dub", env: []string{"CONNECT_REST_ADVERTISED_HOST_NAME="}, named: "CONNECT_REST_ADVERTISED_HOST_NAME"},
 		{name: "confluent ub value converter missing", image: "confluent-ub", env: []string{"-CONNECT_VALUE_CONVERTER"}, named: "CONNECT_VALUE_CONVERTER"},
+		{name: "confluent ub key converter empty", image: "confluent-ub", env: []string{"CONNECT_KEY_CONVERTER="}, named: "the worker cannot start with an empty key.converter"},
+		{name: "apache file missing value converter", image: "apache", file: "bootstrap.servers=@bootstrap\ngroup.id=g\nconfig.storage.topic=c\noffset.storage.topic=o\nstatus.storage.topic=s\nkey.converter=x\n", named: "(value.converter)"},
 		{name: "confluent avro without registry", image: "confluent-ub", env: []string{"CONNECT_VALUE_CONVERTER=io.confluent.connect.avro.AvroConverter"}, named: "CONNECT_VALUE_CONVERTER_SCHEMA_REGISTRY_URL"},
 		// ub reads CONNECT_CONFIG_PROVIDERS_X_CLASS as config.providers.x_class, so provider x has no class.
 		{name: "confluent ub one-letter name", image: "confluent-ub", env: []string{"CONNECT_CONFIG_PROVIDERS=x",
@@ -184,7 +186,7 @@ func badWorkerInputs() []badInput {
 		{name: "apache without worker file", image: "apache", named: "CONNECT_INIT_WORKER_CONFIG"},
 		{name: "apache file missing group", image: "apache", file: "bootstrap.servers=@bootstrap\nconfig.storage.topic=c\noffset.storage.topic=o\nstatus.storage.topic=s\n", named: "(group.id)"},
 		{name: "properties file bad replication factor", env: []string{"CONNECT_INIT_IMAGE=properties"},
-			file: "bootstrap.servers=@bootstrap\ngroup.id=g\nconfig.storage.topic=c\noffset.storage.topic=o\nstatus.storage.topic=s\n# rf\nconfig.storage.replication.factor=three\n", named: ".properties:7"},
+			file: "bootstrap.servers=@bootstrap\ngroup.id=g\nconfig.storage.topic=c\noffset.storage.topic=o\nstatus.storage.topic=s\nkey.converter=x\nvalue.converter=x\n# rf\nconfig.storage.replication.factor=three\n", named: ".properties:9"},
 		{name: "properties file bad escape", env: []string{"CONNECT_INIT_IMAGE=properties"}, file: "group.id=\\u00zz\n", named: "CONNECT_INIT_WORKER_CONFIG"},
 
 		// usage

@@ -60,6 +60,7 @@ func TestSignalsBeforeExec(t *testing.T) {
 		env := append(baseEnv(), envFromProps(map[string]string{
 			"bootstrap.servers": fmt.Sprintf("127.0.0.1:%d", closed), "group.id": "sig",
 			"config.storage.topic": "sig-c", "offset.storage.topic": "sig-o", "status.storage.topic": "sig-s",
+			"key.converter": "org.apache.kafka.connect.json.JsonConverter", "value.converter": "org.apache.kafka.connect.json.JsonConverter",
 		})...)
 		logPath := filepath.Join(workDir, fmt.Sprintf("signal-%d.log", time.Now().UnixNano()))
 		p, err := testbed.StartProcess("signal", []string{binary, "run", "--", "/bin/touch", marker}, env, workDir, logPath)

@@ -30,7 +30,7 @@ func TestHealthcheckReadsTheImagesSettings(t *testing.T) {
 	decoy := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusServiceUnavailable) }))
 	defer decoy.Close()
 	file := filepath.Join(t.TempDir(), "connect-distributed.properties")
-	props := "bootstrap.servers=kafka:9092\ngroup.id=g\nconfig.storage.topic=c\noffset.storage.topic=o\nstatus.storage.topic=s\n" +
+	props := "bootstrap.servers=kafka:9092\ngroup.id=g\nconfig.storage.topic=c\noffset.storage.topic=o\nstatus.storage.topic=s\nkey.converter=x\nvalue.converter=x\n" +
 		"listeners=" + worker.URL + "\n"
 	if err := os.WriteFile(file, []byte(props), 0o600); err != nil {
 		t.Fatal(err)
