@@ -53,9 +53,10 @@ type Workers interface {
 	// Members are the workers the next apply may plan from.
 	Members(ctx context.Context) ([]restclient.Target, error)
 	// Running are the worker ids (host:port, as Connect's status names
-	// them) of the group's members that are alive now: a status that
-	// says RUNNING on any other worker is stale (Connect keeps the last
-	// word of a dead worker until its work is reassigned).
+	// them) of the group's members, true for those alive now: a status
+	// that says RUNNING on any other worker is stale (Connect keeps the
+	// last word of a dead worker until its work is reassigned), and a
+	// member that is false is dead but not yet out of the group.
 	Running(ctx context.Context) (map[string]bool, error)
 }
 

@@ -3,6 +3,7 @@ package apply
 import (
 	"context"
 	"fmt"
+	"sort"
 	"strings"
 	"time"
 )
@@ -176,12 +177,29 @@ func offLive(st *Status, live map[string]bool) string {
 	if id := st.Connector.WorkerID; id != "" && !live[id] {
 		return fmt.Sprintf("connector %s on %s, which is not a live member of the group (its status is that worker's last word)", st.Connector.State, id)
 	}
+	if dead := deadMember(live); st.Connector.State == "RUNNING" && len(st.Tasks) == 0 && dead != "" {
+		return fmt.Sprintf("connector RUNNING without tasks while member %s is dead but still in the group: its tasks wait for the group to settle (a new leader writes their configs)", dead)
+	}
 	for _, t := range st.Tasks {
 		if t.WorkerID != "" && !live[t.WorkerID] {
 			return fmt.Sprintf("task %d %s on %s, which is not a live member of the group", t.ID, t.State, t.WorkerID)
 		}
 	}
 	return ""
+}
+
+// deadMember names a member of the group that is not alive ("" when all
+// are): until its session ends the group does not rebalance, and if it
+// was the leader no task configs are written.
+func deadMember(live map[string]bool) string {
+	var dead []string
+	for id, alive := range live {
+		if !alive {
+			dead = append(dead, id)
+		}
+	}
+	sort.Strings(dead)
+	return strings.Join(dead, ", ")
 }
 
 // errNotMember is why a worker that left the group is left.

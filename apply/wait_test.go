@@ -345,3 +345,42 @@ func TestStatusOnADeadWorkerDoesNotCount(t *testing.T) {
 		t.Fatalf("result %+v\n%s", res, out)
 	}
 }
+
+// The false success TestWorkerKilledMidWait met on real workers: the
+// connector RUNNING on the live worker without tasks, for longer than the
+// hold, while the killed worker (the leader, which writes task configs)
+// was still a member. That is not the desired state while a member is
+// dead; once the dead member is out and the task runs, it is.
+func TestRunningWithoutTasksWhileAMemberIsDead(t *testing.T) {
+	settled := false
+	status := func(string) *Status {
+		st := running("a")
+		if !settled {
+			st.Tasks = nil
+		}
+		return st
+	}
+	w := startFake(t, &fakeConnect{configs: map[string]map[string]string{}, status: status})
+	polls := 0
+	g := &fakeGroup{members: []fakeWorker{w}, running: func() map[string]bool {
+		polls++
+		if polls < 6 {
+			return map[string]bool{"w:8083": true, "killed:8083": false}
+		}
+		settled = true // the session of the killed worker ended; the new leader wrote the task
+		return map[string]bool{"w:8083": true}
+	}}
+	res, out, clk := runOn(t, w, []Connector{conn("a", "", "connector.class", "C")}, Options{Wait: time.Minute, Workers: g})
+	if res.Code != ExitOK || !strings.Contains(out, "a: ok: connector RUNNING, 1/1 tasks RUNNING") || strings.Contains(out, "0/0 tasks") {
+		t.Fatalf("result %+v\n%s", res, out)
+	}
+	if clk.Waited() < 2*DefaultSettle {
+		t.Errorf("verdict after %v on the clock: the taskless RUNNING counted", clk.Waited())
+	}
+	// With every member alive, a connector without tasks is what it is.
+	w2 := startFake(t, &fakeConnect{configs: map[string]map[string]string{}, status: func(string) *Status { st := running("a"); st.Tasks = nil; return st }})
+	res, out, _ = runOn(t, w2, []Connector{conn("a", "", "connector.class", "C")}, Options{Wait: time.Minute, Workers: &fakeGroup{members: []fakeWorker{w2}}})
+	if res.Code != ExitOK || !strings.Contains(out, "a: ok: connector RUNNING, 0/0 tasks RUNNING") {
+		t.Fatalf("all alive: result %+v\n%s", res, out)
+	}
+}

@@ -404,8 +404,8 @@ func (f *Finder) Members(ctx context.Context) ([]restclient.Target, error) {
 const aliveWait = 2 * time.Second
 
 // Running are the worker ids (host:port of the advertised URL, as
-// Connect's status names a worker) of the group's members that accept a
-// connection on their REST port now (apply.Workers). A killed worker
+// Connect's status names a worker) of the group's members, true for those
+// that accept a connection on their REST port now (apply.Workers). A killed worker
 // stays a member until its session times out (10 s by default), and its
 // connectors' status keeps its name until the group reassigns them; the
 // connection tells at once.
@@ -421,9 +421,7 @@ func (f *Finder) Running(ctx context.Context) (map[string]bool, error) {
 		if err != nil {
 			continue
 		}
-		if probe.Connect(ctx, t) == nil {
-			live[t.HostPort()] = true
-		}
+		live[t.HostPort()] = probe.Connect(ctx, t) == nil
 	}
 	return live, nil
 }
