@@ -4,7 +4,6 @@ package degraded
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -117,18 +116,6 @@ func env(t *testing.T, group string, nodes []int, extra ...string) []string {
 	return append(e, extra...)
 }
 
-// run runs the binary with args and env and returns its exit code and output.
-func run(t *testing.T, env []string, args ...string) (int, string) {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	code, out, err := testbed.Run(ctx, binary, args, env)
-	if err != nil {
-		t.Fatalf("connect-init %v: %v\n%s", args, err, out)
-	}
-	return code, out
-}
-
 // groupOn returns a group id whose __consumer_offsets partition is led by
 // broker id (offsets.topic.replication.factor=1: its only replica).
 func groupOn(t *testing.T, name string, id int32) (string, int32) {
@@ -230,49 +217,6 @@ func restart(t *testing.T, id int) {
 	}
 }
 
-func mustContain(t *testing.T, what, out string, wants ...string) {
-	t.Helper()
-	for _, w := range wants {
-		if !strings.Contains(out, w) {
-			t.Errorf("%s lacks %q:\n%s", what, w, tail(out))
-		}
-	}
-}
-
-func tail(s string) string {
-	if len(s) > 6000 {
-		return s[len(s)-6000:]
-	}
-	return s
-}
-
-// doctorJSON runs doctor --json and decodes its document.
-func doctorJSON(t *testing.T, env []string) (int, map[string]any, string) {
-	t.Helper()
-	code, out := run(t, env, "doctor", "--json")
-	start := strings.Index(out, "{\n")
-	if start < 0 {
-		start = strings.Index(out, "{")
-	}
-	var doc map[string]any
-	if start < 0 || json.Unmarshal([]byte(out[start:strings.LastIndex(out, "}")+1]), &doc) != nil {
-		t.Fatalf("doctor --json printed no document (exit %d):\n%s", code, out)
-	}
-	return code, doc, out
-}
-
-func findingIDs(doc map[string]any) map[string]map[string]any {
-	out := map[string]map[string]any{}
-	fs, _ := doc["findings"].([]any)
-	for _, f := range fs {
-		m, _ := f.(map[string]any)
-		id, _ := m["id"].(string)
-		subject, _ := m["subject"].(string)
-		out[id+"/"+subject] = m
-	}
-	return out
-}
-
 // A stopped broker on 4.x stays registered, fenced. Without
 // CONNECT_INIT_EXPECTED_BROKERS the bootstrap list expects it: prepare
 // waits, naming it by id and address with the fix, and fails at its
@@ -289,41 +233,41 @@ func TestStoppedBroker(t *testing.T) {
 
 	t.Run("without expected brokers", func(t *testing.T) {
 		g, _ := groupOn(t, "deg-stop-noexp", 1)
-		code, out := run(t, env(t, g, all, "CONNECT_INIT_TIMEOUT=6s"), "prepare")
+		code, out := testbed.RunCLI(t, binary, env(t, g, all, "CONNECT_INIT_TIMEOUT=6s"), "prepare")
 		if code == 0 {
 			t.Fatalf("prepare passed with broker 3 stopped and 3 brokers expected:\n%s", out)
 		}
 		t.Log(gateFailed(out))
-		mustContain(t, "prepare", out, "2/3 brokers up", missingFenced(3, addr3), "CONNECT_INIT_EXPECTED_BROKERS=2")
+		testbed.MustContain(t, "prepare", out, "2/3 brokers up", missingFenced(3, addr3), "CONNECT_INIT_EXPECTED_BROKERS=2")
 		if kafka4 {
-			mustContain(t, "prepare", out, "restart broker 3", "kafka-cluster unregister --bootstrap-server ... --id 3")
+			testbed.MustContain(t, "prepare", out, "restart broker 3", "kafka-cluster unregister --bootstrap-server ... --id 3")
 		}
 	})
 	t.Run("with expected brokers", func(t *testing.T) {
 		g, _ := groupOn(t, "deg-stop-exp", 1)
 		e := env(t, g, all, "CONNECT_INIT_TIMEOUT=60s", "CONNECT_INIT_EXPECTED_BROKERS=2")
-		code, out := run(t, e, "prepare")
+		code, out := testbed.RunCLI(t, binary, e, "prepare")
 		if code != 0 {
 			t.Fatalf("prepare exit %d with CONNECT_INIT_EXPECTED_BROKERS=2 and broker 3 fenced:\n%s", code, out)
 		}
-		mustContain(t, "prepare", out, "all brokers up")
+		testbed.MustContain(t, "prepare", out, "all brokers up")
 		if strings.Contains(out, "not visible on every broker") {
 			t.Errorf("the topics gate waited for the fenced broker:\n%s", out)
 		}
-		if code, out := run(t, e, "prepare"); code != 0 {
+		if code, out := testbed.RunCLI(t, binary, e, "prepare"); code != 0 {
 			t.Fatalf("repeated prepare exit %d:\n%s", code, out)
 		}
-		_, doc, out := doctorJSON(t, e)
+		_, doc, out := testbed.DoctorJSON(t, binary, e)
 		if kafka4 {
-			f := findingIDs(doc)["broker-not-live/broker 3"]
+			f := testbed.Findings(doc)["broker-not-live/broker 3"]
 			if f == nil || f["severity"] != "warning" {
 				t.Fatalf("doctor has no broker-not-live warning for broker 3:\n%s", out)
 			}
-			mustContain(t, "doctor's finding", fmt.Sprint(f), "registered but fenced", addr3, "kafka-cluster unregister")
-			_, human := run(t, e, "doctor")
-			mustContain(t, "doctor", human, "NOT LIVE: registered but fenced")
+			testbed.MustContain(t, "doctor's finding", fmt.Sprint(f), "registered but fenced", addr3, "kafka-cluster unregister")
+			_, human := testbed.RunCLI(t, binary, e, "doctor")
+			testbed.MustContain(t, "doctor", human, "NOT LIVE: registered but fenced")
 		}
-		if f := findingIDs(doc)["broker-count-below-expected/cluster"]; f != nil {
+		if f := testbed.Findings(doc)["broker-count-below-expected/cluster"]; f != nil {
 			t.Errorf("doctor counts broker 3 as expected with CONNECT_INIT_EXPECTED_BROKERS=2: %v", f)
 		}
 	})
@@ -337,16 +281,16 @@ func TestStoppedBroker(t *testing.T) {
 			t.Fatal("broker 3 still registered after kafka-cluster unregister")
 		}
 		g, _ := groupOn(t, "deg-unreg-live", 1)
-		code, out := run(t, env(t, g, []int{1, 2}, "CONNECT_INIT_TIMEOUT=60s"), "prepare")
+		code, out := testbed.RunCLI(t, binary, env(t, g, []int{1, 2}, "CONNECT_INIT_TIMEOUT=60s"), "prepare")
 		if code != 0 {
 			t.Fatalf("prepare exit %d with broker 3 unregistered and the live brokers as bootstrap:\n%s", code, out)
 		}
 		g, _ = groupOn(t, "deg-unreg-all", 1)
-		code, out = run(t, env(t, g, all, "CONNECT_INIT_TIMEOUT=5s"), "prepare")
+		code, out = testbed.RunCLI(t, binary, env(t, g, all, "CONNECT_INIT_TIMEOUT=5s"), "prepare")
 		if code == 0 {
 			t.Fatalf("prepare passed expecting 3 brokers with 2 registered:\n%s", out)
 		}
-		mustContain(t, "prepare", out, "2/3 brokers up", "missing: "+addr3+" (bootstrap address that no live broker advertises)")
+		testbed.MustContain(t, "prepare", out, "2/3 brokers up", "missing: "+addr3+" (bootstrap address that no live broker advertises)")
 	})
 }
 
@@ -361,23 +305,23 @@ func TestFencedBroker(t *testing.T) {
 	cluster.Kill(2)
 	defer restart(t, 2)
 	e := env(t, g, []int{1, 3}, "CONNECT_INIT_TIMEOUT=60s", "CONNECT_INIT_EXPECTED_BROKERS=2")
-	code, out := run(t, e, "prepare")
+	code, out := testbed.RunCLI(t, binary, e, "prepare")
 	if code != 0 {
 		t.Fatalf("prepare exit %d after broker 2 was killed, 2 expected:\n%s", code, out)
 	}
-	mustContain(t, "prepare", out, "all brokers up")
+	testbed.MustContain(t, "prepare", out, "all brokers up")
 	if !notLive(t, 2) {
 		t.Fatal("broker 2 is live after prepare passed; want it fenced")
 	}
 	g, _ = groupOn(t, "deg-fenced-3", 1)
-	code, out = run(t, env(t, g, []int{1, 3}, "CONNECT_INIT_TIMEOUT=5s", "CONNECT_INIT_EXPECTED_BROKERS=3"), "prepare")
+	code, out = testbed.RunCLI(t, binary, env(t, g, []int{1, 3}, "CONNECT_INIT_TIMEOUT=5s", "CONNECT_INIT_EXPECTED_BROKERS=3"), "prepare")
 	if code == 0 {
 		t.Fatalf("prepare passed expecting 3 with broker 2 fenced:\n%s", out)
 	}
 	if kafka4 {
-		mustContain(t, "prepare", out, missingFenced(2, addr2))
+		testbed.MustContain(t, "prepare", out, missingFenced(2, addr2))
 	} else { // not in the bootstrap list, never seen registered by this run
-		mustContain(t, "prepare", out, "missing: 1 more broker(s) of unknown id")
+		testbed.MustContain(t, "prepare", out, "missing: 1 more broker(s) of unknown id")
 	}
 }
 
@@ -390,27 +334,27 @@ func TestFencedBroker(t *testing.T) {
 func TestIncident2CoordinatorLost(t *testing.T) {
 	group, p := groupOn(t, "deg-inc2", 3)
 	e := env(t, group, []int{1, 2, 3}, "CONNECT_INIT_TIMEOUT=60s")
-	code, out := run(t, e, "prepare")
+	code, out := testbed.RunCLI(t, binary, e, "prepare")
 	if code != 0 {
 		t.Fatalf("prepare exit %d on the healthy cluster:\n%s", code, out)
 	}
-	mustContain(t, "prepare's warning", out, "consumer-offsets-single-replica", fmt.Sprintf("__consumer_offsets partition %d", p))
+	testbed.MustContain(t, "prepare's warning", out, "consumer-offsets-single-replica", fmt.Sprintf("__consumer_offsets partition %d", p))
 
 	cluster.Kill(3)
 	defer restart(t, 3)
 	waitFenced(t, 3)
 	e = env(t, group, []int{1, 2}, "CONNECT_INIT_TIMEOUT=12s", "CONNECT_INIT_EXPECTED_BROKERS=2")
-	code, out = run(t, e, "prepare")
+	code, out = testbed.RunCLI(t, binary, e, "prepare")
 	if code == 0 {
 		t.Fatalf("prepare passed with the group's only coordinator replica dead:\n%s", out)
 	}
 	t.Log(gateFailed(out))
-	mustContain(t, "prepare", out, "waiting for the group coordinator",
+	testbed.MustContain(t, "prepare", out, "waiting for the group coordinator",
 		fmt.Sprintf("the group lives in __consumer_offsets partition %d", p), "replicas [3], ISR [", "], leader none",
 		downText(3),
 		fmt.Sprintf("bring broker 3 back: every replica of __consumer_offsets partition %d is on it", p))
 
-	code, doc, out := doctorJSON(t, e)
+	code, doc, out := testbed.DoctorJSON(t, binary, e)
 	if code != 1 {
 		t.Errorf("doctor exit %d, want 1 (an error finding)", code)
 	}
@@ -430,7 +374,7 @@ func TestIncident2CoordinatorLost(t *testing.T) {
 		t.Errorf("doctor's down replicas = %v, want broker 3 %s", co["down_replicas"], wantState)
 	}
 	var f map[string]any
-	for k, v := range findingIDs(doc) {
+	for k, v := range testbed.Findings(doc) {
 		if strings.HasPrefix(k, "coordinator-not-available/") {
 			f = v
 		}
@@ -438,7 +382,7 @@ func TestIncident2CoordinatorLost(t *testing.T) {
 	if f == nil {
 		t.Fatalf("doctor has no coordinator-not-available finding:\n%s", out)
 	}
-	mustContain(t, "doctor's finding", fmt.Sprint(f), fmt.Sprintf("partition %d", p), downText(3), "bring broker 3 back")
+	testbed.MustContain(t, "doctor's finding", fmt.Sprint(f), fmt.Sprintf("partition %d", p), downText(3), "bring broker 3 back")
 }
 
 // The single-controller layout: node 1 is the only KRaft controller, so
@@ -452,17 +396,17 @@ func TestSingleControllerKilled(t *testing.T) {
 	addr1 := cluster.Addr(1, "PLAINTEXT")
 	cluster.Kill(1)
 	e := env(t, g, []int{2, 3}, "CONNECT_INIT_TIMEOUT=6s", "CONNECT_INIT_EXPECTED_BROKERS=2")
-	code, out := run(t, e, "prepare")
+	code, out := testbed.RunCLI(t, binary, e, "prepare")
 	if code == 0 {
 		t.Fatalf("prepare passed with the only controller dead:\n%s", out)
 	}
-	mustContain(t, "prepare", out, "waiting for broker 1 at "+addr1, "the KRaft controller quorum has no leader", "start the KRaft controllers")
-	_, doc, out := doctorJSON(t, e)
-	f := findingIDs(doc)["broker-unreachable/broker 1"]
+	testbed.MustContain(t, "prepare", out, "waiting for broker 1 at "+addr1, "the KRaft controller quorum has no leader", "start the KRaft controllers")
+	_, doc, out := testbed.DoctorJSON(t, binary, e)
+	f := testbed.Findings(doc)["broker-unreachable/broker 1"]
 	if f == nil || f["severity"] != "error" {
 		t.Fatalf("doctor has no broker-unreachable error for broker 1:\n%s", out)
 	}
-	if q := findingIDs(doc)["controller-quorum-lost/cluster"]; q == nil || q["severity"] != "error" {
+	if q := testbed.Findings(doc)["controller-quorum-lost/cluster"]; q == nil || q["severity"] != "error" {
 		t.Fatalf("doctor does not name the lost quorum:\n%s", out)
 	}
 }

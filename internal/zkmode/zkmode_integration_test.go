@@ -4,7 +4,6 @@ package zkmode
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -115,62 +114,6 @@ func env(props map[string]string, extra ...string) []string {
 	return append(append(testbed.BaseEnv(), testbed.EnvFromProps(props)...), extra...)
 }
 
-// run runs the binary with args and env and returns its exit code and output.
-func run(t *testing.T, env []string, args ...string) (int, string) {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	code, out, err := testbed.Run(ctx, binary, args, env)
-	if err != nil {
-		t.Errorf("connect-init %v: %v\n%s", args, err, out)
-	}
-	return code, out
-}
-
-func mustContain(t *testing.T, what, out string, wants ...string) {
-	t.Helper()
-	for _, w := range wants {
-		if !strings.Contains(out, w) {
-			t.Errorf("%s lacks %q:\n%s", what, w, tail(out))
-		}
-	}
-}
-
-func tail(s string) string {
-	if len(s) > 6000 {
-		return s[len(s)-6000:]
-	}
-	return s
-}
-
-// doctorJSON runs doctor --json and decodes its document.
-func doctorJSON(t *testing.T, env []string) (int, map[string]any, string) {
-	t.Helper()
-	code, out := run(t, env, "doctor", "--json")
-	start := strings.Index(out, "{\n")
-	if start < 0 {
-		start = strings.Index(out, "{")
-	}
-	var doc map[string]any
-	if start < 0 || json.Unmarshal([]byte(out[start:strings.LastIndex(out, "}")+1]), &doc) != nil {
-		t.Fatalf("doctor --json printed no document (exit %d):\n%s", code, out)
-	}
-	return code, doc, out
-}
-
-// findings maps "id/subject" to each finding of a doctor document.
-func findings(doc map[string]any) map[string]map[string]any {
-	out := map[string]map[string]any{}
-	fs, _ := doc["findings"].([]any)
-	for _, f := range fs {
-		m, _ := f.(map[string]any)
-		id, _ := m["id"].(string)
-		subject, _ := m["subject"].(string)
-		out[id+"/"+subject] = m
-	}
-	return out
-}
-
 // metadataBrokers returns the broker ids and the controller id in the
 // Metadata of the broker at addr.
 func metadataBrokers(t *testing.T, addr string) (map[int32]bool, int32) {
@@ -199,11 +142,11 @@ func TestPrepareRepeatedPrepareDoctor(t *testing.T) {
 	group := newGroup("zk-prep")
 	props := groupProps(t, group, 3)
 	e := env(props, "CONNECT_INIT_TIMEOUT=60s")
-	code, out := run(t, e, "prepare")
+	code, out := testbed.RunCLI(t, binary, e, "prepare")
 	if code != 0 {
 		t.Fatalf("prepare exit %d on the healthy cluster:\n%s", code, out)
 	}
-	mustContain(t, "prepare", out, "all brokers up", "brokers=3 expected=3", "group coordinator found")
+	testbed.MustContain(t, "prepare", out, "all brokers up", "brokers=3 expected=3", "group coordinator found")
 	if n := strings.Count(out, "created internal topic"); n != 3 {
 		t.Errorf("prepare created %d internal topics, want 3:\n%s", n, out)
 	}
@@ -213,17 +156,17 @@ func TestPrepareRepeatedPrepareDoctor(t *testing.T) {
 		}
 	}
 
-	code, out = run(t, e, "prepare")
+	code, out = testbed.RunCLI(t, binary, e, "prepare")
 	if code != 0 {
 		t.Fatalf("repeated prepare exit %d:\n%s", code, out)
 	}
-	mustContain(t, "repeated prepare", out, "all brokers up", "group coordinator found")
+	testbed.MustContain(t, "repeated prepare", out, "all brokers up", "group coordinator found")
 	if strings.Contains(out, "created internal topic") {
 		t.Errorf("repeated prepare created a topic:\n%s", out)
 	}
 
 	_, controller := metadataBrokers(t, cluster.Addr(1, "PLAINTEXT"))
-	code, doc, out := doctorJSON(t, e)
+	code, doc, out := testbed.DoctorJSON(t, binary, e)
 	if code != 0 {
 		t.Errorf("doctor exit %d on the healthy cluster, want 0", code)
 	}
@@ -315,13 +258,13 @@ func runWithLock(t *testing.T, mode string) {
 		if err != nil || !strings.Contains(string(cmdline), "org.apache.kafka.connect.cli.ConnectDistributed") {
 			t.Errorf("pid %d is not the Connect worker (%v): %q", w.Pid(), err, cmdline)
 		}
-		mustContain(t, "worker "+w.Spec.Name, w.Log(), `msg="startup lock mode" component=connect-init mode=`+mode,
+		testbed.MustContain(t, "worker "+w.Spec.Name, w.Log(), `msg="startup lock mode" component=connect-init mode=`+mode,
 			`msg="starting the worker"`)
 		if n := w.CountInLog(`msg="acquired startup lock"`); n != 1 {
 			t.Errorf("worker %s logged \"acquired startup lock\" %d times, want 1", w.Spec.Name, n)
 		}
 		if mode == "worker" {
-			mustContain(t, "worker "+w.Spec.Name, w.Log(), providerLine)
+			testbed.MustContain(t, "worker "+w.Spec.Name, w.Log(), providerLine)
 		}
 	}
 	var first, second *testbed.Worker
@@ -331,10 +274,10 @@ func runWithLock(t *testing.T, mode string) {
 		}
 	}
 	if second == nil || strings.Contains(first.Log(), "releasing the startup lock holder") {
-		t.Fatalf("want exactly one worker to release the other; logs:\n%s\n----\n%s", tail(workers[0].Log()), tail(workers[1].Log()))
+		t.Fatalf("want exactly one worker to release the other; logs:\n%s\n----\n%s", testbed.Tail(workers[0].Log(), 6000), testbed.Tail(workers[1].Log(), 6000))
 	}
 	holder := "holder=" + first.Spec.RESTURL + "/"
-	mustContain(t, "the second worker", second.Log(), `msg="waiting for startup lock"`,
+	testbed.MustContain(t, "the second worker", second.Log(), `msg="waiting for startup lock"`,
 		`msg="startup lock holder is ready" component=connect-init `+holder+` why="member of the stable group at config offset`,
 		"reason=ready")
 
@@ -380,8 +323,8 @@ func TestKilledBroker(t *testing.T) {
 	var code2, code3 int
 	var out2, out3 string
 	wg.Add(2)
-	go func() { defer wg.Done(); code2, out2 = run(t, exp2, "prepare") }()
-	go func() { defer wg.Done(); code3, out3 = run(t, exp3, "prepare") }()
+	go func() { defer wg.Done(); code2, out2 = testbed.RunCLI(t, binary, exp2, "prepare") }()
+	go func() { defer wg.Done(); code3, out3 = testbed.RunCLI(t, binary, exp3, "prepare") }()
 	wg.Wait()
 
 	t.Logf("expecting 3: %s", lineWith(out3, "gate failed"))
@@ -389,11 +332,11 @@ func TestKilledBroker(t *testing.T) {
 	if code2 != 0 {
 		t.Errorf("prepare exit %d with CONNECT_INIT_EXPECTED_BROKERS=2 and broker %d killed:\n%s", code2, victim, out2)
 	}
-	mustContain(t, "prepare expecting 2", out2, waiting, "all brokers up", "brokers=2 expected=2")
+	testbed.MustContain(t, "prepare expecting 2", out2, waiting, "all brokers up", "brokers=2 expected=2")
 	if code3 != 1 {
 		t.Errorf("prepare exit %d expecting 3 brokers with broker %d killed, want 1:\n%s", code3, victim, out3)
 	}
-	mustContain(t, "prepare expecting 3", out3, waiting,
+	testbed.MustContain(t, "prepare expecting 3", out3, waiting,
 		fmt.Sprintf("2/3 brokers up; 2 of 3 expected brokers live; missing: broker %d (%s, last at %s)", victim, gate.StateZooKeeperGone, addr),
 		fmt.Sprintf("start broker %d again, or set CONNECT_INIT_EXPECTED_BROKERS=2", victim))
 	if ids, _ := metadataBrokers(t, cluster.Addr(live[0], "PLAINTEXT")); ids[int32(victim)] {
@@ -403,9 +346,9 @@ func TestKilledBroker(t *testing.T) {
 	if n := strings.Count(cluster.ZooKeeperLog(), expiringSession); n != expired+1 {
 		t.Errorf("ZooKeeper expired %d sessions since the kill, want 1 (the killed broker's)", n-expired)
 	}
-	mustContain(t, "ZooKeeper's log", cluster.ZooKeeperLog(), fmt.Sprintf("timeout of %dms exceeded", zkSession.Milliseconds()))
+	testbed.MustContain(t, "ZooKeeper's log", cluster.ZooKeeperLog(), fmt.Sprintf("timeout of %dms exceeded", zkSession.Milliseconds()))
 
-	code, out := run(t, exp2, "prepare")
+	code, out := testbed.RunCLI(t, binary, exp2, "prepare")
 	if code != 0 {
 		t.Errorf("repeated prepare exit %d:\n%s", code, out)
 	}
@@ -413,7 +356,7 @@ func TestKilledBroker(t *testing.T) {
 		t.Errorf("repeated prepare waited for a broker or created a topic:\n%s", out)
 	}
 
-	code, doc, out := doctorJSON(t, exp2)
+	code, doc, out := testbed.DoctorJSON(t, binary, exp2)
 	br, _ := doc["cluster"].(map[string]any)["brokers"].(map[string]any)
 	if br == nil || br["registered"] != float64(2) || br["reachable"] != float64(2) || br["expected"] != float64(2) {
 		t.Errorf("doctor's brokers = %v, want 2 registered, 2 reachable, 2 expected", br)
@@ -423,12 +366,12 @@ func TestKilledBroker(t *testing.T) {
 	}
 	// Expecting 3, doctor (one look, no history of registrations) names
 	// the bootstrap address no live broker advertises.
-	code, doc, out = doctorJSON(t, exp3)
-	f := findings(doc)["broker-count-below-expected/cluster"]
+	code, doc, out = testbed.DoctorJSON(t, binary, exp3)
+	f := testbed.Findings(doc)["broker-count-below-expected/cluster"]
 	if code != 1 || f == nil || f["severity"] != "error" {
 		t.Fatalf("doctor exit %d, want 1 with a broker-count-below-expected error expecting 3:\n%s", code, out)
 	}
-	mustContain(t, "doctor's finding", fmt.Sprint(f), "missing: "+addr+" (bootstrap address that no live broker advertises)")
+	testbed.MustContain(t, "doctor's finding", fmt.Sprint(f), "missing: "+addr+" (bootstrap address that no live broker advertises)")
 }
 
 // expiringSession is what ZooKeeper logs when a session times out.
@@ -467,7 +410,7 @@ func TestStoppedBroker(t *testing.T) {
 	// A group whose internal topics exist with a replica on every broker,
 	// as on a cluster where a worker restarts after a broker left.
 	existing := groupProps(t, newGroup("zk-stop-existing"), 3)
-	if code, out := run(t, env(existing, "CONNECT_INIT_TIMEOUT=60s"), "prepare"); code != 0 {
+	if code, out := testbed.RunCLI(t, binary, env(existing, "CONNECT_INIT_TIMEOUT=60s"), "prepare"); code != 0 {
 		t.Fatalf("prepare exit %d with every broker up:\n%s", code, out)
 	}
 	cluster.Stop(victim)
@@ -491,29 +434,29 @@ func TestStoppedBroker(t *testing.T) {
 	props := groupProps(t, newGroup("zk-stop"), 2)
 	exp2 := env(props, "CONNECT_INIT_TIMEOUT=60s", "CONNECT_INIT_EXPECTED_BROKERS=2")
 	exp3 := env(props, "CONNECT_INIT_TIMEOUT=6s")
-	code, out := run(t, exp2, "prepare")
+	code, out := testbed.RunCLI(t, binary, exp2, "prepare")
 	if code != 0 {
 		t.Errorf("prepare exit %d with CONNECT_INIT_EXPECTED_BROKERS=2 and broker %d stopped:\n%s", code, victim, out)
 	}
-	mustContain(t, "prepare expecting 2", out, "all brokers up", "brokers=2 expected=2")
+	testbed.MustContain(t, "prepare expecting 2", out, "all brokers up", "brokers=2 expected=2")
 	if strings.Contains(out, "waiting for broker") {
 		t.Errorf("prepare waited for a broker that left the registrations:\n%s", out)
 	}
-	code, out = run(t, exp3, "prepare")
+	code, out = testbed.RunCLI(t, binary, exp3, "prepare")
 	t.Logf("expecting 3: %s", lineWith(out, "gate failed"))
 	if code != 1 {
 		t.Errorf("prepare exit %d expecting 3 brokers with broker %d stopped, want 1:\n%s", code, victim, out)
 	}
-	mustContain(t, "prepare expecting 3", out,
+	testbed.MustContain(t, "prepare expecting 3", out,
 		fmt.Sprintf("2/3 brokers up; 2 of 3 expected brokers live; missing: %s (bootstrap address that no live broker advertises)", addr),
 		"start the missing brokers, or set CONNECT_INIT_EXPECTED_BROKERS=2")
 	// Where the internal topics hold a replica on it, the broker that left
 	// before this run saw it is named by id as well.
-	code, out = run(t, env(existing, "CONNECT_INIT_TIMEOUT=6s"), "prepare")
+	code, out = testbed.RunCLI(t, binary, env(existing, "CONNECT_INIT_TIMEOUT=6s"), "prepare")
 	if code != 1 {
 		t.Errorf("prepare exit %d expecting 3 brokers with broker %d stopped, want 1:\n%s", code, victim, out)
 	}
-	mustContain(t, "prepare expecting 3, topics existing", out,
+	testbed.MustContain(t, "prepare expecting 3, topics existing", out,
 		fmt.Sprintf("broker %d (not live, still a replica of the internal topics; address unknown)", victim))
 }
 
