@@ -88,6 +88,8 @@ type svc struct {
 	// bare runs the Confluent stand-in directly, without connect-init.
 	entrypoint []string
 	bare       bool
+	// mounts are --mount specs (type=bind,src=...,dst=...).
+	mounts []string
 }
 
 func (s svc) create(t *testing.T, ctx context.Context) {
@@ -102,6 +104,9 @@ func (s svc) create(t *testing.T, ctx context.Context) {
 	}
 	for _, e := range s.env {
 		args = append(args, "--env", e)
+	}
+	for _, m := range s.mounts {
+		args = append(args, "--mount", m)
 	}
 	switch {
 	case s.bare:
