@@ -3,7 +3,9 @@
 package apply_test
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -467,8 +469,29 @@ func TestWatchRestartsAndRepairs(t *testing.T) {
 	waitLog(t, p, `connector=watch-keep action=create`, time.Minute)
 	t.Logf("watch-keep deleted by hand (DELETE answered %d), put back %v later:\n%s", resp.StatusCode, time.Since(deleted).Round(100*time.Millisecond),
 		grepLines(p.Log(), "watch: drift", "watch: put back", "created watch-keep"))
-	if cfg := connectorConfig(t, "watch-keep"); cfg["name"] != "watch-keep" {
-		t.Errorf("watch-keep after the repair: %v", cfg)
+	want := connectorConfig(t, "watch-keep")
+	if want["name"] != "watch-keep" {
+		t.Errorf("watch-keep after the repair: %v", want)
+	}
+	// Drift: a connector changed by hand gets its file's config back.
+	changed := map[string]string{}
+	for k, v := range want {
+		changed[k] = v
+	}
+	changed["topics"] = "changed-by-hand"
+	body, _ := json.Marshal(changed)
+	req, _ = http.NewRequest(http.MethodPut, worker.Spec.RESTURL+"/connectors/watch-keep/config", bytes.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	if resp, err = http.DefaultClient.Do(req); err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	waitLog(t, p, `connector=watch-keep action=update`, time.Minute)
+	if got := connectorConfig(t, "watch-keep"); got["topics"] != want["topics"] {
+		t.Errorf("watch-keep's topics after the repair: %q, want %q", got["topics"], want["topics"])
+	}
+	if drift := grepLines(p.Log(), "watch: drift"); !strings.Contains(drift, `connector=watch-keep cause="its config differs: ~topics"`) || strings.Contains(drift, "changed-by-hand") {
+		t.Errorf("the drift line does not name the changed key, or shows its value:\n%s", drift)
 	}
 	p.Stop(10 * time.Second)
 	code, out := exitOf(t, p, 30*time.Second)
