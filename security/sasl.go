@@ -54,21 +54,11 @@ func simpleName(class string) string {
 // configureSASL fills cfg.Net.SASL from the sasl.* settings.
 func configureSASL(cfg *sarama.Config, props workerconfig.Properties, opts Options) error {
 	mech := props.Get(mechProp, "GSSAPI") // Kafka's default (SaslConfigs.DEFAULT_SASL_MECHANISM)
-	switch strings.ToUpper(mech) {
-	case "PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512", "OAUTHBEARER", "GSSAPI":
-		if mech != strings.ToUpper(mech) {
-			return cfgErr(mechProp, "must be upper case: SASL mechanism names are case-sensitive for Kafka", mech,
-				"write "+strings.ToUpper(mech))
-		}
-	default:
-		return cfgErr(mechProp, "is not supported by connect-init", mech,
-			"use PLAIN, SCRAM-SHA-256, SCRAM-SHA-512, OAUTHBEARER or GSSAPI")
+	if err := checkMechanism(mech); err != nil {
+		return err
 	}
-	for _, k := range []string{"sasl.client.callback.handler.class", "sasl.login.class"} {
-		if v := props.Get(k, ""); v != "" {
-			return cfgErr(k, "names a custom class, which connect-init cannot run", v,
-				"remove it for connect-init, or use one of Kafka's built-in login modules")
-		}
+	if err := refuseCustomClasses(props); err != nil {
+		return err
 	}
 	entry, source, err := jaasEntry(props, opts)
 	if err != nil {
@@ -84,28 +74,7 @@ func configureSASL(cfg *sarama.Config, props workerconfig.Properties, opts Optio
 	cfg.Net.SASL.Mechanism = sarama.SASLMechanism(mech)
 	switch mech {
 	case "PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512":
-		user, pass := entry.Options["username"], entry.Options["password"]
-		if user == "" {
-			return cfgErr(source, "has no username option for "+mech, "", "add username=\"...\" to the login module options")
-		}
-		if _, ok := entry.Options["password"]; !ok {
-			return cfgErr(source, "has no password option for "+mech, "", "add password=\"...\" to the login module options")
-		}
-		if strings.EqualFold(entry.Options["tokenauth"], "true") {
-			return cfgErr(source, "uses delegation tokens (tokenauth=true), which connect-init does not support", "",
-				"use SCRAM user credentials for connect-init")
-		}
-		cfg.Net.SASL.User = user
-		cfg.Net.SASL.Password = pass
-		switch mech {
-		case "SCRAM-SHA-256":
-			cfg.Net.SASL.SCRAMClientGeneratorFunc = func() sarama.SCRAMClient { return &SCRAMClient{Hash: scram.SHA256} }
-		case "SCRAM-SHA-512":
-			cfg.Net.SASL.SCRAMClientGeneratorFunc = func() sarama.SCRAMClient { return &SCRAMClient{Hash: scram.SHA512} }
-		}
-		if mech == "PLAIN" && pass == "" {
-			return cfgErr(source, "has an empty password for PLAIN", "", "set the password option")
-		}
+		return configurePasswordLogin(cfg, mech, entry, source)
 	case "OAUTHBEARER":
 		p, err := oauthProvider(props, entry, source, opts)
 		if err != nil {
@@ -118,6 +87,62 @@ func configureSASL(cfg *sarama.Config, props workerconfig.Properties, opts Optio
 			return err
 		}
 		cfg.Net.SASL.GSSAPI = g
+	}
+	return nil
+}
+
+// checkMechanism refuses a sasl.mechanism connect-init cannot speak, or one
+// written in a case Kafka would not match.
+func checkMechanism(mech string) error {
+	switch strings.ToUpper(mech) {
+	case "PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512", "OAUTHBEARER", "GSSAPI":
+		if mech != strings.ToUpper(mech) {
+			return cfgErr(mechProp, "must be upper case: SASL mechanism names are case-sensitive for Kafka", mech,
+				"write "+strings.ToUpper(mech))
+		}
+	default:
+		return cfgErr(mechProp, "is not supported by connect-init", mech,
+			"use PLAIN, SCRAM-SHA-256, SCRAM-SHA-512, OAUTHBEARER or GSSAPI")
+	}
+	return nil
+}
+
+// refuseCustomClasses refuses the settings that name user Java classes for
+// the SASL client, which connect-init cannot run.
+func refuseCustomClasses(props workerconfig.Properties) error {
+	for _, k := range []string{"sasl.client.callback.handler.class", "sasl.login.class"} {
+		if v := props.Get(k, ""); v != "" {
+			return cfgErr(k, "names a custom class, which connect-init cannot run", v,
+				"remove it for connect-init, or use one of Kafka's built-in login modules")
+		}
+	}
+	return nil
+}
+
+// configurePasswordLogin sets the user and password of PLAIN and SCRAM
+// (mech) from the JAAS entry, and the SCRAM client for SCRAM.
+func configurePasswordLogin(cfg *sarama.Config, mech string, entry JAASEntry, source string) error {
+	user, pass := entry.Options["username"], entry.Options["password"]
+	if user == "" {
+		return cfgErr(source, "has no username option for "+mech, "", "add username=\"...\" to the login module options")
+	}
+	if _, ok := entry.Options["password"]; !ok {
+		return cfgErr(source, "has no password option for "+mech, "", "add password=\"...\" to the login module options")
+	}
+	if strings.EqualFold(entry.Options["tokenauth"], "true") {
+		return cfgErr(source, "uses delegation tokens (tokenauth=true), which connect-init does not support", "",
+			"use SCRAM user credentials for connect-init")
+	}
+	cfg.Net.SASL.User = user
+	cfg.Net.SASL.Password = pass
+	switch mech {
+	case "SCRAM-SHA-256":
+		cfg.Net.SASL.SCRAMClientGeneratorFunc = func() sarama.SCRAMClient { return &SCRAMClient{Hash: scram.SHA256} }
+	case "SCRAM-SHA-512":
+		cfg.Net.SASL.SCRAMClientGeneratorFunc = func() sarama.SCRAMClient { return &SCRAMClient{Hash: scram.SHA512} }
+	}
+	if mech == "PLAIN" && pass == "" {
+		return cfgErr(source, "has an empty password for PLAIN", "", "set the password option")
 	}
 	return nil
 }

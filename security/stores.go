@@ -56,47 +56,71 @@ func propString(props workerconfig.Properties, key string) string {
 // A nil pool means "no truststore configured": use the system roots, as the
 // JVM uses its default cacerts.
 func loadTrust(props workerconfig.Properties) (*x509.CertPool, error) {
-	typ := strings.ToUpper(props.Get("ssl.truststore.type", storeJKS))
-	location := propString(props, "ssl.truststore.location")
-	password := propSecret(props, "ssl.truststore.password")
-	certsPEM := propSecret(props, "ssl.truststore.certificates")
+	ts := trustStoreSettings{
+		typ:      strings.ToUpper(props.Get("ssl.truststore.type", storeJKS)),
+		location: propString(props, "ssl.truststore.location"),
+		password: propSecret(props, "ssl.truststore.password"),
+		certsPEM: propSecret(props, "ssl.truststore.certificates"),
+	}
 
 	switch {
-	case certsPEM.set && strings.TrimSpace(certsPEM.value) != "":
-		if typ != storePEM {
-			return nil, cfgErr("ssl.truststore.certificates", "can only be used with ssl.truststore.type=PEM", "",
-				"set ssl.truststore.type=PEM (it is "+typ+")")
-		}
-		if location != "" {
-			return nil, cfgErr("ssl.truststore.certificates", "is set together with ssl.truststore.location", "",
-				"set only one of them")
-		}
-		if password.set {
-			return nil, cfgErr("ssl.truststore.password", "cannot be used with ssl.truststore.type=PEM", "",
-				"remove ssl.truststore.password")
-		}
-		certs, err := parsePEMCerts([]byte(certsPEM.value))
-		if err != nil {
-			return nil, cfgErr("ssl.truststore.certificates", "holds no usable PEM certificate: "+err.Error(), "",
-				"put the CA certificates as -----BEGIN CERTIFICATE----- blocks")
-		}
-		return poolOf(certs), nil
-	case location == "":
-		if password.set && password.value != "" {
+	case ts.certsPEM.set && strings.TrimSpace(ts.certsPEM.value) != "":
+		return ts.inlinePEMPool()
+	case ts.location == "":
+		if ts.password.set && ts.password.value != "" {
 			return nil, cfgErr("ssl.truststore.password", "is set but ssl.truststore.location is not", "",
 				"set ssl.truststore.location or remove the password")
 		}
 		return nil, nil
 	}
+	return ts.filePool()
+}
 
+// trustStoreSettings are the ssl.truststore.* settings loadTrust reads,
+// kept together so each way of configuring a truststore is its own step.
+type trustStoreSettings struct {
+	typ      string
+	location string
+	password secretValue
+	certsPEM secretValue
+}
+
+// inlinePEMPool is the truststore given as PEM text in
+// ssl.truststore.certificates, which Kafka allows only with type PEM and
+// without a location or password.
+func (ts trustStoreSettings) inlinePEMPool() (*x509.CertPool, error) {
+	if ts.typ != storePEM {
+		return nil, cfgErr("ssl.truststore.certificates", "can only be used with ssl.truststore.type=PEM", "",
+			"set ssl.truststore.type=PEM (it is "+ts.typ+")")
+	}
+	if ts.location != "" {
+		return nil, cfgErr("ssl.truststore.certificates", "is set together with ssl.truststore.location", "",
+			"set only one of them")
+	}
+	if ts.password.set {
+		return nil, cfgErr("ssl.truststore.password", "cannot be used with ssl.truststore.type=PEM", "",
+			"remove ssl.truststore.password")
+	}
+	certs, err := parsePEMCerts([]byte(ts.certsPEM.value))
+	if err != nil {
+		return nil, cfgErr("ssl.truststore.certificates", "holds no usable PEM certificate: "+err.Error(), "",
+			"put the CA certificates as -----BEGIN CERTIFICATE----- blocks")
+	}
+	return poolOf(certs), nil
+}
+
+// filePool is the truststore read from ssl.truststore.location, parsed
+// according to ssl.truststore.type.
+func (ts trustStoreSettings) filePool() (*x509.CertPool, error) {
+	location := ts.location
 	data, err := os.ReadFile(location)
 	if err != nil {
 		return nil, cfgErr("ssl.truststore.location", "cannot be read: "+pathErr(err), location,
 			"mount the truststore file into the container or fix the path")
 	}
-	switch typ {
+	switch ts.typ {
 	case storePEM:
-		if password.set {
+		if ts.password.set {
 			return nil, cfgErr("ssl.truststore.password", "cannot be used with ssl.truststore.type=PEM", "",
 				"remove ssl.truststore.password")
 		}
@@ -107,9 +131,9 @@ func loadTrust(props workerconfig.Properties) (*x509.CertPool, error) {
 		}
 		return poolOf(certs), nil
 	case storeJKS, storePKCS12:
-		certs, err := readTrustStore(data, password)
+		certs, err := readTrustStore(data, ts.password)
 		if err != nil {
-			return nil, storeErr("ssl.truststore", location, typ, err)
+			return nil, storeErr("ssl.truststore", location, ts.typ, err)
 		}
 		if len(certs) == 0 {
 			return nil, cfgErr("ssl.truststore.location", "holds no certificates", location,
@@ -117,7 +141,7 @@ func loadTrust(props workerconfig.Properties) (*x509.CertPool, error) {
 		}
 		return poolOf(certs), nil
 	default:
-		return nil, cfgErr("ssl.truststore.type", "is not supported", typ, "use JKS, PKCS12 or PEM")
+		return nil, cfgErr("ssl.truststore.type", "is not supported", ts.typ, "use JKS, PKCS12 or PEM")
 	}
 }
 
@@ -127,48 +151,75 @@ func loadTrust(props workerconfig.Properties) (*x509.CertPool, error) {
 // offers the first one the broker's CertificateRequest accepts, which is
 // what Java's SunX509 key manager does.
 func loadKeyPairs(props workerconfig.Properties) ([]tls.Certificate, error) {
-	typ := strings.ToUpper(props.Get("ssl.keystore.type", storeJKS))
-	location := propString(props, "ssl.keystore.location")
-	password := propSecret(props, "ssl.keystore.password")
-	keyPassword := propSecret(props, "ssl.key.password")
-	keyPEM := propSecret(props, "ssl.keystore.key")
-	chainPEM := propSecret(props, "ssl.keystore.certificate.chain")
+	ks := keyStoreSettings{
+		typ:         strings.ToUpper(props.Get("ssl.keystore.type", storeJKS)),
+		location:    propString(props, "ssl.keystore.location"),
+		password:    propSecret(props, "ssl.keystore.password"),
+		keyPassword: propSecret(props, "ssl.key.password"),
+		keyPEM:      propSecret(props, "ssl.keystore.key"),
+		chainPEM:    propSecret(props, "ssl.keystore.certificate.chain"),
+	}
 
 	switch {
-	case keyPEM.set && strings.TrimSpace(keyPEM.value) != "":
-		if typ != storePEM {
-			return nil, cfgErr("ssl.keystore.key", "can only be used with ssl.keystore.type=PEM", "",
-				"set ssl.keystore.type=PEM (it is "+typ+")")
-		}
-		if !chainPEM.set || strings.TrimSpace(chainPEM.value) == "" {
-			return nil, cfgErr("ssl.keystore.certificate.chain", "is not set but ssl.keystore.key is", "",
-				"set ssl.keystore.certificate.chain to the client certificate chain in PEM")
-		}
-		if location != "" {
-			return nil, cfgErr("ssl.keystore.key", "is set together with ssl.keystore.location", "",
-				"set only one of them")
-		}
-		if password.set {
-			return nil, cfgErr("ssl.keystore.password", "cannot be used with ssl.keystore.type=PEM (only ssl.key.password can)", "",
-				"remove ssl.keystore.password")
-		}
-		c, err := pemKeyPair([]byte(keyPEM.value), []byte(chainPEM.value), keyPassword, "ssl.keystore.key")
-		if err != nil {
-			return nil, err
-		}
-		return []tls.Certificate{c}, nil
-	case chainPEM.set && strings.TrimSpace(chainPEM.value) != "":
+	case ks.keyPEM.set && strings.TrimSpace(ks.keyPEM.value) != "":
+		return ks.inlinePEMPairs()
+	case ks.chainPEM.set && strings.TrimSpace(ks.chainPEM.value) != "":
 		return nil, cfgErr("ssl.keystore.certificate.chain", "is set but ssl.keystore.key is not", "",
 			"set ssl.keystore.key to the client's private key in PEM")
-	case location == "":
-		if password.set && password.value != "" {
+	case ks.location == "":
+		if ks.password.set && ks.password.value != "" {
 			return nil, cfgErr("ssl.keystore.password", "is set but ssl.keystore.location is not", "",
 				"set ssl.keystore.location or remove the password")
 		}
 		return nil, nil
 	}
+	return ks.filePairs()
+}
 
-	if typ != storePEM && !password.set {
+// keyStoreSettings are the ssl.keystore.* and ssl.key.password settings
+// loadKeyPairs reads, kept together so each way of configuring a keystore
+// is its own step.
+type keyStoreSettings struct {
+	typ         string
+	location    string
+	password    secretValue
+	keyPassword secretValue
+	keyPEM      secretValue
+	chainPEM    secretValue
+}
+
+// inlinePEMPairs is the key pair given as PEM text in ssl.keystore.key and
+// ssl.keystore.certificate.chain, which Kafka allows only with type PEM,
+// both set, and no location or store password.
+func (ks keyStoreSettings) inlinePEMPairs() ([]tls.Certificate, error) {
+	if ks.typ != storePEM {
+		return nil, cfgErr("ssl.keystore.key", "can only be used with ssl.keystore.type=PEM", "",
+			"set ssl.keystore.type=PEM (it is "+ks.typ+")")
+	}
+	if !ks.chainPEM.set || strings.TrimSpace(ks.chainPEM.value) == "" {
+		return nil, cfgErr("ssl.keystore.certificate.chain", "is not set but ssl.keystore.key is", "",
+			"set ssl.keystore.certificate.chain to the client certificate chain in PEM")
+	}
+	if ks.location != "" {
+		return nil, cfgErr("ssl.keystore.key", "is set together with ssl.keystore.location", "",
+			"set only one of them")
+	}
+	if ks.password.set {
+		return nil, cfgErr("ssl.keystore.password", "cannot be used with ssl.keystore.type=PEM (only ssl.key.password can)", "",
+			"remove ssl.keystore.password")
+	}
+	c, err := pemKeyPair([]byte(ks.keyPEM.value), []byte(ks.chainPEM.value), ks.keyPassword, "ssl.keystore.key")
+	if err != nil {
+		return nil, err
+	}
+	return []tls.Certificate{c}, nil
+}
+
+// filePairs are the key pairs read from ssl.keystore.location, parsed
+// according to ssl.keystore.type.
+func (ks keyStoreSettings) filePairs() ([]tls.Certificate, error) {
+	location, password, keyPassword := ks.location, ks.password, ks.keyPassword
+	if ks.typ != storePEM && !password.set {
 		return nil, cfgErr("ssl.keystore.password", "is not set but ssl.keystore.location is", "",
 			"set ssl.keystore.password (Kafka requires it for JKS and PKCS12 key stores)")
 	}
@@ -177,7 +228,7 @@ func loadKeyPairs(props workerconfig.Properties) ([]tls.Certificate, error) {
 		return nil, cfgErr("ssl.keystore.location", "cannot be read: "+pathErr(err), location,
 			"mount the keystore file into the container or fix the path")
 	}
-	switch typ {
+	switch ks.typ {
 	case storePEM:
 		if password.set {
 			return nil, cfgErr("ssl.keystore.password", "cannot be used with ssl.keystore.type=PEM (only ssl.key.password can)", "",
@@ -195,7 +246,7 @@ func loadKeyPairs(props workerconfig.Properties) ([]tls.Certificate, error) {
 		}
 		pairs, err := readKeyStore(data, password.value, kp)
 		if err != nil {
-			return nil, storeErr("ssl.keystore", location, typ, err)
+			return nil, storeErr("ssl.keystore", location, ks.typ, err)
 		}
 		if len(pairs) == 0 {
 			return nil, cfgErr("ssl.keystore.location", "holds no private key entry", location,
@@ -203,7 +254,7 @@ func loadKeyPairs(props workerconfig.Properties) ([]tls.Certificate, error) {
 		}
 		return pairs, nil
 	default:
-		return nil, cfgErr("ssl.keystore.type", "is not supported", typ, "use JKS, PKCS12 or PEM")
+		return nil, cfgErr("ssl.keystore.type", "is not supported", ks.typ, "use JKS, PKCS12 or PEM")
 	}
 }
 
@@ -255,46 +306,58 @@ func readTrustStore(data []byte, password secretValue) ([]*x509.Certificate, err
 		return nil, &badFormatError{"JCEKS stores are not supported; convert with keytool -importkeystore -deststoretype PKCS12"}
 	}
 	if isJKS(data) {
-		ks := keystore.New(keystore.WithOrderedAliases())
-		err := ks.Load(bytes.NewReader(data), []byte(password.value))
-		if err != nil {
-			// keystore-go fills the entries before it checks the integrity
-			// digest. Java skips that check when no password is given, so
-			// an unset password with a digest mismatch is accepted.
-			if !(err.Error() == "got invalid digest" && !password.set) {
-				if err.Error() == "got invalid digest" {
-					return nil, errWrongStorePassword
-				}
+		return readJKSTrustStore(data, password)
+	}
+	return readPKCS12TrustStore(data, password)
+}
+
+// readJKSTrustStore is readTrustStore for a JKS file, which keystore-go
+// reads with Java's leniency about an unset password.
+func readJKSTrustStore(data []byte, password secretValue) ([]*x509.Certificate, error) {
+	ks := keystore.New(keystore.WithOrderedAliases())
+	err := ks.Load(bytes.NewReader(data), []byte(password.value))
+	if err != nil {
+		// keystore-go fills the entries before it checks the integrity
+		// digest. Java skips that check when no password is given, so
+		// an unset password with a digest mismatch is accepted.
+		if !(err.Error() == "got invalid digest" && !password.set) {
+			if err.Error() == "got invalid digest" {
+				return nil, errWrongStorePassword
+			}
+			return nil, &badFormatError{err.Error()}
+		}
+	}
+	var certs []*x509.Certificate
+	for _, alias := range ks.Aliases() {
+		var raw []byte
+		switch {
+		case ks.IsTrustedCertificateEntry(alias):
+			e, err := ks.GetTrustedCertificateEntry(alias)
+			if err != nil {
 				return nil, &badFormatError{err.Error()}
 			}
-		}
-		var certs []*x509.Certificate
-		for _, alias := range ks.Aliases() {
-			var raw []byte
-			switch {
-			case ks.IsTrustedCertificateEntry(alias):
-				e, err := ks.GetTrustedCertificateEntry(alias)
-				if err != nil {
-					return nil, &badFormatError{err.Error()}
-				}
-				raw = e.Certificate.Content
-			case ks.IsPrivateKeyEntry(alias):
-				chain, err := ks.GetPrivateKeyEntryCertificateChain(alias)
-				if err != nil || len(chain) == 0 {
-					continue
-				}
-				raw = chain[0].Content
-			default:
+			raw = e.Certificate.Content
+		case ks.IsPrivateKeyEntry(alias):
+			chain, err := ks.GetPrivateKeyEntryCertificateChain(alias)
+			if err != nil || len(chain) == 0 {
 				continue
 			}
-			c, err := x509.ParseCertificate(raw)
-			if err != nil {
-				return nil, &badFormatError{"certificate of entry " + alias + ": " + err.Error()}
-			}
-			certs = append(certs, c)
+			raw = chain[0].Content
+		default:
+			continue
 		}
-		return certs, nil
+		c, err := x509.ParseCertificate(raw)
+		if err != nil {
+			return nil, &badFormatError{"certificate of entry " + alias + ": " + err.Error()}
+		}
+		certs = append(certs, c)
 	}
+	return certs, nil
+}
+
+// readPKCS12TrustStore is readTrustStore for a PKCS12 file, falling back to
+// the store's key entry when go-pkcs12 will not read it as a truststore.
+func readPKCS12TrustStore(data []byte, password secretValue) ([]*x509.Certificate, error) {
 	// PKCS12. A store without a password needs "" (go-pkcs12 caveat).
 	certs, err := pkcs12.DecodeTrustStore(data, password.value)
 	if err == nil {
@@ -326,42 +389,54 @@ func readKeyStore(data []byte, storePassword, keyPassword string) ([]tls.Certifi
 		return nil, &badFormatError{"JCEKS stores are not supported; convert with keytool -importkeystore -deststoretype PKCS12"}
 	}
 	if isJKS(data) {
-		ks := keystore.New(keystore.WithOrderedAliases())
-		if err := ks.Load(bytes.NewReader(data), []byte(storePassword)); err != nil {
-			if err.Error() == "got invalid digest" {
-				return nil, errWrongStorePassword
-			}
-			return nil, &badFormatError{err.Error()}
-		}
-		var out []tls.Certificate
-		for _, alias := range ks.Aliases() {
-			if !ks.IsPrivateKeyEntry(alias) {
-				continue
-			}
-			e, err := ks.GetPrivateKeyEntry(alias, []byte(keyPassword))
-			if err != nil {
-				return nil, errWrongKeyPassword
-			}
-			key, err := x509.ParsePKCS8PrivateKey(e.PrivateKey)
-			if err != nil {
-				return nil, &badFormatError{"private key of entry " + alias + ": " + err.Error()}
-			}
-			var chain []*x509.Certificate
-			for _, c := range e.CertificateChain {
-				pc, err := x509.ParseCertificate(c.Content)
-				if err != nil {
-					return nil, &badFormatError{"certificate of entry " + alias + ": " + err.Error()}
-				}
-				chain = append(chain, pc)
-			}
-			tc, err := keyPair(key, chain)
-			if err != nil {
-				return nil, &badFormatError{"entry " + alias + ": " + err.Error()}
-			}
-			out = append(out, tc)
-		}
-		return out, nil
+		return readJKSKeyStore(data, storePassword, keyPassword)
 	}
+	return readPKCS12KeyStore(data, storePassword, keyPassword)
+}
+
+// readJKSKeyStore is readKeyStore for a JKS file, where the keys are
+// decrypted with keyPassword apart from the store password.
+func readJKSKeyStore(data []byte, storePassword, keyPassword string) ([]tls.Certificate, error) {
+	ks := keystore.New(keystore.WithOrderedAliases())
+	if err := ks.Load(bytes.NewReader(data), []byte(storePassword)); err != nil {
+		if err.Error() == "got invalid digest" {
+			return nil, errWrongStorePassword
+		}
+		return nil, &badFormatError{err.Error()}
+	}
+	var out []tls.Certificate
+	for _, alias := range ks.Aliases() {
+		if !ks.IsPrivateKeyEntry(alias) {
+			continue
+		}
+		e, err := ks.GetPrivateKeyEntry(alias, []byte(keyPassword))
+		if err != nil {
+			return nil, errWrongKeyPassword
+		}
+		key, err := x509.ParsePKCS8PrivateKey(e.PrivateKey)
+		if err != nil {
+			return nil, &badFormatError{"private key of entry " + alias + ": " + err.Error()}
+		}
+		var chain []*x509.Certificate
+		for _, c := range e.CertificateChain {
+			pc, err := x509.ParseCertificate(c.Content)
+			if err != nil {
+				return nil, &badFormatError{"certificate of entry " + alias + ": " + err.Error()}
+			}
+			chain = append(chain, pc)
+		}
+		tc, err := keyPair(key, chain)
+		if err != nil {
+			return nil, &badFormatError{"entry " + alias + ": " + err.Error()}
+		}
+		out = append(out, tc)
+	}
+	return out, nil
+}
+
+// readPKCS12KeyStore is readKeyStore for a PKCS12 file, which go-pkcs12
+// reads with a single password and a single key.
+func readPKCS12KeyStore(data []byte, storePassword, keyPassword string) ([]tls.Certificate, error) {
 	// PKCS12: keytool uses one password for the store and its keys; the
 	// JVM decrypts keys with ssl.key.password (defaulting to the store
 	// password). go-pkcs12 uses one password for both, so they must agree.

@@ -213,51 +213,89 @@ func settingHint(typeName string) string {
 // Validate checks values that parse but make no sense. Errors name the
 // flag when the value came from one.
 func (s Settings) Validate() error {
-	bad := func(env, problem, fix string) error {
-		return &ConfigError{Setting: s.Name(env), Problem: problem, Fix: fix}
+	for _, validate := range []func() error{
+		s.validateLimits,
+		s.validateModes,
+		s.validateLock,
+		s.validateRegistry,
+		s.validateApplyWatch,
+		s.validatePeers,
+	} {
+		if err := validate(); err != nil {
+			return err
+		}
 	}
+	return nil
+}
+
+// badSetting is the ConfigError for the setting whose variable is env,
+// named as the user gave it (see Name).
+func (s Settings) badSetting(env, problem, fix string) error {
+	return &ConfigError{Setting: s.Name(env), Problem: problem, Fix: fix}
+}
+
+// validateLimits checks the durations and counts: the timeout, the expected
+// brokers, and the lock's permits and lease.
+func (s Settings) validateLimits() error {
 	switch {
 	case s.Timeout <= 0:
-		return bad("CONNECT_INIT_TIMEOUT", fmt.Sprintf("must be positive (got %s)", s.Timeout), "use a Go duration such as 90s, 5m or 1h")
+		return s.badSetting("CONNECT_INIT_TIMEOUT", fmt.Sprintf("must be positive (got %s)", s.Timeout), "use a Go duration such as 90s, 5m or 1h")
 	case s.ExpectedBrokers < 0, s.ExpectedBrokers == 0 && s.Flags["CONNECT_INIT_EXPECTED_BROKERS"] != "":
 		return expectedBrokersError(s.Name("CONNECT_INIT_EXPECTED_BROKERS"), s.ExpectedBrokers)
 	case s.LockPermits < 1:
-		return bad("CONNECT_INIT_LOCK_PERMITS", fmt.Sprintf("must be at least 1 (got %d)", s.LockPermits), "use 1 to start workers one at a time")
+		return s.badSetting("CONNECT_INIT_LOCK_PERMITS", fmt.Sprintf("must be at least 1 (got %d)", s.LockPermits), "use 1 to start workers one at a time")
 	case s.LockLease <= 0:
-		return bad("CONNECT_INIT_LOCK_LEASE", fmt.Sprintf("must be positive (got %s)", s.LockLease), "use e.g. 3m")
+		return s.badSetting("CONNECT_INIT_LOCK_LEASE", fmt.Sprintf("must be positive (got %s)", s.LockLease), "use e.g. 3m")
 	case s.LockLease < MinLockLease:
-		return bad("CONNECT_INIT_LOCK_LEASE", fmt.Sprintf("is %s, below the lock's minimum of %s", s.LockLease, MinLockLease),
+		return s.badSetting("CONNECT_INIT_LOCK_LEASE", fmt.Sprintf("is %s, below the lock's minimum of %s", s.LockLease, MinLockLease),
 			"use at least 1s; the lease should cover a worker's start, e.g. 3m")
 	}
+	return nil
+}
+
+// validateModes checks the settings that must be one of a few words: the
+// peer and plugin checks, the log format and level, and the image flavour.
+func (s Settings) validateModes() error {
 	switch s.PeerCheck {
 	case "", "fail", "warn", "off":
 	default:
-		return bad("CONNECT_INIT_PEER_CHECK", fmt.Sprintf("must be fail, warn or off (got %q)", s.PeerCheck), "use fail, warn or off, or leave it unset")
+		return s.badSetting("CONNECT_INIT_PEER_CHECK", fmt.Sprintf("must be fail, warn or off (got %q)", s.PeerCheck), "use fail, warn or off, or leave it unset")
 	}
 	if _, err := plugins.ParseCheckMode(s.PluginCheck); err != nil {
-		return bad("CONNECT_INIT_PLUGIN_CHECK", fmt.Sprintf("must be fail, warn or off (got %q)", s.PluginCheck), "use fail (refuse a worker that lacks a plugin its peers load), warn or off, or leave it unset")
+		return s.badSetting("CONNECT_INIT_PLUGIN_CHECK", fmt.Sprintf("must be fail, warn or off (got %q)", s.PluginCheck), "use fail (refuse a worker that lacks a plugin its peers load), warn or off, or leave it unset")
 	}
 	switch s.LogFormat {
 	case "text", "json":
 	default:
-		return bad("CONNECT_INIT_LOG_FORMAT", fmt.Sprintf("must be text or json (got %q)", s.LogFormat), "use text or json")
+		return s.badSetting("CONNECT_INIT_LOG_FORMAT", fmt.Sprintf("must be text or json (got %q)", s.LogFormat), "use text or json")
 	}
 	if _, ok := ParseLogLevel(s.LogLevel); !ok {
-		return bad("CONNECT_INIT_LOG_LEVEL", fmt.Sprintf("must be debug, info, warn or error (got %q)", s.LogLevel), "use debug, info, warn or error")
+		return s.badSetting("CONNECT_INIT_LOG_LEVEL", fmt.Sprintf("must be debug, info, warn or error (got %q)", s.LogLevel), "use debug, info, warn or error")
 	}
 	if s.Image != "" {
 		if _, ok := workerconfig.ParseFlavour(s.Image); !ok {
-			return bad("CONNECT_INIT_IMAGE", fmt.Sprintf("names no known image flavour (got %q)", s.Image), "use one of "+flavourList()+", or leave it unset to detect the image")
+			return s.badSetting("CONNECT_INIT_IMAGE", fmt.Sprintf("names no known image flavour (got %q)", s.Image), "use one of "+flavourList()+", or leave it unset to detect the image")
 		}
 	}
+	return nil
+}
+
+// validateLock checks the startup lock's topic name and mode.
+func (s Settings) validateLock() error {
 	if err := checkTopicName(s.LockTopic, s.Name("CONNECT_INIT_LOCK_TOPIC")); err != nil {
 		return err
 	}
 	switch strings.ToLower(strings.TrimSpace(s.LockMode)) {
 	case "", "auto", "worker", "exec":
 	default:
-		return bad("CONNECT_INIT_LOCK_MODE", fmt.Sprintf("must be auto, worker or exec (got %q)", s.LockMode), "leave it unset (auto: in the worker when its jar is installed, else before the exec)")
+		return s.badSetting("CONNECT_INIT_LOCK_MODE", fmt.Sprintf("must be auto, worker or exec (got %q)", s.LockMode), "leave it unset (auto: in the worker when its jar is installed, else before the exec)")
 	}
+	return nil
+}
+
+// validateRegistry checks the cluster registry's topic, which must not be
+// the lock's, and the config topic named for a group handover.
+func (s Settings) validateRegistry() error {
 	if err := checkTopicName(s.RegistryTopic, s.Name("CONNECT_INIT_REGISTRY_TOPIC")); err != nil {
 		return err
 	}
@@ -271,32 +309,31 @@ func (s Settings) Validate() error {
 			return err
 		}
 	}
-	if err := s.validateApplyWatch(); err != nil {
-		return err
-	}
-	for _, p := range s.Peers {
-		if err := checkPeer(p); err != nil {
-			return &ConfigError{Setting: s.Name("CONNECT_INIT_PEERS"), Problem: fmt.Sprintf("entry %q %s", p, err.Error()),
-				Fix: "list peers as host or host:port (e.g. tasks.connect or connect-1:8083), comma-separated"}
-		}
-	}
 	return nil
 }
 
 // validateApplyWatch checks the watcher's settings, which also back apply's
 // --watch-interval and --restart-backoff.
 func (s Settings) validateApplyWatch() error {
-	bad := func(env, problem, fix string) error {
-		return &ConfigError{Setting: s.Name(env), Problem: problem, Fix: fix}
-	}
 	switch {
 	case s.ApplyWatch && strings.TrimSpace(s.ConnectorsDir) == "":
-		return bad("CONNECT_INIT_APPLY_WATCH", "is true, but CONNECT_INIT_CONNECTORS_DIR is not set: there is no desired state to keep",
+		return s.badSetting("CONNECT_INIT_APPLY_WATCH", "is true, but CONNECT_INIT_CONNECTORS_DIR is not set: there is no desired state to keep",
 			"set CONNECT_INIT_CONNECTORS_DIR to the directory of connector definitions, or leave CONNECT_INIT_APPLY_WATCH unset")
 	case s.ApplyWatchInterval <= 0:
-		return bad("CONNECT_INIT_APPLY_WATCH_INTERVAL", fmt.Sprintf("must be positive (got %s)", s.ApplyWatchInterval), "use a Go duration such as 30s")
+		return s.badSetting("CONNECT_INIT_APPLY_WATCH_INTERVAL", fmt.Sprintf("must be positive (got %s)", s.ApplyWatchInterval), "use a Go duration such as 30s")
 	case s.ApplyRestartBackoff <= 0:
-		return bad("CONNECT_INIT_APPLY_RESTART_BACKOFF", fmt.Sprintf("must be positive (got %s)", s.ApplyRestartBackoff), "use a Go duration such as 1m (Strimzi's unit)")
+		return s.badSetting("CONNECT_INIT_APPLY_RESTART_BACKOFF", fmt.Sprintf("must be positive (got %s)", s.ApplyRestartBackoff), "use a Go duration such as 1m (Strimzi's unit)")
+	}
+	return nil
+}
+
+// validatePeers checks each extra REST peer is a host or host:port.
+func (s Settings) validatePeers() error {
+	for _, p := range s.Peers {
+		if err := checkPeer(p); err != nil {
+			return &ConfigError{Setting: s.Name("CONNECT_INIT_PEERS"), Problem: fmt.Sprintf("entry %q %s", p, err.Error()),
+				Fix: "list peers as host or host:port (e.g. tasks.connect or connect-1:8083), comma-separated"}
+		}
 	}
 	return nil
 }

@@ -87,17 +87,14 @@ type lineReader struct {
 // end is kept), comments skipped, and a backslash before a line end
 // joining the next line.
 func (lr *lineReader) readLine() (buf []uint16, startLine int, ok bool) {
-	skipWhiteSpace := true
-	appendedLineBegin := false
-	precedingBackslash := false
-	startLine = lr.line
+	ll := logicalLine{skipWhiteSpace: true, startLine: lr.line}
 	for {
 		c, more := lr.next()
 		if !more {
-			if len(buf) == 0 {
+			if len(ll.buf) == 0 {
 				return nil, 0, false
 			}
-			return dropBackslash(buf, precedingBackslash), startLine, true
+			return dropBackslash(ll.buf, ll.precedingBackslash), ll.startLine, true
 		}
 		if lr.skipLF {
 			lr.skipLF = false
@@ -105,48 +102,79 @@ func (lr *lineReader) readLine() (buf []uint16, startLine int, ok bool) {
 				continue
 			}
 		}
-		if skipWhiteSpace {
-			if c == ' ' || c == '\t' || c == '\f' {
-				continue
-			}
-			if !appendedLineBegin && (c == '\r' || c == '\n') {
-				continue
-			}
-			skipWhiteSpace = false
-			appendedLineBegin = false
+		if ll.skipsLeading(c) {
+			continue
 		}
-		if len(buf) == 0 { // still at the start of a logical line
-			startLine = lr.line
+		if len(ll.buf) == 0 { // still at the start of a logical line
+			ll.startLine = lr.line
 			if c == '#' || c == '!' {
 				if !lr.skipComment() {
 					return nil, 0, false
 				}
-				skipWhiteSpace = true
+				ll.skipWhiteSpace = true
 				continue
 			}
 		}
 		if c != '\n' && c != '\r' {
-			buf = append(buf, c)
-			precedingBackslash = c == '\\' && !precedingBackslash
+			ll.buf = append(ll.buf, c)
+			ll.precedingBackslash = c == '\\' && !ll.precedingBackslash
 			continue
 		}
-		// End of a physical line.
-		if len(buf) == 0 {
-			skipWhiteSpace = true
-			continue
+		if lr.endPhysicalLine(&ll, c) {
+			return ll.buf, ll.startLine, true
 		}
-		if lr.off >= len(lr.in) {
-			return dropBackslash(buf, precedingBackslash), startLine, true
-		}
-		if !precedingBackslash {
-			return buf, startLine, true
-		}
-		// The backslash joins the next line; its leading blanks go, and
-		// so does the '\n' of a "\r\n".
-		buf = buf[:len(buf)-1]
-		skipWhiteSpace, appendedLineBegin, precedingBackslash = true, true, false
-		lr.skipLF = c == '\r'
 	}
+}
+
+// logicalLine is readLine's state while it assembles one logical line,
+// named as in JDK 17's LineReader so the two can be compared.
+type logicalLine struct {
+	buf                []uint16
+	startLine          int
+	skipWhiteSpace     bool
+	appendedLineBegin  bool
+	precedingBackslash bool
+}
+
+// skipsLeading reports whether c is to be skipped as a blank at the start
+// of a line (or a line end, unless after a continuation); the first other
+// character ends the skipping.
+func (ll *logicalLine) skipsLeading(c uint16) bool {
+	if !ll.skipWhiteSpace {
+		return false
+	}
+	if c == ' ' || c == '\t' || c == '\f' {
+		return true
+	}
+	if !ll.appendedLineBegin && (c == '\r' || c == '\n') {
+		return true
+	}
+	ll.skipWhiteSpace = false
+	ll.appendedLineBegin = false
+	return false
+}
+
+// endPhysicalLine handles the line end c: it reports whether ll is a
+// complete logical line, and otherwise prepares ll for the next physical
+// line (after a blank line, or joining it after a continuation backslash).
+func (lr *lineReader) endPhysicalLine(ll *logicalLine, c uint16) bool {
+	if len(ll.buf) == 0 {
+		ll.skipWhiteSpace = true
+		return false
+	}
+	if lr.off >= len(lr.in) {
+		ll.buf = dropBackslash(ll.buf, ll.precedingBackslash)
+		return true
+	}
+	if !ll.precedingBackslash {
+		return true
+	}
+	// The backslash joins the next line; its leading blanks go, and
+	// so does the '\n' of a "\r\n".
+	ll.buf = ll.buf[:len(ll.buf)-1]
+	ll.skipWhiteSpace, ll.appendedLineBegin, ll.precedingBackslash = true, true, false
+	lr.skipLF = c == '\r'
+	return false
 }
 
 // next consumes one code unit and counts physical lines as Java's line

@@ -137,6 +137,41 @@ func pathErr(err error) string {
 // name rule over an optional file of ours.
 func loadConfluent(o LoadOptions, env []string) (*Loaded, error) {
 	l := &Loaded{Flavour: o.Flavour, Props: Properties{}, Sources: Sources{}}
+	env, origin := confluentScriptEnv(env)
+	if !o.NoImageChecks {
+		if err := confluentEnsure(o.Flavour, env); err != nil {
+			return nil, err
+		}
+	}
+	l.WorkerEnviron = env
+
+	if o.File != "" {
+		if err := readBase(o.File, "CONNECT_INIT_WORKER_CONFIG", l.Props, l.Sources); err != nil {
+			return nil, err
+		}
+		l.BaseFile = o.File
+	}
+	var text string
+	var names map[string]string
+	if o.Flavour == ConfluentUB {
+		text, names = renderUB(env)
+	} else {
+		text, names = renderDub(env)
+	}
+	ep, err := parseRendered(text, names, env)
+	if err != nil {
+		return nil, err
+	}
+	for k, v := range ep {
+		l.Props[k] = v
+		l.Sources[k] = renderedSource(k, names, origin)
+	}
+	return l, nil
+}
+
+// confluentScriptEnv is env as apply-mesos-overrides and configure leave
+// it, with origin saying where each variable they added came from.
+func confluentScriptEnv(env []string) ([]string, map[string]Source) {
 	origin := map[string]Source{}
 	set := func(name, val string, src Source) {
 		if cur, _ := LookupEnv(env, name); cur == "" && val != "" {
@@ -159,26 +194,13 @@ func loadConfluent(o LoadOptions, env []string) (*Loaded, error) {
 			break
 		}
 	}
-	if !o.NoImageChecks {
-		if err := confluentEnsure(o.Flavour, env); err != nil {
-			return nil, err
-		}
-	}
-	l.WorkerEnviron = env
+	return env, origin
+}
 
-	if o.File != "" {
-		if err := readBase(o.File, "CONNECT_INIT_WORKER_CONFIG", l.Props, l.Sources); err != nil {
-			return nil, err
-		}
-		l.BaseFile = o.File
-	}
-	var text string
-	var names map[string]string
-	if o.Flavour == ConfluentUB {
-		text, names = renderUB(env)
-	} else {
-		text, names = renderDub(env)
-	}
+// parseRendered parses the worker-file text the template rendered; when
+// Java could not read it, the error names the variable whose value holds
+// the malformed escape.
+func parseRendered(text string, names map[string]string, env []string) (Properties, error) {
 	ep, err := Parse([]byte(text))
 	if err != nil {
 		for prop, name := range names {
@@ -190,23 +212,24 @@ func loadConfluent(o LoadOptions, env []string) (*Loaded, error) {
 		}
 		return nil, fmt.Errorf("CONNECT_* variables: %w", err)
 	}
-	for k, v := range ep {
-		l.Props[k] = v
-		name, ok := names[k]
-		if !ok {
-			l.Sources[k] = Source{Default: "a line inside the value of another CONNECT_* variable"}
-			continue
-		}
-		if src, derived := origin[name]; derived {
-			if src.Var == "" {
-				src.Var = name
-			}
-			l.Sources[k] = src
-		} else {
-			l.Sources[k] = Source{Var: name}
-		}
+	return ep, nil
+}
+
+// renderedSource is where the rendered property k came from: its variable
+// (names), or what derived that variable (origin), or another variable's
+// multi-line value.
+func renderedSource(k string, names map[string]string, origin map[string]Source) Source {
+	name, ok := names[k]
+	if !ok {
+		return Source{Default: "a line inside the value of another CONNECT_* variable"}
 	}
-	return l, nil
+	if src, derived := origin[name]; derived {
+		if src.Var == "" {
+			src.Var = name
+		}
+		return src
+	}
+	return Source{Var: name}
 }
 
 // confluentRequired is configure's ensure list, in its order.

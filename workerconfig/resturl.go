@@ -89,6 +89,26 @@ func (o RESTOptions) AdvertisedURL(p Properties) (string, error) {
 	conn := findListener(ls, scheme)
 	first := ls[0]
 
+	hostPart, err := o.advertisedHost(p, conn, first)
+	if err != nil {
+		return "", err
+	}
+	port, err := advertisedPort(p, conn, first)
+	if err != nil {
+		return "", err
+	}
+	u := scheme + "://" + hostPart
+	if port != -1 {
+		u += ":" + strconv.Itoa(port)
+	}
+	return u + "/", nil
+}
+
+// advertisedHost is the host part of AdvertisedURL, already encoded for
+// the URL: rest.advertised.host.name, else the host of conn (the first
+// listener with the advertised scheme, or nil), else of first, else this
+// machine's address.
+func (o RESTOptions) advertisedHost(p Properties, conn *listener, first listener) (string, error) {
 	host := ""
 	if h := p.Get("rest.advertised.host.name", ""); h != "" {
 		host = h
@@ -96,6 +116,7 @@ func (o RESTOptions) AdvertisedURL(p Properties) (string, error) {
 		host = conn.host
 	}
 	var hostPart string
+	var err error
 	if host != "" {
 		hostPart, err = jerseyHost(host)
 		if err != nil {
@@ -111,16 +132,21 @@ func (o RESTOptions) AdvertisedURL(p Properties) (string, error) {
 		}
 		hostPart = uriHost(addr)
 	}
+	return hostPart, nil
+}
 
+// advertisedPort is the port of AdvertisedURL: rest.advertised.port (-1
+// for none), else the port of conn (or nil), else of first.
+func advertisedPort(p Properties, conn *listener, first listener) (int, error) {
 	port := 0
 	if _, set := p["rest.advertised.port"]; set {
 		v := javaTrim(p["rest.advertised.port"])
 		n, err := strconv.ParseInt(v, 10, 32)
 		if err != nil {
-			return "", &Error{Property: "rest.advertised.port", Problem: "is not a 32-bit integer (the worker refuses to start)", Value: p["rest.advertised.port"]}
+			return 0, &Error{Property: "rest.advertised.port", Problem: "is not a 32-bit integer (the worker refuses to start)", Value: p["rest.advertised.port"]}
 		}
 		if n < -1 {
-			return "", &Error{Property: "rest.advertised.port", Problem: "is below -1, which Connect's URI builder rejects", Value: v}
+			return 0, &Error{Property: "rest.advertised.port", Problem: "is below -1, which Connect's URI builder rejects", Value: v}
 		}
 		port = int(n)
 	} else {
@@ -129,16 +155,12 @@ func (o RESTOptions) AdvertisedURL(p Properties) (string, error) {
 			l = *conn
 		}
 		if l.port == 0 {
-			return "", &Error{Property: "listeners", Problem: "uses port 0, so the advertised port is only known once the worker has bound it", Value: p["listeners"],
+			return 0, &Error{Property: "listeners", Problem: "uses port 0, so the advertised port is only known once the worker has bound it", Value: p["listeners"],
 				Fix: "use a fixed port or set rest.advertised.port"}
 		}
 		port = l.port
 	}
-	u := scheme + "://" + hostPart
-	if port != -1 {
-		u += ":" + strconv.Itoa(port)
-	}
-	return u + "/", nil
+	return port, nil
 }
 
 // LocalRESTURL is RESTOptions{}.LocalRESTURL.
