@@ -121,16 +121,7 @@ func NewDocument(s *Snapshot, findings []checks.Result, version string, now time
 	if doc.Findings == nil {
 		doc.Findings = []checks.Result{}
 	}
-	for _, f := range findings {
-		switch f.Severity {
-		case checks.Error:
-			doc.Counts.Error++
-		case checks.Warning:
-			doc.Counts.Warning++
-		default:
-			doc.Counts.Info++
-		}
-	}
+	doc.Counts = countFindings(findings)
 	if doc.Counts.Error > 0 {
 		doc.ExitCode = 1
 	}
@@ -143,39 +134,78 @@ func NewDocument(s *Snapshot, findings []checks.Result, version string, now time
 		c.Skipped = []string{}
 	}
 	if b := s.Brokers; b != nil {
-		c.Brokers = &Brokers{Expected: b.Expected, Registered: len(b.Brokers), Reachable: b.UpCount(), ControllerID: b.ControllerID, Mode: string(b.Mode), Quorum: b.Quorum,
-			List: []Broker{}, BootstrapErrors: b.BootstrapErrs, Absent: b.Absent}
-		if c.Brokers.Absent == nil {
-			c.Brokers.Absent = []gate.AbsentBroker{}
-		}
-		for _, br := range b.Brokers {
-			c.Brokers.List = append(c.Brokers.List, Broker{ID: br.ID, Address: br.Addr, Reachable: br.Up, Error: br.Err})
-		}
+		c.Brokers = brokersSummary(b)
 	}
 	if s.Topics != nil {
-		conf := map[string]int{}
-		for _, sp := range s.Specs {
-			conf[sp.Name] = int(sp.ReplicationFactor)
-		}
-		for _, t := range s.Topics.Topics {
-			c.Topics = append(c.Topics, Topic{Role: t.Role, Name: t.Name, Exists: t.Outcome != gate.TopicMissing,
-				Partitions: t.Partitions, ReplicationFactor: t.ReplicationFactor, ConfiguredReplicationFactor: conf[t.Name],
-				CleanupPolicy: t.CleanupPolicy, MinInsyncReplicas: t.MinInsyncReplicas,
-				UnderReplicated: nonNilInt32(t.UnderReplicated), Offline: nonNilInt32(t.Offline)})
-		}
+		c.Topics = topicsSummary(s)
 	}
 	if co := s.Coordinator; co != nil && (co.CoordinatorID >= 0 || co.Partitions > 0) {
-		c.Coordinator = &Coordinator{ID: co.CoordinatorID, Address: co.CoordinatorAddr, Partition: co.Partition, Partitions: co.Partitions,
-			Leader: co.Leader, Replicas: nonNilInt32(co.Replicas), ISR: nonNilInt32(co.ISR), OffsetsTopicReplicationFactor: co.OffsetsTopicReplicationFactor,
-			FindError: co.FindError, DownReplicas: co.DownReplicas}
-		if c.Coordinator.DownReplicas == nil {
-			c.Coordinator.DownReplicas = []gate.AbsentBroker{}
-		}
+		c.Coordinator = coordinatorSummary(co)
 	}
 	c.Group = s.Group
 	c.Recheck = s.Recheck
 	c.Plugins = s.Plugins
 	return doc
+}
+
+// countFindings counts the findings per severity; anything neither an
+// error nor a warning counts as info.
+func countFindings(findings []checks.Result) Counts {
+	var n Counts
+	for _, f := range findings {
+		switch f.Severity {
+		case checks.Error:
+			n.Error++
+		case checks.Warning:
+			n.Warning++
+		default:
+			n.Info++
+		}
+	}
+	return n
+}
+
+// brokersSummary is the document's form of the broker probe, with empty
+// lists rather than nulls.
+func brokersSummary(b *gate.BrokerReport) *Brokers {
+	out := &Brokers{Expected: b.Expected, Registered: len(b.Brokers), Reachable: b.UpCount(), ControllerID: b.ControllerID, Mode: string(b.Mode), Quorum: b.Quorum,
+		List: []Broker{}, BootstrapErrors: b.BootstrapErrs, Absent: b.Absent}
+	if out.Absent == nil {
+		out.Absent = []gate.AbsentBroker{}
+	}
+	for _, br := range b.Brokers {
+		out.List = append(out.List, Broker{ID: br.ID, Address: br.Addr, Reachable: br.Up, Error: br.Err})
+	}
+	return out
+}
+
+// topicsSummary is each internal topic as found, with the replication
+// factor the worker configures for it.
+func topicsSummary(s *Snapshot) []Topic {
+	topics := []Topic{}
+	conf := map[string]int{}
+	for _, sp := range s.Specs {
+		conf[sp.Name] = int(sp.ReplicationFactor)
+	}
+	for _, t := range s.Topics.Topics {
+		topics = append(topics, Topic{Role: t.Role, Name: t.Name, Exists: t.Outcome != gate.TopicMissing,
+			Partitions: t.Partitions, ReplicationFactor: t.ReplicationFactor, ConfiguredReplicationFactor: conf[t.Name],
+			CleanupPolicy: t.CleanupPolicy, MinInsyncReplicas: t.MinInsyncReplicas,
+			UnderReplicated: nonNilInt32(t.UnderReplicated), Offline: nonNilInt32(t.Offline)})
+	}
+	return topics
+}
+
+// coordinatorSummary is the document's form of the coordinator look, with
+// empty lists rather than nulls.
+func coordinatorSummary(co *gate.CoordinatorReport) *Coordinator {
+	out := &Coordinator{ID: co.CoordinatorID, Address: co.CoordinatorAddr, Partition: co.Partition, Partitions: co.Partitions,
+		Leader: co.Leader, Replicas: nonNilInt32(co.Replicas), ISR: nonNilInt32(co.ISR), OffsetsTopicReplicationFactor: co.OffsetsTopicReplicationFactor,
+		FindError: co.FindError, DownReplicas: co.DownReplicas}
+	if out.DownReplicas == nil {
+		out.DownReplicas = []gate.AbsentBroker{}
+	}
+	return out
 }
 
 func nonNilInt32(s []int32) []int32 {

@@ -109,28 +109,16 @@ func (s *session) loop(ctx context.Context) error {
 // handle applies one record; done means this member now holds a permit.
 func (s *session) handle(rec rawRecord) (done bool, err error) {
 	if !s.caughtUp {
-		s.applyLogged(rec)
-		if rec.Offset+1 >= s.target {
-			s.caughtUp = true
-			s.request()
-		}
+		s.replay(rec)
 		return false, nil
 	}
-	k, kerr := decodeKey(rec.Key)
-	own := kerr == nil && k.Scope == s.l.cfg.Scope && k.Identity == s.l.cfg.Identity && !k.Release
-	if !own {
+	if !s.isOwnMemberRecord(rec) {
 		s.applyLogged(rec)
 		s.evaluate()
 		return false, nil
 	}
 	if rec.Value == nil {
-		// Someone deleted our entry (an operator, or a process with our
-		// identity withdrawing): put it back, keeping the ticket.
-		s.applyLogged(rec)
-		if s.firstSeen && s.claimSeq == 0 {
-			s.l.log.Warn("startup lock entry was deleted by someone else; re-requesting", "identity", s.l.cfg.Identity)
-			s.heartbeat()
-		}
+		s.ownEntryDeleted(rec)
 		return false, nil
 	}
 	var v memberValue
@@ -139,48 +127,94 @@ func (s *session) handle(rec rawRecord) (done bool, err error) {
 		return false, nil
 	}
 	if v.Incarnation != s.inc {
-		s.applyLogged(rec)
-		if !s.firstSeen || v.Incarnation == s.predecessor {
-			// A late write of the start before ours: ours wins.
-			s.predecessor = v.Incarnation
-			if s.firstSeen && s.claimSeq == 0 {
-				s.heartbeat()
-			}
-			return false, nil
-		}
-		return false, fmt.Errorf("%w (identity %q, scope %q, other incarnation %s)", ErrSuperseded, s.l.cfg.Identity, s.l.cfg.Scope, v.Incarnation)
+		return false, s.otherIncarnation(rec, v)
 	}
 	if !s.firstSeen {
-		s.firstSeen = true
-		s.requestSeq = 0
-		s.ticket = v.Ticket
-		if s.ticket < 0 {
-			s.ticket = rec.Offset
-		}
-		s.firstTS = rec.Timestamp
+		s.requestSeen(rec, v)
 	}
 	if v.State == StateHolding && v.Seq == s.claimSeq {
-		// The claim is good only if, just before it and at its own
-		// timestamp, we were entitled and our entry was ours; every
-		// member that reads the log reaches the same verdict.
-		now := s.view.now
-		if rec.Timestamp.After(now) {
-			now = rec.Timestamp
-		}
-		valid := v.Seq == s.lastMember && s.view.entitled(s.l.cfg.Identity, s.inc, s.l.cfg.Permits, now)
-		s.applyLogged(rec)
-		s.claimSeq = 0
-		if valid {
-			s.acquired(rec.Timestamp)
-			return true, nil
-		}
-		s.l.log.Info("startup lock claim lost a race; still waiting", "ticket", s.ticket)
-		s.heartbeat()
-		return false, nil
+		return s.claimSeen(rec, v), nil
 	}
 	s.applyLogged(rec)
 	s.evaluate()
 	return false, nil
+}
+
+// replay applies a record of the log as it was when Acquire started, and
+// writes our request once the last of them is read.
+func (s *session) replay(rec rawRecord) {
+	s.applyLogged(rec)
+	if rec.Offset+1 >= s.target {
+		s.caughtUp = true
+		s.request()
+	}
+}
+
+// isOwnMemberRecord reports whether rec is under our own member key (not a
+// release key, not another member's, not another scope's).
+func (s *session) isOwnMemberRecord(rec rawRecord) bool {
+	k, kerr := decodeKey(rec.Key)
+	return kerr == nil && k.Scope == s.l.cfg.Scope && k.Identity == s.l.cfg.Identity && !k.Release
+}
+
+// ownEntryDeleted handles a tombstone under our key: someone deleted our
+// entry (an operator, or a process with our identity withdrawing), so it
+// is put back, keeping the ticket.
+func (s *session) ownEntryDeleted(rec rawRecord) {
+	s.applyLogged(rec)
+	if s.firstSeen && s.claimSeq == 0 {
+		s.l.log.Warn("startup lock entry was deleted by someone else; re-requesting", "identity", s.l.cfg.Identity)
+		s.heartbeat()
+	}
+}
+
+// otherIncarnation handles a record under our key written by another
+// process start: a late write of the start before ours is tolerated (ours
+// wins); any other is ErrSuperseded.
+func (s *session) otherIncarnation(rec rawRecord, v memberValue) error {
+	s.applyLogged(rec)
+	if !s.firstSeen || v.Incarnation == s.predecessor {
+		// A late write of the start before ours: ours wins.
+		s.predecessor = v.Incarnation
+		if s.firstSeen && s.claimSeq == 0 {
+			s.heartbeat()
+		}
+		return nil
+	}
+	return fmt.Errorf("%w (identity %q, scope %q, other incarnation %s)", ErrSuperseded, s.l.cfg.Identity, s.l.cfg.Scope, v.Incarnation)
+}
+
+// requestSeen notes that our request has been read back: its ticket (its
+// own offset in a first request) and its broker time.
+func (s *session) requestSeen(rec rawRecord, v memberValue) {
+	s.firstSeen = true
+	s.requestSeq = 0
+	s.ticket = v.Ticket
+	if s.ticket < 0 {
+		s.ticket = rec.Offset
+	}
+	s.firstTS = rec.Timestamp
+}
+
+// claimSeen judges our claim read back; true means it holds. The claim is
+// good only if, just before it and at its own timestamp, we were entitled
+// and our entry was ours; every member that reads the log reaches the same
+// verdict. The verdict is reached before the claim is applied.
+func (s *session) claimSeen(rec rawRecord, v memberValue) bool {
+	now := s.view.now
+	if rec.Timestamp.After(now) {
+		now = rec.Timestamp
+	}
+	valid := v.Seq == s.lastMember && s.view.entitled(s.l.cfg.Identity, s.inc, s.l.cfg.Permits, now)
+	s.applyLogged(rec)
+	s.claimSeq = 0
+	if valid {
+		s.acquired(rec.Timestamp)
+		return true
+	}
+	s.l.log.Info("startup lock claim lost a race; still waiting", "ticket", s.ticket)
+	s.heartbeat()
+	return false
 }
 
 func (s *session) applyLogged(rec rawRecord) {

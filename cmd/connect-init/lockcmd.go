@@ -63,12 +63,8 @@ func (c *cli) lockCommand(ctx context.Context, args []string) int {
 	sarama.Logger = slog.NewLogLogger(log.Handler(), slog.LevelDebug)
 	if *watch {
 		var cancel context.CancelCauseFunc
-		ctx, cancel = context.WithCancelCause(ctx)
+		ctx, cancel = c.withdrawOnStdinEnd(ctx)
 		defer cancel(nil)
-		go func() {
-			_, _ = io.Copy(io.Discard, c.stdin)
-			cancel(errWorkerGone)
-		}()
 	}
 	cfg, clients, err := startup.LoadConfig(c.options, env, settings, log)
 	if err != nil {
@@ -77,6 +73,24 @@ func (c *cli) lockCommand(ctx context.Context, args []string) int {
 	}
 	defer clients.Close()
 	log.Info("waiting in the worker for its turn to join the group", "group", cfg.GroupID, "topic", settings.LockTopic)
+	return acquireInWorker(ctx, cfg, clients, log)
+}
+
+// withdrawOnStdinEnd is --watch-stdin: the context it returns ends with
+// errWorkerGone once stdin ends, that is when the worker that runs us died.
+func (c *cli) withdrawOnStdinEnd(ctx context.Context) (context.Context, context.CancelCauseFunc) {
+	ctx, cancel := context.WithCancelCause(ctx)
+	go func() {
+		_, _ = io.Copy(io.Discard, c.stdin)
+		cancel(errWorkerGone)
+	}()
+	return ctx, cancel
+}
+
+// acquireInWorker is lock acquire's work once the settings are loaded:
+// reach the brokers, take the startup lock, check the peers again, and
+// exit 0 when the worker may join its group.
+func acquireInWorker(ctx context.Context, cfg *settings.Config, clients *kafka.Clients, log *slog.Logger) int {
 	if err := connectForLock(ctx, cfg, clients, log); err != nil {
 		return lockFailed(ctx, log, err)
 	}

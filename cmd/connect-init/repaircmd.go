@@ -53,41 +53,7 @@ func (c *cli) repairCommand(ctx context.Context, args []string) int {
 	fs.SetOutput(io.Discard)
 	bindFlags(fs, &s)
 	rf := repairFlags{topics: []string{"offsets", "internal"}, throttle: "50MB/s", rateBytes: 50_000_000}
-	fs.Func("topics", "what to repair, comma-separated: offsets (__consumer_offsets), internal (Connect's config, offset and status topics); default offsets,internal", func(v string) error {
-		var out []string
-		if strings.TrimSpace(v) == "" {
-			return errors.New("is empty: use offsets, internal or offsets,internal")
-		}
-		for _, p := range strings.Split(v, ",") {
-			switch p = strings.TrimSpace(p); p {
-			case "offsets", "internal":
-				if !slices.Contains(out, p) {
-					out = append(out, p)
-				}
-			default:
-				return fmt.Errorf("unknown topic set %q: use offsets, internal or offsets,internal", p)
-			}
-		}
-		rf.topics = out
-		return nil
-	})
-	fs.Func("replication-factor", "target replication factor for every topic repaired (default: offsets.topic.replication.factor for __consumer_offsets, the configured <role>.storage.replication.factor for Connect's topics)", func(v string) error {
-		n, err := strconv.Atoi(strings.TrimSpace(v))
-		if err != nil || n < 1 || n > 32767 {
-			return fmt.Errorf("is %q: want a whole number of replicas, at least 1", v)
-		}
-		rf.rf = n
-		return nil
-	})
-	fs.BoolVar(&rf.execute, "execute", false, "carry the plan out (without it repair only prints the plan and changes nothing)")
-	fs.Func("throttle", "replication throttle while replicas copy, e.g. 50MB/s, 10MiB/s; 0 or none for no throttle (default 50MB/s)", func(v string) error {
-		n, err := parseRate(v)
-		if err != nil {
-			return err
-		}
-		rf.rateBytes, rf.throttle = n, v
-		return nil
-	})
+	bindRepairFlags(fs, &rf)
 	if code, done := parseCommandFlags(fs, args, env, stderr, "repair [--topics=offsets,internal] [--replication-factor N] [--execute] [--throttle=50MB/s]"); done {
 		return code
 	}
@@ -116,6 +82,56 @@ func (c *cli) repairCommand(ctx context.Context, args []string) int {
 		return se.ExitCode()
 	}
 	return code
+}
+
+// bindRepairFlags declares repair's own flags on fs, each writing into rf;
+// rf holds the defaults.
+func bindRepairFlags(fs *flag.FlagSet, rf *repairFlags) {
+	fs.Func("topics", "what to repair, comma-separated: offsets (__consumer_offsets), internal (Connect's config, offset and status topics); default offsets,internal", func(v string) error {
+		out, err := parseTopicSets(v)
+		if err != nil {
+			return err
+		}
+		rf.topics = out
+		return nil
+	})
+	fs.Func("replication-factor", "target replication factor for every topic repaired (default: offsets.topic.replication.factor for __consumer_offsets, the configured <role>.storage.replication.factor for Connect's topics)", func(v string) error {
+		n, err := strconv.Atoi(strings.TrimSpace(v))
+		if err != nil || n < 1 || n > 32767 {
+			return fmt.Errorf("is %q: want a whole number of replicas, at least 1", v)
+		}
+		rf.rf = n
+		return nil
+	})
+	fs.BoolVar(&rf.execute, "execute", false, "carry the plan out (without it repair only prints the plan and changes nothing)")
+	fs.Func("throttle", "replication throttle while replicas copy, e.g. 50MB/s, 10MiB/s; 0 or none for no throttle (default 50MB/s)", func(v string) error {
+		n, err := parseRate(v)
+		if err != nil {
+			return err
+		}
+		rf.rateBytes, rf.throttle = n, v
+		return nil
+	})
+}
+
+// parseTopicSets reads --topics: the comma-separated topic sets to repair
+// (offsets, internal), each once, in the order given.
+func parseTopicSets(v string) ([]string, error) {
+	var out []string
+	if strings.TrimSpace(v) == "" {
+		return nil, errors.New("is empty: use offsets, internal or offsets,internal")
+	}
+	for _, p := range strings.Split(v, ",") {
+		switch p = strings.TrimSpace(p); p {
+		case "offsets", "internal":
+			if !slices.Contains(out, p) {
+				out = append(out, p)
+			}
+		default:
+			return nil, fmt.Errorf("unknown topic set %q: use offsets, internal or offsets,internal", p)
+		}
+	}
+	return out, nil
 }
 
 // runRepair connects, asks the brokers for their defaults, and plans or
@@ -246,57 +262,92 @@ func repairTargets(ctx context.Context, cfg *settings.Config, cluster *repair.Sa
 	if len(st.Brokers) == 0 {
 		return nil, errors.New("the cluster lists no live broker")
 	}
-	anyBroker := st.Brokers[0].ID
-	brokerInt := func(name string) (int, error) {
-		v, err := cluster.BrokerSetting(anyBroker, name)
-		if err != nil {
-			return 0, err
-		}
-		n, err := strconv.Atoi(v)
-		if err != nil {
-			return 0, fmt.Errorf("broker %d reports %s=%q, not a number", anyBroker, name, v)
-		}
-		return n, nil
-	}
+	defaults := brokerDefaults{cluster: cluster, id: st.Brokers[0].ID}
 	var out []repair.TopicRequest
 	if slices.Contains(rf.topics, "offsets") {
-		t := repair.TopicRequest{Name: consumerOffsets, TargetRF: rf.rf, Why: fmt.Sprintf("--replication-factor %d", rf.rf)}
-		if rf.rf == 0 {
-			n, err := brokerInt("offsets.topic.replication.factor")
-			if err != nil {
-				return nil, err
-			}
-			t.TargetRF, t.Why = n, fmt.Sprintf("offsets.topic.replication.factor=%d on the brokers", n)
-			if n < 2 && brokers.known >= 2 {
-				want := min(3, brokers.known)
-				t.TargetRF = min(want, len(st.Brokers))
-				t.Why = fmt.Sprintf("offsets.topic.replication.factor=%d on the brokers, too few for a %d-broker cluster (a single-replica __consumer_offsets); raising to %d; set offsets.topic.replication.factor=%d on the brokers too",
-					n, brokers.known, t.TargetRF, want)
-				if t.TargetRF < want {
-					t.Wanted = want
-					t.Why += fmt.Sprintf("; only %d of the %d brokers are live (%s), so not to %d", len(st.Brokers), brokers.known, strings.Join(brokers.absent, ", "), want)
-				}
-			}
+		t, err := offsetsTarget(rf, brokers, len(st.Brokers), defaults)
+		if err != nil {
+			return nil, err
 		}
 		out = append(out, t)
 	}
 	if slices.Contains(rf.topics, "internal") {
-		for _, spec := range cfg.Topics {
-			t := repair.TopicRequest{Name: spec.Name, TargetRF: rf.rf, Why: fmt.Sprintf("--replication-factor %d", rf.rf)}
-			if rf.rf == 0 {
-				t.TargetRF = int(spec.ReplicationFactor)
-				t.Why = fmt.Sprintf("%s.storage.replication.factor=%d", spec.Role, spec.ReplicationFactor)
-				if spec.ReplicationFactor < 1 {
-					n, err := brokerInt("default.replication.factor")
-					if err != nil {
-						return nil, err
-					}
-					t.TargetRF = n
-					t.Why = fmt.Sprintf("%s.storage.replication.factor=-1, default.replication.factor=%d on the brokers", spec.Role, n)
-				}
-			}
-			out = append(out, t)
+		ts, err := internalTargets(cfg, rf, defaults)
+		if err != nil {
+			return nil, err
 		}
+		out = append(out, ts...)
+	}
+	return out, nil
+}
+
+// brokerDefaults reads the cluster's default settings from one live
+// broker, for the targets that follow the brokers' configuration.
+type brokerDefaults struct {
+	cluster *repair.SaramaCluster
+	id      int32
+}
+
+// number is the broker's setting name, which must be a whole number.
+func (b brokerDefaults) number(name string) (int, error) {
+	v, err := b.cluster.BrokerSetting(b.id, name)
+	if err != nil {
+		return 0, err
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil {
+		return 0, fmt.Errorf("broker %d reports %s=%q, not a number", b.id, name, v)
+	}
+	return n, nil
+}
+
+// offsetsTarget is the request for __consumer_offsets: --replication-factor,
+// else offsets.topic.replication.factor, raised towards min(3, brokers known)
+// when it is 1 on a multi-broker cluster, and no higher than the live
+// brokers allow (Wanted then says what it would have been).
+func offsetsTarget(rf repairFlags, brokers repairBrokers, live int, defaults brokerDefaults) (repair.TopicRequest, error) {
+	t := repair.TopicRequest{Name: consumerOffsets, TargetRF: rf.rf, Why: fmt.Sprintf("--replication-factor %d", rf.rf)}
+	if rf.rf != 0 {
+		return t, nil
+	}
+	n, err := defaults.number("offsets.topic.replication.factor")
+	if err != nil {
+		return repair.TopicRequest{}, err
+	}
+	t.TargetRF, t.Why = n, fmt.Sprintf("offsets.topic.replication.factor=%d on the brokers", n)
+	if n < 2 && brokers.known >= 2 {
+		want := min(3, brokers.known)
+		t.TargetRF = min(want, live)
+		t.Why = fmt.Sprintf("offsets.topic.replication.factor=%d on the brokers, too few for a %d-broker cluster (a single-replica __consumer_offsets); raising to %d; set offsets.topic.replication.factor=%d on the brokers too",
+			n, brokers.known, t.TargetRF, want)
+		if t.TargetRF < want {
+			t.Wanted = want
+			t.Why += fmt.Sprintf("; only %d of the %d brokers are live (%s), so not to %d", live, brokers.known, strings.Join(brokers.absent, ", "), want)
+		}
+	}
+	return t, nil
+}
+
+// internalTargets are the requests for Connect's internal topics:
+// --replication-factor, else each topic's configured factor, and the
+// brokers' default.replication.factor for a configured -1.
+func internalTargets(cfg *settings.Config, rf repairFlags, defaults brokerDefaults) ([]repair.TopicRequest, error) {
+	var out []repair.TopicRequest
+	for _, spec := range cfg.Topics {
+		t := repair.TopicRequest{Name: spec.Name, TargetRF: rf.rf, Why: fmt.Sprintf("--replication-factor %d", rf.rf)}
+		if rf.rf == 0 {
+			t.TargetRF = int(spec.ReplicationFactor)
+			t.Why = fmt.Sprintf("%s.storage.replication.factor=%d", spec.Role, spec.ReplicationFactor)
+			if spec.ReplicationFactor < 1 {
+				n, err := defaults.number("default.replication.factor")
+				if err != nil {
+					return nil, err
+				}
+				t.TargetRF = n
+				t.Why = fmt.Sprintf("%s.storage.replication.factor=-1, default.replication.factor=%d on the brokers", spec.Role, n)
+			}
+		}
+		out = append(out, t)
 	}
 	return out, nil
 }
@@ -304,6 +355,28 @@ func repairTargets(ctx context.Context, cfg *settings.Config, cluster *repair.Sa
 // printRepair prints the plan and, after an execution, its result.
 func printRepair(w io.Writer, res repair.Result, req repair.Request, rf repairFlags, runErr error) {
 	p := res.Plan
+	printRepairHeader(w, req, rf)
+	printPlanBrokers(w, p)
+	printPlanTopics(w, p)
+	if len(res.Resumed) > 0 {
+		fmt.Fprintf(w, "In progress, started by an earlier repair (followed, not submitted again): %d partition(s)\n", len(res.Resumed))
+		for _, t := range req.Topics {
+			printMoves(w, "  ", res.Resumed, t.Name)
+		}
+	}
+	if !p.Empty() || len(res.Resumed) > 0 {
+		if rf.rateBytes > 0 {
+			fmt.Fprintf(w, "Throttle %s (%d bytes/s) on %s and %s of every live broker while the replicas copy; removed at the end\n", rf.throttle, rf.rateBytes, repair.LeaderRate, repair.FollowerRate)
+		} else {
+			fmt.Fprintln(w, "Throttle none")
+		}
+	}
+	printRepairResult(w, res, req, runErr)
+}
+
+// printRepairHeader prints the first line, saying whether the plan is
+// carried out, and a warning for each target below the one wanted.
+func printRepairHeader(w io.Writer, req repair.Request, rf repairFlags) {
 	mode := "dry run: nothing changed; add --execute to carry it out"
 	switch {
 	case req.Execute:
@@ -318,21 +391,32 @@ func printRepair(w io.Writer, res repair.Result, req repair.Request, rf repairFl
 				t.Name, t.TargetRF, t.Wanted, t.Why, t.TargetRF)
 		}
 	}
-	if len(p.Brokers) > 0 {
-		var bs []string
-		for _, b := range p.Brokers {
-			if b.Rack != "" {
-				bs = append(bs, fmt.Sprintf("%d (rack %s)", b.ID, b.Rack))
-			} else {
-				bs = append(bs, strconv.Itoa(int(b.ID)))
-			}
-		}
-		racks := "no broker.rack"
-		if p.RackAware {
-			racks = "rack-aware"
-		}
-		fmt.Fprintf(w, "Brokers  %d live: %s (%s)\n", len(p.Brokers), strings.Join(bs, ", "), racks)
+}
+
+// printPlanBrokers prints the live brokers the plan spreads over, with
+// their racks; nothing when the plan names none.
+func printPlanBrokers(w io.Writer, p repair.Plan) {
+	if len(p.Brokers) == 0 {
+		return
 	}
+	var bs []string
+	for _, b := range p.Brokers {
+		if b.Rack != "" {
+			bs = append(bs, fmt.Sprintf("%d (rack %s)", b.ID, b.Rack))
+		} else {
+			bs = append(bs, strconv.Itoa(int(b.ID)))
+		}
+	}
+	racks := "no broker.rack"
+	if p.RackAware {
+		racks = "rack-aware"
+	}
+	fmt.Fprintf(w, "Brokers  %d live: %s (%s)\n", len(p.Brokers), strings.Join(bs, ", "), racks)
+}
+
+// printPlanTopics prints the plan's notes, each topic with its moves, and
+// the partitions it cannot reassign.
+func printPlanTopics(w io.Writer, p repair.Plan) {
 	for _, n := range p.Notes {
 		fmt.Fprintf(w, "Note     %s\n", n)
 	}
@@ -347,19 +431,12 @@ func printRepair(w io.Writer, res repair.Result, req repair.Request, rf repairFl
 	for _, b := range p.Blocked {
 		fmt.Fprintf(w, "Blocked  %s-%d %s: %s\n", b.Topic, b.Partition, repair.FormatIDs(b.Replicas), b.Reason)
 	}
-	if len(res.Resumed) > 0 {
-		fmt.Fprintf(w, "In progress, started by an earlier repair (followed, not submitted again): %d partition(s)\n", len(res.Resumed))
-		for _, t := range req.Topics {
-			printMoves(w, "  ", res.Resumed, t.Name)
-		}
-	}
-	if !p.Empty() || len(res.Resumed) > 0 {
-		if rf.rateBytes > 0 {
-			fmt.Fprintf(w, "Throttle %s (%d bytes/s) on %s and %s of every live broker while the replicas copy; removed at the end\n", rf.throttle, rf.rateBytes, repair.LeaderRate, repair.FollowerRate)
-		} else {
-			fmt.Fprintln(w, "Throttle none")
-		}
-	}
+}
+
+// printRepairResult prints the closing line: nothing to repair, or after
+// an execution what was done or what remains.
+func printRepairResult(w io.Writer, res repair.Result, req repair.Request, runErr error) {
+	p := res.Plan
 	if runErr == nil && p.Empty() && len(p.Blocked) == 0 && len(res.Resumed) == 0 {
 		fmt.Fprintln(w, "Nothing to repair.")
 		return

@@ -33,32 +33,13 @@ var subcommands = []struct{ name, summary string }{
 
 // run is the whole program: main only wires the process to it.
 func (c *cli) run(ctx context.Context, args []string) int {
-	env, stdout, stderr := c.env, c.stdout, c.stderr
+	env, stderr := c.env, c.stderr
 	cmd := "run"
 	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
 		cmd, args = args[0], args[1:]
 	}
-	switch cmd {
-	case "version":
-		if len(args) > 0 {
-			fmt.Fprintf(stderr, "connect-init: version takes no flags or arguments (got %q); run 'connect-init version'\n", args)
-			return startup.ExitConfig
-		}
-		fmt.Fprintln(stdout, "connect-init", version)
-		return startup.ExitOK
-	case "help", "-h", "--help":
-		usage(stdout)
-		return startup.ExitOK
-	case "lock":
-		return c.lockCommand(ctx, args)
-	case "apply":
-		return c.applyCommand(ctx, args)
-	case "repair":
-		return c.repairCommand(ctx, args)
-	case "run", "prepare", "doctor", "healthcheck", "config":
-	default:
-		fmt.Fprintf(stderr, "connect-init: unknown command %q; run 'connect-init help' for the commands\n", cmd)
-		return startup.ExitConfig
+	if code, done := c.runOwnCommand(ctx, cmd, args); done {
+		return code
 	}
 
 	settings, err := settings.LoadSettings(env)
@@ -69,9 +50,10 @@ func (c *cli) run(ctx context.Context, args []string) int {
 	fs := flag.NewFlagSet("connect-init "+cmd, flag.ContinueOnError)
 	fs.SetOutput(io.Discard) // a bad flag is one error event, not a page of usage
 	bindFlags(fs, &settings)
-	asJSON := fs.Bool("json", false, "doctor, config: print one JSON document")
-	watch := fs.Bool("watch", false, "doctor: look again every --interval and print only what changed, until Ctrl-C (with --json: one document per change)")
-	interval := fs.Duration("interval", 5*time.Second, "doctor --watch: the pause between two looks")
+	var out outputFlags
+	fs.BoolVar(&out.asJSON, "json", false, "doctor, config: print one JSON document")
+	fs.BoolVar(&out.watch, "watch", false, "doctor: look again every --interval and print only what changed, until Ctrl-C (with --json: one document per change)")
+	fs.DurationVar(&out.interval, "interval", 5*time.Second, "doctor --watch: the pause between two looks")
 	if code, done := parseCommandFlags(fs, args, env, stderr, cmd); done {
 		return code
 	}
@@ -82,25 +64,67 @@ func (c *cli) run(ctx context.Context, args []string) int {
 	}
 	log := newLogger(stderr, settings)
 	sarama.Logger = slog.NewLogLogger(log.Handler(), slog.LevelDebug)
+	return c.runSettingsCommand(ctx, cmd, fs, settings, log, out)
+}
 
+// outputFlags are the flags of run's commands that are not settings: how
+// doctor and config print.
+type outputFlags struct {
+	asJSON, watch bool
+	interval      time.Duration
+}
+
+// runOwnCommand runs the commands that parse their own flags (version,
+// help, lock, apply, repair) and refuses an unknown one; done is false for
+// the commands run parses the settings flags for.
+func (c *cli) runOwnCommand(ctx context.Context, cmd string, args []string) (code int, done bool) {
+	stdout, stderr := c.stdout, c.stderr
+	switch cmd {
+	case "version":
+		if len(args) > 0 {
+			fmt.Fprintf(stderr, "connect-init: version takes no flags or arguments (got %q); run 'connect-init version'\n", args)
+			return startup.ExitConfig, true
+		}
+		fmt.Fprintln(stdout, "connect-init", version)
+		return startup.ExitOK, true
+	case "help", "-h", "--help":
+		usage(stdout)
+		return startup.ExitOK, true
+	case "lock":
+		return c.lockCommand(ctx, args), true
+	case "apply":
+		return c.applyCommand(ctx, args), true
+	case "repair":
+		return c.repairCommand(ctx, args), true
+	case "run", "prepare", "doctor", "healthcheck", "config":
+		return 0, false
+	default:
+		fmt.Fprintf(stderr, "connect-init: unknown command %q; run 'connect-init help' for the commands\n", cmd)
+		return startup.ExitConfig, true
+	}
+}
+
+// runSettingsCommand runs run, prepare, doctor, healthcheck or config once
+// their settings and flags are parsed and valid.
+func (c *cli) runSettingsCommand(ctx context.Context, cmd string, fs *flag.FlagSet, s settings.Settings, log *slog.Logger, out outputFlags) int {
 	switch cmd {
 	case "run":
-		return c.startup(ctx, fs.Args(), settings, log, true)
+		return c.startup(ctx, fs.Args(), s, log, true)
 	case "prepare":
 		if len(fs.Args()) > 0 {
-			fmt.Fprintf(stderr, "connect-init: prepare takes no command (got %q)\n", fs.Args())
+			fmt.Fprintf(c.stderr, "connect-init: prepare takes no command (got %q)\n", fs.Args())
 			return startup.ExitConfig
 		}
-		return c.startup(ctx, nil, settings, log, false)
+		return c.startup(ctx, nil, s, log, false)
 	case "doctor":
-		if *watch || flagSet(fs, "interval") {
-			return c.doctorWatch(ctx, settings, log, *asJSON, *watch, *interval)
+		if out.watch || flagSet(fs, "interval") {
+			return c.doctorWatch(ctx, s, log, out.asJSON, out.watch, out.interval)
 		}
-		return c.doctor(ctx, settings, log, *asJSON)
+		return c.doctor(ctx, s, log, out.asJSON)
 	case "healthcheck":
-		return c.healthcheck(ctx, settings)
+		return c.healthcheck(ctx, s)
 	case "config":
-		return c.showConfig(settings, log, *asJSON)
+		return c.showConfig(s, log, out.asJSON)
 	}
 	return startup.ExitConfig
 }

@@ -250,19 +250,11 @@ func (s *Store) Register(ctx context.Context, me Cluster, url, host, handover st
 		return nil, err
 	}
 	reg := &Registration{}
-	var msgs []*sarama.ProducerMessage
-	if o := v.Owner(); o != nil && !o.Same(me) {
-		if handover == "" || handover != o.ConfigTopic {
-			return nil, &ClaimedError{Owner: *o, Handover: handover}
-		}
-		msgs = append(msgs, s.tombstone(claimKey(o.Cluster)))
-		for _, w := range v.Workers {
-			if w.Same(o.Cluster) {
-				msgs = append(msgs, s.tombstone(workerKey(w.Cluster, w.URL)))
-			}
-		}
-		reg.HandedOver = o.ConfigTopic
+	msgs, handedOver, err := s.handoverMessages(v, me, handover)
+	if err != nil {
+		return nil, err
 	}
+	reg.HandedOver = handedOver
 	mine := false
 	for _, c := range v.Claims {
 		if c.Same(me) {
@@ -282,7 +274,37 @@ func (s *Store) Register(ctx context.Context, me Cluster, url, host, handover st
 	if err := s.send(msgs); err != nil {
 		return nil, err
 	}
-	if v, err = s.Read(ctx, me.KafkaClusterID, me.GroupID); err != nil {
+	return s.confirmRegistration(ctx, me, url, reg)
+}
+
+// handoverMessages are the tombstones of the current owner's claim and of
+// its worker records in the group, when another cluster owns the group and
+// handover names its config topic (from is then that config topic). Any
+// other owner is a *ClaimedError; no owner, or us, is nothing to remove.
+func (s *Store) handoverMessages(v *View, me Cluster, handover string) (msgs []*sarama.ProducerMessage, from string, err error) {
+	o := v.Owner()
+	if o == nil || o.Same(me) {
+		return nil, "", nil
+	}
+	if handover == "" || handover != o.ConfigTopic {
+		return nil, "", &ClaimedError{Owner: *o, Handover: handover}
+	}
+	msgs = append(msgs, s.tombstone(claimKey(o.Cluster)))
+	for _, w := range v.Workers {
+		if w.Same(o.Cluster) {
+			msgs = append(msgs, s.tombstone(workerKey(w.Cluster, w.URL)))
+		}
+	}
+	return msgs, o.ConfigTopic, nil
+}
+
+// confirmRegistration reads the registry back after Register wrote to it:
+// the group must be unclaimed with no claim of ours, or ours. When another
+// claim landed first (or ours vanished) it takes our records back and
+// fails.
+func (s *Store) confirmRegistration(ctx context.Context, me Cluster, url string, reg *Registration) (*Registration, error) {
+	v, err := s.Read(ctx, me.KafkaClusterID, me.GroupID)
+	if err != nil {
 		return nil, err
 	}
 	if o := v.Owner(); o == nil && !reg.Claimed {

@@ -215,36 +215,12 @@ func (g Gate) selfRound(ctx context.Context, own target, token string, n int, ou
 // listen yet, and once it does (a DNS round robin over tasks that start
 // one after the other) requests reach it instead of this worker.
 func (g Gate) selfRequest(ctx context.Context, own target, ips []net.IP, token string, timeout time.Duration, ours []*net.IPNet) answer {
-	// The dial runs in the transport's goroutine, which may outlive a
-	// cancelled request: what it saw is shared under mu.
-	var mu sync.Mutex
-	var at, passed string
-	var refused bool
-	seen := func() (string, bool, string) {
-		mu.Lock()
-		defer mu.Unlock()
-		return at, refused, passed
-	}
+	d := &selfDial{}
 	dialer := &net.Dialer{Timeout: timeout}
 	tr := &http.Transport{
 		Proxy: nil,
 		DialContext: func(ctx context.Context, network, _ string) (net.Conn, error) {
-			var errs []error
-			for _, ip := range ips {
-				addr := net.JoinHostPort(ip.String(), own.port)
-				c, err := dialer.DialContext(ctx, network, addr)
-				mu.Lock()
-				at, refused = addr, err != nil && errors.Is(err, syscall.ECONNREFUSED)
-				if refused && passed == "" && !isOurs(ip, ours) {
-					passed = addr
-				}
-				mu.Unlock()
-				if err == nil {
-					return c, nil
-				}
-				errs = append(errs, err)
-			}
-			return nil, errors.Join(errs...)
+			return d.dial(ctx, dialer, network, ips, own.port, ours)
 		},
 		DisableKeepAlives:     true,
 		TLSHandshakeTimeout:   timeout,
@@ -252,14 +228,7 @@ func (g Gate) selfRequest(ctx context.Context, own target, ips []net.IP, token s
 	}
 	defer tr.CloseIdleConnections()
 	if own.scheme == "https" {
-		cfg := &tls.Config{}
-		if g.TLS != nil {
-			cfg = g.TLS.Clone()
-		}
-		if !cfg.InsecureSkipVerify {
-			cfg.ServerName = own.host
-		}
-		tr.TLSClientConfig = cfg
+		tr.TLSClientConfig = g.selfTLSConfig(own.host)
 	}
 	c := &http.Client{Transport: tr, Timeout: timeout, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	u := own.scheme + "://" + net.JoinHostPort(own.host, own.port) + "/"
@@ -268,7 +237,65 @@ func (g Gate) selfRequest(ctx context.Context, own target, ips []net.IP, token s
 		return answer{kind: "failed", err: err.Error()}
 	}
 	resp, err := c.Do(req)
-	dialled, wasRefused, fellThrough := seen()
+	return selfAnswer(resp, err, d, token)
+}
+
+// selfDial is what the dials of one self-request saw. The dial runs in the
+// transport's goroutine, which may outlive a cancelled request: what it saw
+// is shared under mu.
+type selfDial struct {
+	mu      sync.Mutex
+	at      string // the last address dialled
+	refused bool   // the last dial was refused
+	passed  string // the first refusing address that is not this container's
+}
+
+// seen returns the last address dialled, whether it refused, and the first
+// refusing address that is not ours.
+func (d *selfDial) seen() (string, bool, string) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.at, d.refused, d.passed
+}
+
+// dial tries ips in the resolver's order at port, as a Java client does,
+// noting each attempt, until one connects.
+func (d *selfDial) dial(ctx context.Context, dialer *net.Dialer, network string, ips []net.IP, port string, ours []*net.IPNet) (net.Conn, error) {
+	var errs []error
+	for _, ip := range ips {
+		addr := net.JoinHostPort(ip.String(), port)
+		c, err := dialer.DialContext(ctx, network, addr)
+		d.mu.Lock()
+		d.at, d.refused = addr, err != nil && errors.Is(err, syscall.ECONNREFUSED)
+		if d.refused && d.passed == "" && !isOurs(ip, ours) {
+			d.passed = addr
+		}
+		d.mu.Unlock()
+		if err == nil {
+			return c, nil
+		}
+		errs = append(errs, err)
+	}
+	return nil, errors.Join(errs...)
+}
+
+// selfTLSConfig is the client TLS of a self-request over https: the gate's
+// (or the default), verifying the advertised host unless told not to.
+func (g Gate) selfTLSConfig(host string) *tls.Config {
+	cfg := &tls.Config{}
+	if g.TLS != nil {
+		cfg = g.TLS.Clone()
+	}
+	if !cfg.InsecureSkipVerify {
+		cfg.ServerName = host
+	}
+	return cfg
+}
+
+// selfAnswer turns a self-request's response (or error) and what its dials
+// saw into the answer: ours when it carries token.
+func selfAnswer(resp *http.Response, err error, d *selfDial, token string) answer {
+	dialled, wasRefused, fellThrough := d.seen()
 	if err == nil && fellThrough != "" {
 		resp.Body.Close()
 		return answer{kind: "refused", at: fellThrough, err: "connection refused by " + fellThrough + ", another host's address, before this container answered at " + dialled}
