@@ -41,8 +41,7 @@ func kafkaLibs(t *testing.T) (dir, version string) {
 func TestScanRealKafka(t *testing.T) {
 	libs, version := kafkaLibs(t)
 	pp := t.TempDir()
-	abs, _ := filepath.Abs(filepath.Join("testdata", "noman"))
-	mustSymlink(t, abs, filepath.Join(pp, "noman"))
+	mustSymlink(t, nomanJarDir(t), filepath.Join(pp, "noman"))
 	inv, err := Scan(context.Background(), Options{PluginPath: pp, Classpath: []string{libs + "/*"}})
 	if err != nil {
 		t.Fatal(err)
