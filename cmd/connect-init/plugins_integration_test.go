@@ -314,7 +314,7 @@ func doctorPluginParity(ctx context.Context, t *testing.T, w1, w2 *testbed.Worke
 		t.Fatal(err)
 	}
 	putConnector(ctx, t, w1.Spec.RESTURL, "file-source", map[string]string{"connector.class": "FileStreamSource", "tasks.max": "1", "file": input, "topic": w1.Spec.Props["group.id"] + "-lines"})
-	noman, err := filepath.Abs("../../connect/plugins/testdata/noman")
+	noman, err := testbed.NoManifestPlugin(cluster.Dist)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -368,7 +368,7 @@ func TestPluginsMissingTransformRefused(t *testing.T) {
 	defer cancel()
 	group := uniqueGroup(t, "plugins-smt")
 	_, path := pluginBed(t)
-	noman, err := filepath.Abs("../../connect/plugins/testdata/noman")
+	noman, err := testbed.NoManifestPlugin(cluster.Dist)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -26,11 +26,7 @@ const pluginCopies = 3
 // full; (c) doctor's complete scan (FullScan) of (b). Wall time and the
 // process's CPU time per scan; the target is well under a second.
 func benchPlugins(_ context.Context, b *bed, o options, rep *report) error {
-	root, err := testbed.RepoRoot()
-	if err != nil {
-		return err
-	}
-	small, large, err := pluginLayouts(b, root)
+	small, large, err := pluginLayouts(b)
 	if err != nil {
 		return err
 	}
@@ -67,8 +63,8 @@ func benchPlugins(_ context.Context, b *bed, o options, rep *report) error {
 // pluginLayouts makes row 7's plugin.path entries under the bench's work
 // directory: small holds connect-file/, large holds pluginCopies
 // directories of every Kafka jar (hard links where possible) and the
-// javac-built plugin without manifests (connect/plugins/testdata/noman).
-func pluginLayouts(b *bed, root string) (small, large string, err error) {
+// javac-built plugin without manifests (testbed.NoManifestPlugin).
+func pluginLayouts(b *bed) (small, large string, err error) {
 	jars, err := filepath.Glob(filepath.Join(b.dist.LibDir, "*.jar"))
 	if err != nil || len(jars) == 0 {
 		return "", "", fmt.Errorf("plugin layouts: no jars in %s (%v)", b.dist.LibDir, err)
@@ -86,8 +82,11 @@ func pluginLayouts(b *bed, root string) (small, large string, err error) {
 			}
 		}
 	}
-	noman := filepath.Join(root, "connect", "plugins", "testdata", "noman", "noman-2.5.0.jar")
-	if err := linkInto(noman, filepath.Join(large, "noman")); err != nil {
+	nomanDir, err := testbed.NoManifestPlugin(b.dist)
+	if err != nil {
+		return "", "", err
+	}
+	if err := linkInto(filepath.Join(nomanDir, "noman-2.5.0.jar"), filepath.Join(large, "noman")); err != nil {
 		return "", "", err
 	}
 	return small, large, nil
