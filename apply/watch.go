@@ -88,7 +88,7 @@ func Watch(ctx context.Context, api *API, desired []Connector, o WatchOptions) {
 	o.defaults()
 	r := &runner{api: api, desired: desired, o: o.Options, out: &printer{w: o.Out}, red: NewRedactor(), clk: clock.Or(o.Clock)}
 	hist := map[string]*restarts{}
-	turn := &duty{log: o.Log}
+	mine := &turn{log: o.Log}
 	o.Log.Info("watching the connectors", "interval", o.Interval.String(), "restart_unit", o.RestartUnit.String(), "max_restarts", o.MaxRestarts, "prune", o.Prune)
 	for {
 		select {
@@ -96,7 +96,7 @@ func Watch(ctx context.Context, api *API, desired []Connector, o WatchOptions) {
 			return
 		case <-r.clk.After(o.Interval):
 		}
-		if !turn.active(ctx, o.Active) {
+		if !mine.active(ctx, o.Active) {
 			clear(hist)
 			continue
 		}
@@ -117,9 +117,9 @@ func Watch(ctx context.Context, api *API, desired []Connector, o WatchOptions) {
 	}
 }
 
-// duty logs a watcher's turns between acting and standing by, once per
+// turn logs a watcher's turns between acting and standing by, once per
 // change.
-type duty struct {
+type turn struct {
 	log   *slog.Logger
 	known bool
 	was   bool
@@ -127,7 +127,7 @@ type duty struct {
 }
 
 // active asks is (nil: always active) and logs a change.
-func (d *duty) active(ctx context.Context, is func(context.Context) (bool, string)) bool {
+func (d *turn) active(ctx context.Context, is func(context.Context) (bool, string)) bool {
 	if is == nil {
 		return true
 	}

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"os"
 	"strings"
 	"time"
 
@@ -15,7 +14,6 @@ import (
 	"github.com/connect-init/connect-init/apply"
 	"github.com/connect-init/connect-init/connect/workers"
 	"github.com/connect-init/connect-init/entrypoint"
-	"github.com/connect-init/connect-init/internal/clock"
 	"github.com/connect-init/connect-init/restclient"
 	"github.com/connect-init/connect-init/settings"
 	"github.com/connect-init/connect-init/startup"
@@ -83,6 +81,11 @@ func (c *cli) applyCommand(ctx context.Context, args []string) int {
 		logConfigError(log, err)
 		return startup.ExitConfig
 	}
+	if af.waitLocal {
+		var cancel context.CancelFunc
+		ctx, cancel = workers.WhileWorkerLives(ctx, c.clock)
+		defer cancel()
+	}
 	api, err := f.Find(ctx)
 	if code, stopped := applyInterrupted(ctx, log); stopped {
 		return code
@@ -115,30 +118,11 @@ func (c *cli) watch(ctx context.Context, api *apply.API, conns []apply.Connector
 	wo := apply.WatchOptions{Options: opts, Interval: s.ApplyWatchInterval, RestartUnit: s.ApplyRestartBackoff, MaxRestarts: af.maxRestarts}
 	if af.waitLocal {
 		wo.Active = f.Leads
-		var cancel context.CancelFunc
-		ctx, cancel = whileParentLives(ctx, c.clock, opts.Log)
-		defer cancel()
 	}
 	apply.Watch(ctx, api, conns, wo)
-}
-
-// whileParentLives ends ctx when this process is reparented: run's child
-// outlives its worker otherwise (the worker is its parent after the exec).
-func whileParentLives(ctx context.Context, clk clock.Clock, log *slog.Logger) (context.Context, context.CancelFunc) {
-	ctx, cancel := context.WithCancel(ctx)
-	parent := os.Getppid()
-	go func() {
-		for os.Getppid() == parent {
-			select {
-			case <-ctx.Done():
-				return
-			case <-clk.After(time.Second):
-			}
-		}
-		log.Info("watch: the worker exited (this process was reparented); the watcher ends", "gate", "apply")
-		cancel()
-	}()
-	return ctx, cancel
+	if workers.WorkerExited(ctx) {
+		opts.Log.Info("watch: the worker exited (this process was reparented); the watcher ends", "gate", "apply")
+	}
 }
 
 // applyOptions wires apply to the cluster: the lease of the group's

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
-	"os"
 	"sort"
 	"strings"
 	"time"
@@ -68,8 +67,8 @@ type rootInfo struct {
 
 // Find waits until a candidate is proven ours and ready, and returns the
 // API of that worker. It is bounded by CONNECT_INIT_TIMEOUT, or, with
-// Local, by the life of this container's worker (a reparented process
-// means the worker has exited).
+// Local, by ctx, which the caller ends when this container's worker exits
+// (WhileWorkerLives).
 func (f *Finder) Find(ctx context.Context) (*apply.API, error) {
 	if !f.Local {
 		var cancel context.CancelFunc
@@ -81,12 +80,8 @@ func (f *Finder) Find(ctx context.Context) (*apply.API, error) {
 		return nil, err
 	}
 	clk := clock.Or(f.Clock)
-	parent := os.Getppid()
 	start, lastLog := clk.Now(), time.Time{}
 	for {
-		if f.Local && os.Getppid() != parent {
-			return nil, errors.New("the worker exited (this process was reparented) before it was ready")
-		}
 		t, why, err := f.round(ctx, rest, nil)
 		if err == nil && why == "" {
 			return &apply.API{REST: rest, Target: t, Clock: f.Clock}, nil
@@ -105,6 +100,9 @@ func (f *Finder) Find(ctx context.Context) (*apply.API, error) {
 		}
 		select {
 		case <-ctx.Done():
+			if WorkerExited(ctx) {
+				return nil, fmt.Errorf("%w before it was ready", ErrWorkerExited)
+			}
 			return nil, fmt.Errorf("none within %s: %s", now.Sub(start).Round(time.Second), why)
 		case <-clk.After(Poll):
 		}
