@@ -409,18 +409,26 @@ func exampleStack(t *testing.T) map[string]any {
 	return doc
 }
 
-func TestSwarmPerTaskAddress(t *testing.T) {
-	// replicas: 4 with the example stack's per-task address: each task
-	// advertises its own overlay address, read from /etc/hosts by the
-	// example's entrypoint (taken from the file, $$ unescaped as `docker
-	// stack deploy` does).
+// perTaskEntrypoint is the example stack's entrypoint of its workers, by
+// which each task advertises its own overlay address (read from
+// /etc/hosts), with $$ unescaped as `docker stack deploy` does.
+func perTaskEntrypoint(t *testing.T) []string {
+	t.Helper()
 	connect := exampleStack(t)["services"].(map[string]any)["connect"].(map[string]any)
 	var entry []string
 	for _, a := range connect["entrypoint"].([]any) {
 		entry = append(entry, strings.ReplaceAll(a.(string), "$$", "$"))
 	}
+	return entry
+}
+
+func TestSwarmPerTaskAddress(t *testing.T) {
+	// replicas: 4 with the example stack's per-task address: each task
+	// advertises its own overlay address, read from /etc/hosts by the
+	// example's entrypoint (taken from the file, $$ unescaped as `docker
+	// stack deploy` does).
 	group := "pertask"
-	s := svc{name: group, replicas: 4, dnsrr: true, hostname: "connect-{{.Task.Slot}}", entrypoint: entry,
+	s := svc{name: group, replicas: 4, dnsrr: true, hostname: "connect-{{.Task.Slot}}", entrypoint: perTaskEntrypoint(t),
 		env: workerEnv(group, "CONNECT_INIT_PEERS=tasks."+group+":8083", "CONNECT_INIT_TIMEOUT=3m")}
 	mustStart(t, group, 4, s)
 }

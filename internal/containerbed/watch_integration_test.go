@@ -29,15 +29,9 @@ func TestSwarmInRunWatcher(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "watched.json"), []byte(def), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	// Each task advertises its own overlay address, as the example stack
-	// does (its entrypoint, $$ unescaped as `docker stack deploy` does).
-	connect := exampleStack(t)["services"].(map[string]any)["connect"].(map[string]any)
-	var entry []string
-	for _, a := range connect["entrypoint"].([]any) {
-		entry = append(entry, strings.ReplaceAll(a.(string), "$$", "$"))
-	}
+	// Each task advertises its own overlay address, as the example stack does.
 	group := "watch"
-	s := svc{name: group, replicas: 2, dnsrr: true, hostname: "connect-{{.Task.Slot}}", entrypoint: entry,
+	s := svc{name: group, replicas: 2, dnsrr: true, hostname: "connect-{{.Task.Slot}}", entrypoint: perTaskEntrypoint(t),
 		env: workerEnv(group, "CONNECT_INIT_PEERS=tasks."+group+":8083", "CONNECT_INIT_TIMEOUT=3m",
 			"CONNECT_INIT_CONNECTORS_DIR=/etc/connect-init/connectors", "CONNECT_INIT_APPLY_WATCH=true", "CONNECT_INIT_APPLY_WATCH_INTERVAL=2s"),
 		mounts: []string{"type=bind,src=" + dir + ",dst=/etc/connect-init/connectors,readonly"}}
