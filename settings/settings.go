@@ -94,7 +94,8 @@ type Settings struct {
 	// one beside the group's leader.
 	ApplyWatch bool `split_words:"true"`
 	// ApplyWatchInterval is the watcher's pause between two looks (apply
-	// --watch-interval).
+	// --watch-interval); its default is apply.DefaultWatchInterval's, and
+	// ApplyRestartBackoff's apply.DefaultRestartUnit's.
 	ApplyWatchInterval time.Duration `split_words:"true" default:"30s"`
 	// ApplyRestartBackoff is the unit of the watcher's restart backoff
 	// (apply --restart-backoff): restart n+1 of a connector follows
