@@ -29,6 +29,13 @@ const (
 const (
 	DefaultPoll   = time.Second
 	DefaultSettle = 3 * time.Second
+	// TasklessSettle is how long a connector RUNNING without tasks must
+	// stay so before it counts: a connector whose task configs could not
+	// be written (its leader died) gets them from the herder's retries,
+	// which back off from 250 ms up to a minute; seen on real workers 6 s
+	// after the group settled. 30 s covers the first seven retries, and
+	// costs that much only to a connector that makes no tasks.
+	TasklessSettle = 30 * time.Second
 	// DefaultTraceLines is how much of a failed task's trace is shown.
 	DefaultTraceLines = 6
 	// DefaultUnreachable is how long a pinned worker (no Workers to move

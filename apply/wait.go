@@ -12,7 +12,10 @@ import (
 // status read, in the current unbroken run of them, that showed it.
 type seen struct {
 	verdict, why string
-	since        time.Time
+	// taskless marks a RUNNING connector without tasks, whose verdict
+	// must hold for TasklessSettle.
+	taskless bool
+	since    time.Time
 }
 
 // waiter is the state of one wait: the evidence of the current run of
@@ -89,19 +92,30 @@ func (w *waiter) observe(l *Listing, now time.Time) bool {
 		if off := offLive(l.Status[s.Name], w.live); v == verdictOK && off != "" {
 			v, why = verdictPending, off
 		}
-		if p := w.evidence[s.Name]; p == nil || p.verdict != v {
-			w.evidence[s.Name] = &seen{verdict: v, why: why, since: now}
+		taskless := taskless(l.Status[s.Name])
+		if p := w.evidence[s.Name]; p == nil || p.verdict != v || p.taskless != taskless {
+			w.evidence[s.Name] = &seen{verdict: v, why: why, taskless: taskless, since: now}
 		} else {
 			p.why = why
 		}
 	}
 	for _, s := range w.plan.Steps {
 		p := w.evidence[s.Name]
-		if p.verdict == verdictPending || now.Sub(p.since) < w.o.Settle {
+		hold := w.o.Settle
+		if p.taskless {
+			hold = max(hold, TasklessSettle)
+		}
+		if p.verdict == verdictPending || now.Sub(p.since) < hold {
 			return false
 		}
 	}
 	return true
+}
+
+// taskless reports a connector RUNNING without tasks: its tasks may be
+// on their way (TasklessSettle).
+func taskless(st *Status) bool {
+	return st != nil && st.Connector.State == "RUNNING" && len(st.Tasks) == 0
 }
 
 // member confirms, before a verdict, that the worker whose reads it rests

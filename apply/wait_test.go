@@ -377,10 +377,31 @@ func TestRunningWithoutTasksWhileAMemberIsDead(t *testing.T) {
 	if clk.Waited() < 2*DefaultSettle {
 		t.Errorf("verdict after %v on the clock: the taskless RUNNING counted", clk.Waited())
 	}
-	// With every member alive, a connector without tasks is what it is.
-	w2 := startFake(t, &fakeConnect{configs: map[string]map[string]string{}, status: func(string) *Status { st := running("a"); st.Tasks = nil; return st }})
-	res, out, _ = runOn(t, w2, []Connector{conn("a", "", "connector.class", "C")}, Options{Wait: time.Minute, Workers: &fakeGroup{members: []fakeWorker{w2}}})
-	if res.Code != ExitOK || !strings.Contains(out, "a: ok: connector RUNNING, 0/0 tasks RUNNING") {
-		t.Fatalf("all alive: result %+v\n%s", res, out)
+	// Every member alive, the tasks still on their way (the herder's
+	// retries back off): 10 s without tasks do not count; the task does.
+	var clk2 *clock.Stepping
+	reads := 0
+	late := func(string) *Status {
+		reads++
+		st := running("a")
+		if reads <= 10 {
+			st.Tasks = nil
+		}
+		return st
+	}
+	w2 := startFake(t, &fakeConnect{configs: map[string]map[string]string{}, status: late})
+	res, out, clk2 = runOn(t, w2, []Connector{conn("a", "", "connector.class", "C")}, Options{Wait: time.Minute, Workers: &fakeGroup{members: []fakeWorker{w2}}})
+	if res.Code != ExitOK || !strings.Contains(out, "a: ok: connector RUNNING, 1/1 tasks RUNNING") {
+		t.Fatalf("late tasks: result %+v\n%s", res, out)
+	}
+	if clk2.Waited() < 10*time.Second+DefaultSettle {
+		t.Errorf("late tasks: verdict after %v on the clock", clk2.Waited())
+	}
+	// A connector that makes no tasks is what it is, once it stayed so
+	// for TasklessSettle.
+	w3 := startFake(t, &fakeConnect{configs: map[string]map[string]string{}, status: func(string) *Status { st := running("a"); st.Tasks = nil; return st }})
+	res, out, clk3 := runOn(t, w3, []Connector{conn("a", "", "connector.class", "C")}, Options{Wait: time.Minute, Workers: &fakeGroup{members: []fakeWorker{w3}}})
+	if res.Code != ExitOK || !strings.Contains(out, "a: ok: connector RUNNING, 0/0 tasks RUNNING") || clk3.Waited() < TasklessSettle {
+		t.Fatalf("no tasks: result %+v after %v\n%s", res, clk3.Waited(), out)
 	}
 }
