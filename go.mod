@@ -6,7 +6,6 @@ require (
 	github.com/IBM/sarama v1.61.1
 	github.com/hashicorp/go-retryablehttp v0.7.8
 	github.com/jcmturner/gokrb5/v8 v8.4.4
-	github.com/kelseyhightower/envconfig v1.4.0
 	github.com/magiconair/properties v1.18.13
 	github.com/pavlo-v-chernykh/keystore-go/v4 v4.5.0
 	github.com/twmb/franz-go v1.22.3

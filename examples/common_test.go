@@ -19,7 +19,6 @@ import (
 	"time"
 
 	"github.com/connect-init/connect-init/settings"
-	"github.com/kelseyhightower/envconfig"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -107,91 +106,33 @@ func TestParseHelp(t *testing.T) {
 	}
 }
 
-// splitWords is envconfig's split_words rule: ExpectedBrokers ->
-// Expected_Brokers, LogJSONFormat -> Log_JSON_Format.
-var (
-	gatherRegexp  = regexp.MustCompile("([^A-Z]+|[A-Z]+[^A-Z]+|[A-Z]+)")
-	acronymRegexp = regexp.MustCompile("([A-Z]+)([A-Z][^A-Z]+)")
-)
-
-func splitWords(name string) string {
-	var words []string
-	for _, w := range gatherRegexp.FindAllString(name, -1) {
-		if m := acronymRegexp.FindStringSubmatch(w); len(m) == 3 {
-			words = append(words, m[1], m[2])
-		} else {
-			words = append(words, w)
-		}
-	}
-	if len(words) == 0 {
-		return name
-	}
-	return strings.Join(words, "_")
-}
-
-// settingNames derives the CONNECT_INIT_* variable names from the fields of
-// settings.Settings, the way envconfig does.
-func settingNames(prefix string, typ reflect.Type) map[string]bool {
-	names := map[string]bool{}
-	for i := 0; i < typ.NumField(); i++ {
-		f := typ.Field(i)
-		if !f.IsExported() || f.Tag.Get("ignored") == "true" {
-			continue
-		}
-		key := f.Name
-		if f.Tag.Get("split_words") == "true" {
-			key = splitWords(f.Name)
-		}
-		if alt := f.Tag.Get("envconfig"); alt != "" {
-			key = alt
-		}
-		key = strings.ToUpper(prefix + "_" + key)
-		ft := f.Type
-		if ft.Kind() == reflect.Pointer {
-			ft = ft.Elem()
-		}
-		if ft.Kind() == reflect.Struct && ft != reflect.TypeFor[time.Time]() {
-			inner := key
-			if f.Anonymous {
-				inner = prefix
-			}
-			for k := range settingNames(inner, ft) {
-				names[k] = true
-			}
-			continue
-		}
-		names[key] = true
-	}
-	return names
-}
-
-// validSettings is the set of CONNECT_INIT_* names connect-init reads.
+// validSettings is the set of CONNECT_INIT_* names connect-init reads:
+// the settings table's (settings.Read refuses every other name).
 func validSettings(t *testing.T) map[string]bool {
 	t.Helper()
-	names := settingNames(settings.EnvPrefix, reflect.TypeFor[settings.Settings]())
+	names := map[string]bool{}
+	for _, r := range settings.Table {
+		names[r.Env] = true
+	}
 	if len(names) == 0 {
-		t.Fatal("no settings derived from settings.Settings")
+		t.Fatal("the settings table is empty")
 	}
 	return names
 }
 
-// TestSettingNamesMatchEnvconfig cross-checks the derivation against
-// envconfig's own listing, so that a change of tags cannot make the other
-// tests accept names connect-init does not read.
-func TestSettingNamesMatchEnvconfig(t *testing.T) {
-	var buf bytes.Buffer
-	if err := envconfig.Usagef(settings.EnvPrefix, &settings.Settings{}, &buf, "{{range .}}{{usage_key .}}\n{{end}}"); err != nil {
-		t.Fatal(err)
+// TestValidSettingsAreRead: every name validSettings accepts is one
+// connect-init reads, and a name it refuses is refused by connect-init too,
+// so that the example checks cannot accept a name connect-init does not
+// read.
+func TestValidSettingsAreRead(t *testing.T) {
+	for name := range validSettings(t) {
+		// Set but empty counts as unset: only an unknown name is an error.
+		if _, err := settings.LoadSettings([]string{name + "="}); err != nil {
+			t.Errorf("%s: connect-init refuses it: %v", name, err)
+		}
 	}
-	want := map[string]bool{}
-	for _, k := range strings.Fields(buf.String()) {
-		want[k] = true
-	}
-	if got := validSettings(t); !reflect.DeepEqual(got, want) {
-		t.Errorf("derived names %v\nenvconfig lists %v", sortedKeys(got), sortedKeys(want))
-	}
-	if got := splitWords("ExpectedBrokers"); got != "Expected_Brokers" {
-		t.Errorf("splitWords(ExpectedBrokers) = %q", got)
+	if _, err := settings.LoadSettings([]string{"CONNECT_INIT_TIMEOUTS=1m"}); err == nil {
+		t.Error("connect-init reads CONNECT_INIT_TIMEOUTS, which validSettings refuses")
 	}
 }
 

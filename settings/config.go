@@ -120,6 +120,11 @@ func (o Options) Load(environ []string, s Settings) (*Config, error) {
 // fails (the flavour, and the worker settings once they could be read), for
 // `connect-init config`, which shows the configuration next to the error.
 func (o Options) Inspect(environ []string, s Settings) (*Config, error) {
+	c, err := o.inspect(environ, s)
+	return c, c.suggestTypo(err)
+}
+
+func (o Options) inspect(environ []string, s Settings) (*Config, error) {
 	c := &Config{Settings: s, Environ: environ}
 	if f, ok := workerconfig.ParseFlavour(s.Image); ok {
 		c.Detection = workerconfig.Detection{Flavour: f, Evidence: s.Name("CONNECT_INIT_IMAGE") + "=" + string(f), Found: true}
@@ -163,6 +168,43 @@ func (o Options) Inspect(environ []string, s Settings) (*Config, error) {
 		return c, err
 	}
 	return c, nil
+}
+
+// suggestTypo adds to the error about a required worker variable (unset or
+// empty) the likely cause when the environment has a variable one edit
+// away that is not itself a required one: CONNECT_BOOTSTRAP_SERVER for
+// CONNECT_BOOTSTRAP_SERVERS.
+func (c *Config) suggestTypo(err error) error {
+	if err == nil || !c.Flavour.UsesEnv() {
+		return err
+	}
+	required := map[string]bool{}
+	for _, key := range requiredWorkerProps {
+		required[c.setting(key)] = true
+	}
+	var ce *ConfigError
+	var we *workerconfig.Error
+	var setting *string
+	var fix *string
+	switch {
+	case errors.As(err, &ce):
+		setting, fix = &ce.Setting, &ce.Fix
+	case errors.As(err, &we):
+		setting, fix = &we.Setting, &we.Fix
+	default:
+		return err
+	}
+	if !required[*setting] {
+		return err
+	}
+	if typo, ok := SimilarVariable(c.Environ, *setting, func(k string) bool { return required[k] }); ok {
+		if *fix != "" {
+			*fix = typoFix(typo, *setting) + "; or " + *fix
+		} else {
+			*fix = typoFix(typo, *setting)
+		}
+	}
+	return err
 }
 
 // requiredWorkerProps are the worker properties without a default that

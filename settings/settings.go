@@ -15,100 +15,96 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"os"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
-	"github.com/kelseyhightower/envconfig"
-
-	"github.com/connect-init/connect-init/connect/plugins"
 	"github.com/connect-init/connect-init/workerconfig"
 )
 
-// EnvPrefix is envconfig's spelling of connect-init's own prefix
-// (workerconfig.OwnEnvPrefix without its "_"): variables with it are never
-// passed to the worker.
+// EnvPrefix is connect-init's own prefix (workerconfig.OwnEnvPrefix
+// without its "_"): variables with it are never passed to the worker.
 const EnvPrefix = "CONNECT_INIT"
 
 // Settings are connect-init's own settings, read from CONNECT_INIT_*
-// variables (field names split on capitals: ExpectedBrokers ->
-// CONNECT_INIT_EXPECTED_BROKERS) and overridden by command-line flags.
-//
-// The fields carry split_words rather than envconfig:"NAME" tags on
-// purpose: with an explicit name envconfig also falls back to the
-// unprefixed variable (TIMEOUT, LOCK, PEERS...), which a container may well
-// have for other reasons.
+// variables and overridden by command-line flags. Each field is one row of
+// Table, which names its variable, flag, default and check: a field
+// without a row is never read (TestEveryFieldHasARow).
 type Settings struct {
 	// Timeout bounds all gates together. Unset: CONNECT_CUB_KAFKA_TIMEOUT
 	// seconds (Confluent's image), else 5m.
-	Timeout time.Duration `split_words:"true"`
+	Timeout time.Duration
 	// ExpectedBrokers overrides the computed number of brokers to wait for.
-	ExpectedBrokers int `split_words:"true"`
+	ExpectedBrokers int
 	// WorkerConfig is a worker .properties file read before CONNECT_* variables.
-	WorkerConfig string `split_words:"true"`
+	WorkerConfig string
 	// Lock enables the startup lock in run.
-	Lock bool `split_words:"true" default:"true"`
+	Lock bool
 	// LockTopic is the compacted topic holding the startup-lock queue.
-	LockTopic string `split_words:"true" default:"_connect-init-lock"`
+	LockTopic string
 	// LockLease is how long a holder keeps the lock if it never gets ready.
-	LockLease time.Duration `split_words:"true" default:"3m"`
+	LockLease time.Duration
 	// LockPermits is how many workers may start at once.
-	LockPermits int `split_words:"true" default:"1"`
+	LockPermits int
 	// LockMode is where a worker waits for its turn: auto (in the worker,
 	// after its plugin scan, when the provider jar is installed and the
 	// command's configuration can be extended), worker, or exec (before
 	// the exec).
-	LockMode string `split_words:"true" default:"auto"`
+	LockMode string
 	// LockJar is the in-worker lock's ConfigProvider jar; empty means the
 	// first one found in the images' classpath directories.
-	LockJar string `split_words:"true"`
+	LockJar string
 	// Peers are extra REST peers to check (host or host:port).
-	Peers []string `split_words:"true"`
+	Peers []string
 	// PeerCheck is fail, warn or off; empty means the default policy.
-	PeerCheck string `split_words:"true"`
+	PeerCheck string
 	// PluginCheck is fail, warn or off: whether the plugins step refuses a
 	// worker that lacks a plugin its peers load (plugins.CheckMode).
-	PluginCheck string `split_words:"true" default:"fail"`
+	PluginCheck string
 	// Strict turns warnings about the coordinator partition, and group
 	// members the group gate could not verify, into errors.
-	Strict bool `split_words:"true"`
+	Strict bool
 	// RegistryTopic is the compacted topic of the cluster registry (which
 	// Connect cluster owns which group.id; see connect/registry).
-	RegistryTopic string `split_words:"true" default:"_connect-init-registry"`
+	RegistryTopic string
 	// GroupHandover names the config topic of the Connect cluster that
 	// owns the group in the registry, to hand the group over to this
 	// cluster on purpose.
-	GroupHandover string `split_words:"true"`
+	GroupHandover string
 	// LogFormat is text or json.
-	LogFormat string `split_words:"true" default:"text"`
+	LogFormat string
 	// LogLevel is debug, info, warn or error.
-	LogLevel string `split_words:"true" default:"info"`
+	LogLevel string
 	// ConnectorsDir is the directory of connector definitions `connect-init
 	// apply` reads (its --dir); in run, setting it starts a one-shot
 	// `apply --wait-local` beside the worker.
-	ConnectorsDir string `split_words:"true"`
+	ConnectorsDir string
 	// ApplyWatch keeps run's apply child running as the watcher of the
 	// desired state (apply --watch): one active per Connect cluster, the
 	// one beside the group's leader.
-	ApplyWatch bool `split_words:"true"`
+	ApplyWatch bool
 	// ApplyWatchInterval is the watcher's pause between two looks (apply
 	// --watch-interval); its default is apply.DefaultWatchInterval's, and
 	// ApplyRestartBackoff's apply.DefaultRestartUnit's.
-	ApplyWatchInterval time.Duration `split_words:"true" default:"30s"`
+	ApplyWatchInterval time.Duration
 	// ApplyRestartBackoff is the unit of the watcher's restart backoff
 	// (apply --restart-backoff): restart n+1 of a connector follows
 	// restart n by min(n*n+n, 60) units.
-	ApplyRestartBackoff time.Duration `split_words:"true" default:"1m"`
+	ApplyRestartBackoff time.Duration
 	// Image is the image flavour (confluent-dub, confluent-ub, debezium,
 	// apache, properties); empty means detect it from the image's files.
-	Image string `split_words:"true"`
+	Image string
 
 	// Flags lists the variables whose value came from a command-line flag
 	// ("CONNECT_INIT_TIMEOUT" -> "--timeout"), so that messages name what
 	// the user actually typed.
-	Flags map[string]string `ignored:"true"`
+	Flags map[string]string
+
+	// set lists the variables and flags that gave a value (a zero from
+	// them is not the unset default); bad holds what the environment gave
+	// that could not be read, until Validate reports it.
+	set map[string]bool
+	bad []*ConfigError
 }
 
 // MinLockLease is the shortest CONNECT_INIT_LOCK_LEASE: the lock's own
@@ -125,71 +121,98 @@ func (s Settings) Name(envName string) string {
 	return envName
 }
 
-// envMu serialises LoadSettings: envconfig reads the process environment,
-// so the injected environment is installed for the duration of the call.
-var envMu sync.Mutex
-
-// LoadSettings reads Settings from environ. A variable that is set but
-// empty counts as unset (envconfig would otherwise neither apply the
-// default nor complain).
+// LoadSettings reads Settings from environ and validates them (Read, then
+// Validate): every problem at once, as a Problems error.
 func LoadSettings(environ []string) (Settings, error) {
-	envMu.Lock()
-	defer envMu.Unlock()
+	s := Read(environ)
+	return s, s.Validate()
+}
 
-	// Install exactly environ's CONNECT_INIT_* variables, restore afterwards.
-	saved := map[string]string{}
-	for _, kv := range os.Environ() {
-		k, v, _ := strings.Cut(kv, "=")
-		if strings.HasPrefix(k, workerconfig.OwnEnvPrefix) {
-			saved[k] = v
-			os.Unsetenv(k)
+// Read reads Settings from environ by the table, without failing: what
+// cannot be read (a value its type cannot parse, a CONNECT_INIT_* name
+// that is no setting) is kept for Validate to report with the rest, so
+// that a command can still bind its flags and show what it could read. A
+// variable that is set but empty counts as unset; when a name occurs twice
+// the last one counts, as for the image and the JVM.
+func Read(environ []string) Settings {
+	s := Settings{set: map[string]bool{}, Flags: map[string]string{}}
+	for _, r := range Table {
+		if r.Default != "" {
+			if err := r.Set(&s, r.Default); err != nil {
+				panic(fmt.Sprintf("settings table: %s default %q: %v", r.Env, r.Default, err))
+			}
 		}
 	}
-	var set []string
+	bad := map[string]*ConfigError{}
+	var unknown []string
 	for _, kv := range environ {
 		k, v, _ := strings.Cut(kv, "=")
-		if strings.HasPrefix(k, workerconfig.OwnEnvPrefix) && strings.TrimSpace(v) != "" {
-			os.Setenv(k, strings.TrimSpace(v))
-			set = append(set, k)
+		if !strings.HasPrefix(k, workerconfig.OwnEnvPrefix) {
+			continue
+		}
+		r, ok := Find(k)
+		if !ok {
+			if bad[k] == nil {
+				unknown = append(unknown, k)
+				bad[k] = unknownSetting(k)
+			}
+			continue
+		}
+		if strings.TrimSpace(v) == "" {
+			continue
+		}
+		delete(bad, k)
+		s.set[k] = true
+		if err := r.Set(&s, v); err != nil {
+			ve := err.(*valueError)
+			bad[k] = &ConfigError{Setting: k, Problem: ve.Error(), Fix: settingHint(ve.typeName)}
 		}
 	}
-	defer func() {
-		for _, k := range set {
-			os.Unsetenv(k)
-		}
-		for k, v := range saved {
-			os.Setenv(k, v)
-		}
-	}()
-
-	var s Settings
-	if err := envconfig.Process(EnvPrefix, &s); err != nil {
-		var pe *envconfig.ParseError
-		if errors.As(err, &pe) {
-			return s, &ConfigError{Setting: pe.KeyName, Problem: fmt.Sprintf("cannot be parsed as %s (got %q)", pe.TypeName, pe.Value), Fix: settingHint(pe.TypeName)}
-		}
-		return s, &ConfigError{Setting: EnvPrefix + "_*", Problem: err.Error()}
+	for _, k := range unknown {
+		s.bad = append(s.bad, bad[k])
 	}
-	if Lookup(environ, "CONNECT_INIT_TIMEOUT") != "" && s.Timeout == 0 {
-		return s, &ConfigError{Setting: "CONNECT_INIT_TIMEOUT", Problem: "is zero, which would leave no time for any gate", Fix: settingHint("time.Duration")}
+	for _, r := range Table {
+		if ce := bad[r.Env]; ce != nil {
+			s.bad = append(s.bad, ce)
+		}
 	}
-	// A zero from envconfig cannot be told from unset (derive the number),
-	// so an explicit 0 is caught here, where the variable is still seen.
-	if Lookup(environ, "CONNECT_INIT_EXPECTED_BROKERS") != "" && s.ExpectedBrokers == 0 {
-		return s, expectedBrokersError("CONNECT_INIT_EXPECTED_BROKERS", 0)
+	if s.set["CONNECT_INIT_TIMEOUT"] && s.Timeout == 0 && bad["CONNECT_INIT_TIMEOUT"] == nil {
+		s.bad = append(s.bad, &ConfigError{Setting: "CONNECT_INIT_TIMEOUT", Problem: "is zero, which would leave no time for any gate", Fix: settingHint("time.Duration")})
 	}
-	if s.Timeout == 0 {
+	if !s.set["CONNECT_INIT_TIMEOUT"] {
 		s.Timeout = 5 * time.Minute
 		if v := Lookup(environ, "CONNECT_CUB_KAFKA_TIMEOUT"); v != "" {
 			secs, err := strconv.Atoi(v)
 			if err != nil || secs <= 0 {
-				return s, &ConfigError{Setting: "CONNECT_CUB_KAFKA_TIMEOUT", Problem: fmt.Sprintf("is not a positive number of seconds (got %q)", v), Fix: "set it to e.g. 40, or set CONNECT_INIT_TIMEOUT=5m"}
+				s.bad = append(s.bad, &ConfigError{Setting: "CONNECT_CUB_KAFKA_TIMEOUT", Problem: fmt.Sprintf("is not a positive number of seconds (got %q)", v), Fix: "set it to e.g. 40, or set CONNECT_INIT_TIMEOUT=5m"})
+			} else {
+				s.Timeout = time.Duration(secs) * time.Second
 			}
-			s.Timeout = time.Duration(secs) * time.Second
 		}
 	}
-	return s, s.Validate()
+	return s
 }
+
+// SetFlag sets the setting of row r from its flag: the value wins over the
+// variable's, and messages name the flag.
+func (s *Settings) SetFlag(r Setting, v string) error {
+	if err := r.Set(s, v); err != nil {
+		return err
+	}
+	if s.Flags == nil {
+		s.Flags = map[string]string{}
+	}
+	if s.set == nil {
+		s.set = map[string]bool{}
+	}
+	s.Flags[r.Env] = "--" + r.Flag
+	s.set[r.Env] = true
+	return nil
+}
+
+// Given reports whether the variable (or its flag) gave the value, rather
+// than the default.
+func (s Settings) Given(env string) bool { return s.set[env] || s.Flags[env] != "" }
 
 // expectedBrokersError refuses an expected broker count below 1: the
 // broker gate would have no broker to wait for, and leaving the setting
@@ -211,132 +234,38 @@ func settingHint(typeName string) string {
 	return ""
 }
 
-// Validate checks values that parse but make no sense. Errors name the
-// flag when the value came from one.
+// Validate reports every problem of the settings at once, as Problems:
+// the names and values Read could not take (unless a flag replaced the
+// value since), then each row's check, in table order. Errors name the flag
+// when the value came from one.
 func (s Settings) Validate() error {
-	for _, validate := range []func() error{
-		s.validateLimits,
-		s.validateModes,
-		s.validateLock,
-		s.validateRegistry,
-		s.validateApplyWatch,
-		s.validatePeers,
-	} {
-		if err := validate(); err != nil {
-			return err
+	var out Problems
+	skip := map[string]bool{}
+	for _, ce := range s.bad {
+		if s.Flags[ce.Setting] != "" {
+			continue // a flag replaced the variable's value
+		}
+		out = append(out, ce)
+		skip[ce.Setting] = true
+	}
+	for _, r := range Table {
+		if r.check == nil || skip[r.Env] {
+			continue
+		}
+		if err := r.check(s); err != nil {
+			out = append(out, err)
 		}
 	}
-	return nil
+	if len(out) == 0 {
+		return nil
+	}
+	return out
 }
 
 // badSetting is the ConfigError for the setting whose variable is env,
 // named as the user gave it (see Name).
 func (s Settings) badSetting(env, problem, fix string) error {
 	return &ConfigError{Setting: s.Name(env), Problem: problem, Fix: fix}
-}
-
-// validateLimits checks the durations and counts: the timeout, the expected
-// brokers, and the lock's permits and lease.
-func (s Settings) validateLimits() error {
-	switch {
-	case s.Timeout <= 0:
-		return s.badSetting("CONNECT_INIT_TIMEOUT", fmt.Sprintf("must be positive (got %s)", s.Timeout), "use a Go duration such as 90s, 5m or 1h")
-	case s.ExpectedBrokers < 0, s.ExpectedBrokers == 0 && s.Flags["CONNECT_INIT_EXPECTED_BROKERS"] != "":
-		return expectedBrokersError(s.Name("CONNECT_INIT_EXPECTED_BROKERS"), s.ExpectedBrokers)
-	case s.LockPermits < 1:
-		return s.badSetting("CONNECT_INIT_LOCK_PERMITS", fmt.Sprintf("must be at least 1 (got %d)", s.LockPermits), "use 1 to start workers one at a time")
-	case s.LockLease <= 0:
-		return s.badSetting("CONNECT_INIT_LOCK_LEASE", fmt.Sprintf("must be positive (got %s)", s.LockLease), "use e.g. 3m")
-	case s.LockLease < MinLockLease:
-		return s.badSetting("CONNECT_INIT_LOCK_LEASE", fmt.Sprintf("is %s, below the lock's minimum of %s", s.LockLease, MinLockLease),
-			"use at least 1s; the lease should cover a worker's start, e.g. 3m")
-	}
-	return nil
-}
-
-// validateModes checks the settings that must be one of a few words: the
-// peer and plugin checks, the log format and level, and the image flavour.
-func (s Settings) validateModes() error {
-	switch s.PeerCheck {
-	case "", "fail", "warn", "off":
-	default:
-		return s.badSetting("CONNECT_INIT_PEER_CHECK", fmt.Sprintf("must be fail, warn or off (got %q)", s.PeerCheck), "use fail, warn or off, or leave it unset")
-	}
-	if _, err := plugins.ParseCheckMode(s.PluginCheck); err != nil {
-		return s.badSetting("CONNECT_INIT_PLUGIN_CHECK", fmt.Sprintf("must be fail, warn or off (got %q)", s.PluginCheck), "use fail (refuse a worker that lacks a plugin its peers load), warn or off, or leave it unset")
-	}
-	switch s.LogFormat {
-	case "text", "json":
-	default:
-		return s.badSetting("CONNECT_INIT_LOG_FORMAT", fmt.Sprintf("must be text or json (got %q)", s.LogFormat), "use text or json")
-	}
-	if _, ok := ParseLogLevel(s.LogLevel); !ok {
-		return s.badSetting("CONNECT_INIT_LOG_LEVEL", fmt.Sprintf("must be debug, info, warn or error (got %q)", s.LogLevel), "use debug, info, warn or error")
-	}
-	if s.Image != "" {
-		if _, ok := workerconfig.ParseFlavour(s.Image); !ok {
-			return s.badSetting("CONNECT_INIT_IMAGE", fmt.Sprintf("names no known image flavour (got %q)", s.Image), "use one of "+flavourList()+", or leave it unset to detect the image")
-		}
-	}
-	return nil
-}
-
-// validateLock checks the startup lock's topic name and mode.
-func (s Settings) validateLock() error {
-	if err := checkTopicName(s.LockTopic, s.Name("CONNECT_INIT_LOCK_TOPIC")); err != nil {
-		return err
-	}
-	switch strings.ToLower(strings.TrimSpace(s.LockMode)) {
-	case "", "auto", "worker", "exec":
-	default:
-		return s.badSetting("CONNECT_INIT_LOCK_MODE", fmt.Sprintf("must be auto, worker or exec (got %q)", s.LockMode), "leave it unset (auto: in the worker when its jar is installed, else before the exec)")
-	}
-	return nil
-}
-
-// validateRegistry checks the cluster registry's topic, which must not be
-// the lock's, and the config topic named for a group handover.
-func (s Settings) validateRegistry() error {
-	if err := checkTopicName(s.RegistryTopic, s.Name("CONNECT_INIT_REGISTRY_TOPIC")); err != nil {
-		return err
-	}
-	if collisionKey(s.RegistryTopic) == collisionKey(s.LockTopic) {
-		return &ConfigError{Setting: s.Name("CONNECT_INIT_REGISTRY_TOPIC"),
-			Problem: fmt.Sprintf("is %q, the startup lock's topic (CONNECT_INIT_LOCK_TOPIC %q) or one Kafka cannot tell from it", s.RegistryTopic, s.LockTopic),
-			Fix:     "leave CONNECT_INIT_REGISTRY_TOPIC unset (default _connect-init-registry) or name a topic of its own"}
-	}
-	if s.GroupHandover != "" {
-		if err := checkTopicName(s.GroupHandover, s.Name("CONNECT_INIT_GROUP_HANDOVER")); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// validateApplyWatch checks the watcher's settings, which also back apply's
-// --watch-interval and --restart-backoff.
-func (s Settings) validateApplyWatch() error {
-	switch {
-	case s.ApplyWatch && strings.TrimSpace(s.ConnectorsDir) == "":
-		return s.badSetting("CONNECT_INIT_APPLY_WATCH", "is true, but CONNECT_INIT_CONNECTORS_DIR is not set: there is no desired state to keep",
-			"set CONNECT_INIT_CONNECTORS_DIR to the directory of connector definitions, or leave CONNECT_INIT_APPLY_WATCH unset")
-	case s.ApplyWatchInterval <= 0:
-		return s.badSetting("CONNECT_INIT_APPLY_WATCH_INTERVAL", fmt.Sprintf("must be positive (got %s)", s.ApplyWatchInterval), "use a Go duration such as 30s")
-	case s.ApplyRestartBackoff <= 0:
-		return s.badSetting("CONNECT_INIT_APPLY_RESTART_BACKOFF", fmt.Sprintf("must be positive (got %s)", s.ApplyRestartBackoff), "use a Go duration such as 1m (Strimzi's unit)")
-	}
-	return nil
-}
-
-// validatePeers checks each extra REST peer is a host or host:port.
-func (s Settings) validatePeers() error {
-	for _, p := range s.Peers {
-		if err := checkPeer(p); err != nil {
-			return &ConfigError{Setting: s.Name("CONNECT_INIT_PEERS"), Problem: fmt.Sprintf("entry %q %s", p, err.Error()),
-				Fix: "list peers as host or host:port (e.g. tasks.connect or connect-1:8083), comma-separated"}
-		}
-	}
-	return nil
 }
 
 // ParseLogLevel reads CONNECT_INIT_LOG_LEVEL (debug, info, warn or
@@ -393,4 +322,33 @@ func AsConfigError(err error) bool {
 	var ce *ConfigError
 	var we *workerconfig.Error
 	return errors.As(err, &ce) || errors.As(err, &we)
+}
+
+// Problems are every problem the settings step found, in the order found:
+// a command reports each (setting, problem, fix) and exits 2.
+type Problems []error
+
+// Error lists the problems on one line.
+func (p Problems) Error() string {
+	msgs := make([]string, len(p))
+	for i, e := range p {
+		msgs[i] = e.Error()
+	}
+	return strings.Join(msgs, "; ")
+}
+
+// Unwrap lets errors.As find the first ConfigError.
+func (p Problems) Unwrap() []error { return p }
+
+// Each is err as a list of problems: the members of a Problems, else err
+// alone (nil: none).
+func Each(err error) []error {
+	if err == nil {
+		return nil
+	}
+	var p Problems
+	if errors.As(err, &p) {
+		return p
+	}
+	return []error{err}
 }

@@ -9,8 +9,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/IBM/sarama"
-
 	"github.com/connect-init/connect-init/apply"
 	"github.com/connect-init/connect-init/connect/workers"
 	"github.com/connect-init/connect-init/entrypoint"
@@ -56,7 +54,6 @@ func (c *cli) applyCommand(ctx context.Context, args []string) int {
 	}
 	log, out, flush := c.applyOutput(s, af)
 	defer flush()
-	sarama.Logger = slog.NewLogLogger(log.Handler(), slog.LevelDebug)
 
 	// The files first: a typo costs no connection.
 	conns, ok := loadDefinitions(log, s, af)
@@ -141,43 +138,28 @@ func applyOptions(c *cli, af applyFlags, f *workers.Finder, out io.Writer, log *
 }
 
 // applyArgs reads the settings and apply's flags; done means exit with code
-// now (bad input, or --help).
+// now (bad input, or --help). --dir, --watch-interval and --restart-backoff
+// are settings (the table's CONNECT_INIT_CONNECTORS_DIR,
+// CONNECT_INIT_APPLY_WATCH_INTERVAL, CONNECT_INIT_APPLY_RESTART_BACKOFF);
+// the rest are apply's own.
 func (c *cli) applyArgs(args []string) (s settings.Settings, af applyFlags, code int, done bool) {
-	env, stderr := c.env, c.stderr
-	s, err := settings.LoadSettings(env)
-	if err != nil {
-		logConfigError(earlyLogger(stderr, env, args), err)
-		return s, af, startup.ExitConfig, true
-	}
-	fs := flag.NewFlagSet("connect-init apply", flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	bindFlags(fs, &s)
-	fs.StringVar(&af.dir, "dir", s.ConnectorsDir, "directory of connector definitions, *.json and *.properties (CONNECT_INIT_CONNECTORS_DIR)")
-	fs.BoolVar(&af.prune, "prune", false, "delete the cluster's connectors that no file defines")
-	fs.BoolVar(&af.dryRun, "dry-run", false, "print the plan and Connect's validation, write nothing")
-	fs.DurationVar(&af.wait, "wait", 5*time.Minute, "how long to wait for every connector and task to be in the desired state (0: do not wait)")
-	fs.StringVar(&af.url, "url", "", "the REST URL of a worker of the group (default: CONNECT_INIT_PEERS, else the group's members)")
-	fs.BoolVar(&af.waitLocal, "wait-local", false, "wait for this container's worker to be ready, then apply once (started by run)")
-	fs.BoolVar(&af.watch, "watch", false, "after applying, keep the desired state: restart FAILED connectors and tasks, put back what drifted (until SIGTERM)")
-	fs.DurationVar(&s.ApplyWatchInterval, "watch-interval", s.ApplyWatchInterval, "with --watch, how often to look (CONNECT_INIT_APPLY_WATCH_INTERVAL)")
-	fs.DurationVar(&s.ApplyRestartBackoff, "restart-backoff", s.ApplyRestartBackoff, "with --watch, the unit of the restart backoff: restart n+1 follows restart n by min(n*n+n, 60) units (CONNECT_INIT_APPLY_RESTART_BACKOFF)")
-	fs.IntVar(&af.maxRestarts, "max-restarts", apply.DefaultMaxRestarts, "with --watch, restarts in a row before a connector is left FAILED")
-	fs.DurationVar(&af.writeTimeout, "write-timeout", restclient.DefaultWriteTimeout, "how long one write waits for Connect's answer before it is read back (Connect waits up to 90s for a write it forwards to the leader)")
-	if code, done := parseCommandFlags(fs, args, env, stderr, "apply"); done {
+	spec := command{name: settings.Apply, usage: "apply [--dir D] [--prune] [--dry-run] [--watch] [flags]", flags: func(fs *flag.FlagSet) {
+		fs.BoolVar(&af.prune, "prune", false, "delete the cluster's connectors that no file defines")
+		fs.BoolVar(&af.dryRun, "dry-run", false, "print the plan and Connect's validation, write nothing")
+		fs.DurationVar(&af.wait, "wait", 5*time.Minute, "how long to wait for every connector and task to be in the desired state (0: do not wait)")
+		fs.StringVar(&af.url, "url", "", "the REST URL of a worker of the group (default: CONNECT_INIT_PEERS, else the group's members)")
+		fs.BoolVar(&af.waitLocal, "wait-local", false, "wait for this container's worker to be ready, then apply once (started by run)")
+		fs.BoolVar(&af.watch, "watch", false, "after applying, keep the desired state: restart FAILED connectors and tasks, put back what drifted (until SIGTERM)")
+		fs.IntVar(&af.maxRestarts, "max-restarts", apply.DefaultMaxRestarts, "with --watch, restarts in a row before a connector is left FAILED")
+		fs.DurationVar(&af.writeTimeout, "write-timeout", restclient.DefaultWriteTimeout, "how long one write waits for Connect's answer before it is read back (Connect waits up to 90s for a write it forwards to the leader)")
+	}}
+	s, fs, problems, code, done := c.bootstrap(spec, args, true)
+	if done {
 		return s, af, code, true
 	}
-	s.Flags = setFlags(fs)
-	for flagName, env := range map[string]string{"dir": "CONNECT_INIT_CONNECTORS_DIR", "watch-interval": "CONNECT_INIT_APPLY_WATCH_INTERVAL", "restart-backoff": "CONNECT_INIT_APPLY_RESTART_BACKOFF"} {
-		if flagSet(fs, flagName) {
-			s.Flags[env] = "--" + flagName
-		}
-	}
-	err = checkApplyFlags(fs, af)
-	if err == nil {
-		err = s.Validate()
-	}
-	if err != nil {
-		logConfigError(earlyLogger(stderr, env, args), err)
+	af.dir = s.ConnectorsDir
+	if err := mergeProblems(problems, checkApplyFlags(fs, af)); err != nil {
+		reportProblems(c.earlyLogger(s, args), err)
 		return s, af, startup.ExitConfig, true
 	}
 	return s, af, 0, false
@@ -212,7 +194,7 @@ func checkApplyFlags(fs *flag.FlagSet, af applyFlags) error {
 // for the child of run (--wait-local) the worker's stderr, every line
 // marked. flush writes a last unterminated line.
 func (c *cli) applyOutput(s settings.Settings, af applyFlags) (log *slog.Logger, out io.Writer, flush func()) {
-	log = newLogger(c.stderr, s)
+	log = c.logger(s)
 	if !af.waitLocal {
 		return log, c.stdout, func() {}
 	}

@@ -2,15 +2,17 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"log/slog"
-	"sort"
 	"strings"
 	"text/tabwriter"
 
 	"github.com/connect-init/connect-init/settings"
 	"github.com/connect-init/connect-init/startup"
+	"github.com/connect-init/connect-init/workerconfig"
 )
 
 // configDoc is `connect-init config --json`: what the settings gate read,
@@ -32,8 +34,111 @@ type configDoc struct {
 	// Derived is what the gates will use.
 	Derived *derivedDoc `json:"derived,omitempty"`
 	Notes   []string    `json:"notes,omitempty"`
-	// Error is the settings gate's verdict ("" when every check passed).
+	// Error is the settings gate's verdict ("" when every check passed),
+	// every problem on one line.
 	Error string `json:"error,omitempty"`
+	// Errors are the same problems, one entry each.
+	Errors []errorEntry `json:"errors,omitempty"`
+}
+
+// errorEntry is one bad setting in a JSON document: what the user set,
+// what is wrong with it, and what to do.
+type errorEntry struct {
+	Setting string `json:"setting"`
+	Problem string `json:"problem"`
+	Fix     string `json:"fix,omitempty"`
+}
+
+// errorEntries lists err's problems as entries.
+func errorEntries(err error) []errorEntry {
+	var out []errorEntry
+	for _, p := range settings.Each(err) {
+		var ce *settings.ConfigError
+		var we *workerconfig.Error
+		switch {
+		case errors.As(p, &ce):
+			out = append(out, errorEntry{Setting: ce.Setting, Problem: ce.Problem, Fix: ce.Fix})
+		case errors.As(p, &we):
+			problem := strings.TrimPrefix(we.Error(), we.Setting+" ")
+			if we.Fix != "" {
+				problem = strings.TrimSuffix(problem, ": "+we.Fix)
+			}
+			out = append(out, errorEntry{Setting: we.Setting, Problem: problem, Fix: we.Fix})
+		default:
+			out = append(out, errorEntry{Problem: p.Error()})
+		}
+	}
+	return out
+}
+
+// problemSetting is the setting a problem names ("" if none).
+func problemSetting(err error) string {
+	var ce *settings.ConfigError
+	var we *workerconfig.Error
+	switch {
+	case errors.As(err, &ce):
+		return ce.Setting
+	case errors.As(err, &we):
+		return we.Setting
+	}
+	return ""
+}
+
+// withWorkerProblems adds to bad own settings the worker settings'
+// problem, when there is one about another setting: every bad setting in
+// one run. (With good own settings the settings step reads the worker's
+// itself.) It opens no connection.
+func (c *cli) withWorkerProblems(s settings.Settings, problems error) error {
+	if problems == nil {
+		return nil
+	}
+	_, err := c.options.Inspect(c.env, s)
+	return mergeProblems(problems, err)
+}
+
+// mergeProblems is problems followed by extra's, leaving out those about a
+// setting problems already names (they follow from it).
+func mergeProblems(problems, extra error) error {
+	if extra == nil {
+		return problems
+	}
+	named := map[string]bool{}
+	out := settings.Problems(settings.Each(problems))
+	for _, p := range out {
+		named[problemSetting(p)] = true
+	}
+	for _, p := range settings.Each(extra) {
+		if n := problemSetting(p); n == "" || !named[n] {
+			out = append(out, p)
+		}
+	}
+	if len(out) == 0 {
+		return nil
+	}
+	return out
+}
+
+// configCommand is `connect-init config [--json]`: it prints what it could
+// read even when settings are bad (with --json, one document with an
+// errors list), then exits 2.
+func (c *cli) configCommand(args []string) int {
+	var asJSON bool
+	spec := command{name: settings.ShowConfig, usage: "config [--json] [flags]", flags: func(fs *flag.FlagSet) {
+		fs.BoolVar(&asJSON, "json", false, "print one JSON document")
+	}}
+	s, fs, problems, code, done := c.bootstrap(spec, args, true)
+	if done {
+		return code
+	}
+	if fs.NArg() > 0 {
+		problems = mergeProblems(problems, &settings.ConfigError{Setting: "command line", Problem: fmt.Sprintf("config takes no arguments (got %q)", fs.Args()), Fix: "see connect-init config -h"})
+	}
+	problems = c.withConnectorsDir(s, problems)
+	log := c.earlyLogger(s, args)
+	if problems == nil {
+		log = c.logger(s)
+	}
+	return c.showConfig(s, log, asJSON, problems)
 }
 
 type configEntry struct {
@@ -62,10 +167,14 @@ type derivedDoc struct {
 // own settings and what the gates derive from them. It connects to nothing.
 // Exit 0 when the settings gate passes, 2 (after printing what it could
 // read, and the error) when it does not.
-func (c *cli) showConfig(s settings.Settings, log *slog.Logger, asJSON bool) int {
+func (c *cli) showConfig(s settings.Settings, log *slog.Logger, asJSON bool, problems error) int {
 	stdout := c.stdout
-	cfg, err := c.options.Inspect(c.env, s)
+	cfg, werr := c.options.Inspect(c.env, s)
 	startup.LogFlavour(log, cfg)
+	err := werr
+	if problems != nil {
+		err = mergeProblems(problems, werr)
+	}
 	doc := buildConfigDoc(c.env, s, cfg, err)
 	if asJSON {
 		enc := json.NewEncoder(stdout)
@@ -78,7 +187,7 @@ func (c *cli) showConfig(s settings.Settings, log *slog.Logger, asJSON bool) int
 		writeConfigText(stdout, doc)
 	}
 	if err != nil {
-		logConfigError(log, err)
+		reportProblems(log, err)
 		return startup.ExitConfig
 	}
 	return startup.ExitOK
@@ -96,9 +205,10 @@ func buildConfigDoc(env []string, s settings.Settings, cfg *settings.Config, err
 	for _, k := range cfg.Worker.Keys() {
 		doc.Worker = append(doc.Worker, configEntry{Key: k, Value: red[k], Source: cfg.Sources[k].String()})
 	}
-	doc.Settings = ownSettings(env, s)
+	doc.Settings = ownSettings(env, s, err)
 	if err != nil {
 		doc.Error = err.Error()
+		doc.Errors = errorEntries(err)
 		return doc
 	}
 	d := &derivedDoc{GroupID: cfg.GroupID, BootstrapServers: cfg.BootstrapServers, ExpectedBrokers: cfg.ExpectedBrokers,
@@ -115,52 +225,29 @@ func buildConfigDoc(env []string, s settings.Settings, cfg *settings.Config, err
 	return doc
 }
 
-// ownSettings lists connect-init's settings with their effective values
-// and where each came from: a flag, its variable, or the default.
-func ownSettings(env []string, s settings.Settings) []configEntry {
-	values := map[string]string{
-		"CONNECT_INIT_TIMEOUT":               s.Timeout.String(),
-		"CONNECT_INIT_EXPECTED_BROKERS":      fmt.Sprint(s.ExpectedBrokers),
-		"CONNECT_INIT_WORKER_CONFIG":         s.WorkerConfig,
-		"CONNECT_INIT_LOCK":                  fmt.Sprint(s.Lock),
-		"CONNECT_INIT_LOCK_TOPIC":            s.LockTopic,
-		"CONNECT_INIT_LOCK_LEASE":            s.LockLease.String(),
-		"CONNECT_INIT_LOCK_PERMITS":          fmt.Sprint(s.LockPermits),
-		"CONNECT_INIT_PEERS":                 strings.Join(s.Peers, ","),
-		"CONNECT_INIT_PEER_CHECK":            s.PeerCheck,
-		"CONNECT_INIT_PLUGIN_CHECK":          s.PluginCheck,
-		"CONNECT_INIT_STRICT":                fmt.Sprint(s.Strict),
-		"CONNECT_INIT_LOG_FORMAT":            s.LogFormat,
-		"CONNECT_INIT_LOG_LEVEL":             s.LogLevel,
-		"CONNECT_INIT_IMAGE":                 s.Image,
-		"CONNECT_INIT_CONNECTORS_DIR":        s.ConnectorsDir,
-		"CONNECT_INIT_APPLY_WATCH":           fmt.Sprint(s.ApplyWatch),
-		"CONNECT_INIT_APPLY_WATCH_INTERVAL":  s.ApplyWatchInterval.String(),
-		"CONNECT_INIT_APPLY_RESTART_BACKOFF": s.ApplyRestartBackoff.String(),
+// ownSettings lists connect-init's settings, in the table's order, with
+// their effective values and where each came from: a flag, its variable,
+// or the default. A setting with a problem shows the value the user set.
+func ownSettings(env []string, s settings.Settings, problems error) []configEntry {
+	bad := map[string]bool{}
+	for _, p := range settings.Each(problems) {
+		bad[problemSetting(p)] = true
 	}
-	set := map[string]bool{}
-	for _, kv := range env {
-		if k, v, _ := strings.Cut(kv, "="); strings.TrimSpace(v) != "" {
-			set[k] = true
-		}
-	}
-	keys := make([]string, 0, len(values))
-	for k := range values {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	out := make([]configEntry, 0, len(keys))
-	for _, k := range keys {
-		src := "default"
+	out := make([]configEntry, 0, len(settings.Table))
+	for _, r := range settings.Table {
+		e := configEntry{Key: r.Env, Value: r.Value(&s), Source: "default"}
 		switch {
-		case s.Flags[k] != "":
-			src = s.Flags[k]
-		case set[k]:
-			src = k
-		case k == "CONNECT_INIT_TIMEOUT" && set["CONNECT_CUB_KAFKA_TIMEOUT"]:
-			src = "CONNECT_CUB_KAFKA_TIMEOUT"
+		case s.Flags[r.Env] != "":
+			e.Source = s.Flags[r.Env]
+		case settings.Lookup(env, r.Env) != "":
+			e.Source = r.Env
+			if bad[r.Env] {
+				e.Value = settings.Lookup(env, r.Env)
+			}
+		case r.Env == "CONNECT_INIT_TIMEOUT" && settings.Lookup(env, "CONNECT_CUB_KAFKA_TIMEOUT") != "":
+			e.Source = "CONNECT_CUB_KAFKA_TIMEOUT"
 		}
-		out = append(out, configEntry{Key: k, Value: values[k], Source: src})
+		out = append(out, e)
 	}
 	return out
 }
@@ -201,9 +288,19 @@ func writeConfigText(w io.Writer, doc configDoc) {
 	for _, n := range doc.Notes {
 		fmt.Fprintf(w, "note: %s\n", n)
 	}
-	if doc.Error != "" {
+	switch {
+	case len(doc.Errors) > 1:
+		fmt.Fprintf(w, "\nsettings gate: FAILED: %d problems:\n", len(doc.Errors))
+		for _, e := range doc.Errors {
+			line := "  " + strings.TrimSpace(e.Setting+" "+e.Problem)
+			if e.Fix != "" {
+				line += ": " + e.Fix
+			}
+			fmt.Fprintln(w, line)
+		}
+	case doc.Error != "":
 		fmt.Fprintf(w, "\nsettings gate: FAILED: %s\n", doc.Error)
-	} else {
+	default:
 		fmt.Fprintln(w, "\nsettings gate: ok")
 	}
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"log/slog"
 	"time"
@@ -13,6 +14,60 @@ import (
 	"github.com/connect-init/connect-init/startup"
 )
 
+// doctorCommand is `connect-init doctor [--json] [--watch [--interval=5s]]`.
+// With --json it prints one JSON document whatever happens: the report,
+// or, when the settings are bad, the errors (setting, problem, fix).
+func (c *cli) doctorCommand(ctx context.Context, args []string) int {
+	var out outputFlags
+	spec := command{name: settings.Doctor, usage: "doctor [--json] [--watch [--interval=5s]] [flags]", flags: func(fs *flag.FlagSet) {
+		fs.BoolVar(&out.asJSON, "json", false, "print one JSON document (with --watch: one per change, one per line)")
+		fs.BoolVar(&out.watch, "watch", false, "look again every --interval and print only what changed, until Ctrl-C")
+		fs.DurationVar(&out.interval, "interval", 5*time.Second, "with --watch, the pause between two looks")
+	}}
+	s, fs, problems, code, done := c.bootstrap(spec, args, true)
+	if done {
+		return code
+	}
+	if problems == nil && fs.NArg() > 0 {
+		problems = &settings.ConfigError{Setting: "command line", Problem: fmt.Sprintf("doctor takes no arguments (got %q)", fs.Args()), Fix: "put flags before nothing else: see connect-init doctor -h"}
+	}
+	if problems != nil {
+		return c.doctorBadSettings(s, args, out.asJSON, c.withWorkerProblems(s, problems))
+	}
+	log := c.logger(s)
+	if out.watch || flagSet(fs, "interval") {
+		return c.doctorWatch(ctx, s, log, out.asJSON, out.watch, out.interval)
+	}
+	return c.doctor(ctx, s, log, out.asJSON)
+}
+
+// outputFlags are doctor's flags that are not settings: how it prints.
+type outputFlags struct {
+	asJSON, watch bool
+	interval      time.Duration
+}
+
+// doctorErrorsDoc is `doctor --json` when the settings are bad: the
+// report's header, exit code 2, and the errors.
+type doctorErrorsDoc struct {
+	SchemaVersion int          `json:"schema_version"`
+	Version       string       `json:"connect_init_version"`
+	ExitCode      int          `json:"exit_code"`
+	Errors        []errorEntry `json:"errors"`
+}
+
+// doctorBadSettings reports bad settings (each problem one event on
+// stderr; with --json also one document on stdout) and exits 2.
+func (c *cli) doctorBadSettings(s settings.Settings, args []string, asJSON bool, problems error) int {
+	reportProblems(c.earlyLogger(s, args), problems)
+	if asJSON {
+		enc := json.NewEncoder(c.stdout)
+		enc.SetIndent("", "  ")
+		_ = enc.Encode(doctorErrorsDoc{SchemaVersion: diag.SchemaVersion, Version: version, ExitCode: startup.ExitConfig, Errors: errorEntries(problems)})
+	}
+	return startup.ExitConfig
+}
+
 // doctor reads the settings like run, takes one look at the cluster and the
 // worker group without creating or changing anything, and prints the
 // summary and findings (text, or one JSON document). Exit 0 when no finding
@@ -22,8 +77,7 @@ func (c *cli) doctor(ctx context.Context, s settings.Settings, log *slog.Logger,
 	stdout := c.stdout
 	cfg, clients, err := startup.LoadConfig(c.options, c.env, s, log)
 	if err != nil {
-		logConfigError(log, err)
-		return startup.ExitConfig
+		return c.doctorBadSettings(s, nil, asJSON, err)
 	}
 	defer clients.Close()
 

@@ -52,7 +52,7 @@ func TestE2EWorkerStartsThroughConnectInit(t *testing.T) {
 		t.Fatal(err)
 	}
 	env := append(baseEnv(), envFromProps(props)...)
-	env = append(env, "CONNECT_INIT_LOCK=false", "CONNECT_INIT_TIMEOUT=2m", "CONNECT_INIT_MARKER=must-not-reach-the-worker")
+	env = append(env, "CONNECT_INIT_LOCK=false", "CONNECT_INIT_TIMEOUT=2m", "CONNECT_INIT_LOCK_TOPIC=must-not-reach-the-worker")
 	argv := append([]string{binary, "run", "--"}, spec.Argv...)
 	w, err := cluster.StartWorkerCommand(spec, argv, env)
 	if err != nil {

@@ -17,6 +17,20 @@ import (
 // not lengthen it (its 5m default is meant for the gates).
 const healthcheckTimeout = 5 * time.Second
 
+// healthcheckCommand is `connect-init healthcheck`: no flags but the
+// settings' the table gives it.
+func (c *cli) healthcheckCommand(ctx context.Context, args []string) int {
+	s, fs, _, code, done := c.bootstrap(command{name: settings.Healthcheck, usage: "healthcheck [flags]"}, args, false)
+	if done {
+		return code
+	}
+	if fs.NArg() > 0 {
+		reportProblems(c.earlyLogger(s, args), &settings.ConfigError{Setting: "command line", Problem: fmt.Sprintf("healthcheck takes no arguments (got %q)", fs.Args()), Fix: "see connect-init healthcheck -h"})
+		return startup.ExitConfig
+	}
+	return c.healthcheck(ctx, s)
+}
+
 // healthcheck is `connect-init healthcheck`: exit 0 when the local worker
 // has joined its group and serves requests (peers.Health), 1 when not,
 // 2 when the worker settings are unusable. It prints exactly one line: why

@@ -8,8 +8,6 @@ import (
 	"io"
 	"log/slog"
 
-	"github.com/IBM/sarama"
-
 	"github.com/connect-init/connect-init/gate"
 	"github.com/connect-init/connect-init/internal/clock"
 	"github.com/connect-init/connect-init/kafka"
@@ -30,49 +28,40 @@ var errWorkerGone = errors.New("the worker exited (stdin closed)")
 // With --watch-stdin, the end of stdin (the worker died) withdraws the
 // request; so does SIGTERM.
 func (c *cli) lockCommand(ctx context.Context, args []string) int {
-	env, stderr := c.env, c.stderr
+	if len(args) == 1 && (args[0] == "-h" || args[0] == "--help") {
+		fmt.Fprintln(c.stderr, "usage of connect-init lock: connect-init lock acquire [--watch-stdin] [flags]: the in-worker startup lock, run by the worker's config provider (connect-init lock acquire -h lists its flags)")
+		return startup.ExitOK
+	}
 	if len(args) == 0 || args[0] != "acquire" {
-		fmt.Fprintln(stderr, "connect-init: usage: connect-init lock acquire [--watch-stdin] [flags]: the in-worker startup lock, run by the worker's config provider")
+		fmt.Fprintln(c.stderr, "connect-init: usage: connect-init lock acquire [--watch-stdin] [flags]: the in-worker startup lock, run by the worker's config provider")
 		return startup.ExitConfig
 	}
-	env = startup.WithoutInWorkerWiring(env)
-	settings, err := settings.LoadSettings(env)
-	if err != nil {
-		fmt.Fprintln(stderr, "connect-init:", err)
-		return startup.ExitConfig
-	}
-	fs := flag.NewFlagSet("connect-init lock acquire", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	bindFlags(fs, &settings)
-	watch := fs.Bool("watch-stdin", false, "withdraw when stdin ends (the worker that runs this died)")
-	if err := fs.Parse(args[1:]); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return startup.ExitOK
-		}
-		return startup.ExitConfig
+	var watch bool
+	spec := command{name: settings.LockAcquire, usage: "lock acquire [--watch-stdin] [flags]", flags: func(fs *flag.FlagSet) {
+		fs.BoolVar(&watch, "watch-stdin", false, "withdraw when stdin ends (the worker that runs this died)")
+	}}
+	s, fs, _, code, done := c.bootstrap(spec, args[1:], false)
+	if done {
+		return code
 	}
 	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "connect-init: lock acquire takes no arguments (got %q)\n", fs.Args())
+		reportProblems(c.earlyLogger(s, args), &settings.ConfigError{Setting: "command line", Problem: fmt.Sprintf("lock acquire takes no arguments (got %q)", fs.Args()), Fix: "see connect-init lock acquire -h"})
 		return startup.ExitConfig
 	}
-	if err := settings.Validate(); err != nil {
-		fmt.Fprintln(stderr, "connect-init:", err)
-		return startup.ExitConfig
-	}
-	log := newLogger(stderr, settings)
-	sarama.Logger = slog.NewLogLogger(log.Handler(), slog.LevelDebug)
-	if *watch {
+	log := c.logger(s)
+	if watch {
 		var cancel context.CancelCauseFunc
 		ctx, cancel = c.withdrawOnStdinEnd(ctx)
 		defer cancel(nil)
 	}
-	cfg, clients, err := startup.LoadConfig(c.options, env, settings, log)
+	env := c.startupEnv(spec)
+	cfg, clients, err := startup.LoadConfig(c.options, env, s, log)
 	if err != nil {
 		logConfigError(log, err)
 		return startup.ExitConfig
 	}
 	defer clients.Close()
-	log.Info("waiting in the worker for its turn to join the group", "group", cfg.GroupID, "topic", settings.LockTopic)
+	log.Info("waiting in the worker for its turn to join the group", "group", cfg.GroupID, "topic", s.LockTopic)
 	return acquireInWorker(ctx, cfg, clients, log)
 }
 

@@ -43,31 +43,22 @@ type repairFlags struct {
 // worker's. Exit 0 done (or nothing to do, or a dry run), 1 refused or not
 // finished, 2 bad flags or settings, 128+signal interrupted.
 func (c *cli) repairCommand(ctx context.Context, args []string) int {
-	env, stdout, stderr := c.env, c.stdout, c.stderr
-	s, err := settings.LoadSettings(env)
-	if err != nil {
-		logConfigError(earlyLogger(stderr, env, args), err)
-		return startup.ExitConfig
-	}
-	fs := flag.NewFlagSet("connect-init repair", flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	bindFlags(fs, &s)
+	env, stdout := c.env, c.stdout
 	rf := repairFlags{topics: []string{"offsets", "internal"}, throttle: "50MB/s", rateBytes: 50_000_000}
-	bindRepairFlags(fs, &rf)
-	if code, done := parseCommandFlags(fs, args, env, stderr, "repair [--topics=offsets,internal] [--replication-factor N] [--execute] [--throttle=50MB/s]"); done {
+	spec := command{name: settings.Repair, usage: "repair [--topics=offsets,internal] [--replication-factor N] [--execute] [--throttle=50MB/s]",
+		flags: func(fs *flag.FlagSet) { bindRepairFlags(fs, &rf) }}
+	s, fs, problems, code, done := c.bootstrap(spec, args, true)
+	if done {
 		return code
 	}
 	if fs.NArg() > 0 {
-		logConfigError(earlyLogger(stderr, env, args), &settings.ConfigError{Setting: "command line", Problem: fmt.Sprintf("repair takes no arguments (got %q)", fs.Args()), Fix: "see connect-init repair -h"})
+		problems = mergeProblems(problems, &settings.ConfigError{Setting: "command line", Problem: fmt.Sprintf("repair takes no arguments (got %q)", fs.Args()), Fix: "see connect-init repair -h"})
+	}
+	if problems != nil {
+		reportProblems(c.earlyLogger(s, args), problems)
 		return startup.ExitConfig
 	}
-	s.Flags = setFlags(fs)
-	if err := s.Validate(); err != nil {
-		logConfigError(earlyLogger(stderr, env, args), err)
-		return startup.ExitConfig
-	}
-	log := newLogger(stderr, s)
-	sarama.Logger = slog.NewLogLogger(log.Handler(), slog.LevelDebug)
+	log := c.logger(s)
 
 	cfg, clients, err := startup.LoadConfig(c.options, env, s, log)
 	if err != nil {
@@ -77,7 +68,7 @@ func (c *cli) repairCommand(ctx context.Context, args []string) int {
 	defer clients.Close()
 	rctx, cancel := context.WithTimeout(ctx, s.Timeout)
 	defer cancel()
-	code := runRepair(rctx, cfg, clients, rf, log, stdout)
+	code = runRepair(rctx, cfg, clients, rf, log, stdout)
 	if se, ok := entrypoint.Interrupted(ctx); ok {
 		return se.ExitCode()
 	}

@@ -2,15 +2,13 @@ package main
 
 import (
 	"context"
-	"flag"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"strings"
-	"time"
 
-	"github.com/IBM/sarama"
-
+	"github.com/connect-init/connect-init/apply"
 	"github.com/connect-init/connect-init/settings"
 	"github.com/connect-init/connect-init/startup"
 	"github.com/connect-init/connect-init/step"
@@ -33,100 +31,97 @@ var subcommands = []struct{ name, summary string }{
 
 // run is the whole program: main only wires the process to it.
 func (c *cli) run(ctx context.Context, args []string) int {
-	env, stderr := c.env, c.stderr
 	cmd := "run"
 	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
 		cmd, args = args[0], args[1:]
+	} else if len(args) > 0 && (args[0] == "--version" || args[0] == "-version") {
+		cmd, args = "version", args[1:]
 	}
-	if code, done := c.runOwnCommand(ctx, cmd, args); done {
-		return code
-	}
-
-	settings, err := settings.LoadSettings(env)
-	if err != nil {
-		logConfigError(earlyLogger(stderr, env, args), err)
-		return startup.ExitConfig
-	}
-	fs := flag.NewFlagSet("connect-init "+cmd, flag.ContinueOnError)
-	fs.SetOutput(io.Discard) // a bad flag is one error event, not a page of usage
-	bindFlags(fs, &settings)
-	var out outputFlags
-	fs.BoolVar(&out.asJSON, "json", false, "doctor, config: print one JSON document")
-	fs.BoolVar(&out.watch, "watch", false, "doctor: look again every --interval and print only what changed, until Ctrl-C (with --json: one document per change)")
-	fs.DurationVar(&out.interval, "interval", 5*time.Second, "doctor --watch: the pause between two looks")
-	if code, done := parseCommandFlags(fs, args, env, stderr, cmd); done {
-		return code
-	}
-	settings.Flags = setFlags(fs)
-	if err := settings.Validate(); err != nil {
-		logConfigError(earlyLogger(stderr, env, args), err)
-		return startup.ExitConfig
-	}
-	log := newLogger(stderr, settings)
-	sarama.Logger = slog.NewLogLogger(log.Handler(), slog.LevelDebug)
-	return c.runSettingsCommand(ctx, cmd, fs, settings, log, out)
-}
-
-// outputFlags are the flags of run's commands that are not settings: how
-// doctor and config print.
-type outputFlags struct {
-	asJSON, watch bool
-	interval      time.Duration
-}
-
-// runOwnCommand runs the commands that parse their own flags (version,
-// help, lock, apply, repair) and refuses an unknown one; done is false for
-// the commands run parses the settings flags for.
-func (c *cli) runOwnCommand(ctx context.Context, cmd string, args []string) (code int, done bool) {
-	stdout, stderr := c.stdout, c.stderr
 	switch cmd {
 	case "version":
-		if len(args) > 0 {
-			fmt.Fprintf(stderr, "connect-init: version takes no flags or arguments (got %q); run 'connect-init version'\n", args)
-			return startup.ExitConfig, true
-		}
-		fmt.Fprintln(stdout, "connect-init", version)
-		return startup.ExitOK, true
+		return c.versionCommand(args)
 	case "help", "-h", "--help":
-		usage(stdout)
-		return startup.ExitOK, true
+		usage(c.stdout)
+		return startup.ExitOK
 	case "lock":
-		return c.lockCommand(ctx, args), true
+		return c.lockCommand(ctx, args)
 	case "apply":
-		return c.applyCommand(ctx, args), true
+		return c.applyCommand(ctx, args)
 	case "repair":
-		return c.repairCommand(ctx, args), true
-	case "run", "prepare", "doctor", "healthcheck", "config":
-		return 0, false
-	default:
-		fmt.Fprintf(stderr, "connect-init: unknown command %q; run 'connect-init help' for the commands\n", cmd)
-		return startup.ExitConfig, true
+		return c.repairCommand(ctx, args)
+	case "run", "prepare":
+		return c.startupCommand(ctx, cmd, args)
+	case "doctor":
+		return c.doctorCommand(ctx, args)
+	case "healthcheck":
+		return c.healthcheckCommand(ctx, args)
+	case "config":
+		return c.configCommand(args)
 	}
+	fmt.Fprintf(c.stderr, "connect-init: unknown command %q; run 'connect-init help' for the commands\n", cmd)
+	return startup.ExitConfig
 }
 
-// runSettingsCommand runs run, prepare, doctor, healthcheck or config once
-// their settings and flags are parsed and valid.
-func (c *cli) runSettingsCommand(ctx context.Context, cmd string, fs *flag.FlagSet, s settings.Settings, log *slog.Logger, out outputFlags) int {
-	switch cmd {
-	case "run":
-		return c.startup(ctx, fs.Args(), s, log, true)
-	case "prepare":
+// versionCommand is `connect-init version` (and `connect-init --version`).
+func (c *cli) versionCommand(args []string) int {
+	switch {
+	case len(args) == 1 && (args[0] == "-h" || args[0] == "--help"):
+		fmt.Fprintln(c.stderr, "usage of connect-init version: print the version (no flags)")
+		return startup.ExitOK
+	case len(args) > 0:
+		fmt.Fprintf(c.stderr, "connect-init: version takes no flags or arguments (got %q); run 'connect-init version'\n", args)
+		return startup.ExitConfig
+	}
+	fmt.Fprintln(c.stdout, "connect-init", version)
+	return startup.ExitOK
+}
+
+// startupCommand is run and prepare: the start-up pipeline, with the exec
+// (run) or without (prepare). Their settings include
+// CONNECT_INIT_CONNECTORS_DIR, checked before anything is touched.
+func (c *cli) startupCommand(ctx context.Context, cmd string, args []string) int {
+	spec := command{name: settings.Run, usage: "run [flags] [-- worker command...]"}
+	if cmd == "prepare" {
+		spec = command{name: settings.Prepare, usage: "prepare [flags]"}
+	}
+	s, fs, problems, code, done := c.bootstrap(spec, args, true)
+	if done {
+		return code
+	}
+	problems = c.withWorkerProblems(s, c.withConnectorsDir(s, problems))
+	if problems != nil {
+		reportProblems(c.earlyLogger(s, args), problems)
+		return startup.ExitConfig
+	}
+	log := c.logger(s)
+	if cmd == "prepare" {
 		if len(fs.Args()) > 0 {
-			fmt.Fprintf(c.stderr, "connect-init: prepare takes no command (got %q)\n", fs.Args())
+			logConfigError(log, &settings.ConfigError{Setting: "command line", Problem: fmt.Sprintf("prepare takes no command (got %q)", fs.Args()), Fix: "see connect-init prepare -h"})
 			return startup.ExitConfig
 		}
 		return c.startup(ctx, nil, s, log, false)
-	case "doctor":
-		if out.watch || flagSet(fs, "interval") {
-			return c.doctorWatch(ctx, s, log, out.asJSON, out.watch, out.interval)
-		}
-		return c.doctor(ctx, s, log, out.asJSON)
-	case "healthcheck":
-		return c.healthcheck(ctx, s)
-	case "config":
-		return c.showConfig(s, log, out.asJSON)
 	}
-	return startup.ExitConfig
+	return c.startup(ctx, fs.Args(), s, log, true)
+}
+
+// withConnectorsDir adds to problems what is wrong with
+// CONNECT_INIT_CONNECTORS_DIR: the directory must exist, be readable, and
+// every definition in it parse (apply's own reader; nothing is written).
+func (c *cli) withConnectorsDir(s settings.Settings, problems error) error {
+	if strings.TrimSpace(s.ConnectorsDir) == "" {
+		return problems
+	}
+	for _, p := range settings.Each(problems) {
+		var ce *settings.ConfigError
+		if errors.As(p, &ce) && ce.Setting == s.Name("CONNECT_INIT_CONNECTORS_DIR") {
+			return problems
+		}
+	}
+	if _, _, err := apply.Load(s.ConnectorsDir); err != nil {
+		return append(settings.Problems(settings.Each(problems)), &settings.ConfigError{Setting: s.Name("CONNECT_INIT_CONNECTORS_DIR"), Problem: err.Error(),
+			Fix: "point it at a readable directory of connector definitions (*.json, *.properties) and correct the file named; or leave it unset"})
+	}
+	return problems
 }
 
 // startup is run (withExec) and prepare: the start-up pipeline of package
@@ -142,78 +137,16 @@ func usage(w io.Writer) {
 	for _, c := range subcommands {
 		fmt.Fprintf(w, "  %-12s %s\n", c.name, c.summary)
 	}
-	fmt.Fprintln(w, "settings come from CONNECT_INIT_* variables or the matching flags (connect-init run -h); worker settings from CONNECT_* variables and --worker-config")
-}
-
-// flagVars maps each flag to the variable it stands for, so that messages
-// name what the user typed.
-var flagVars = map[string]string{
-	"timeout": "CONNECT_INIT_TIMEOUT", "expected-brokers": "CONNECT_INIT_EXPECTED_BROKERS",
-	"worker-config": "CONNECT_INIT_WORKER_CONFIG", "lock": "CONNECT_INIT_LOCK", "lock-topic": "CONNECT_INIT_LOCK_TOPIC",
-	"lock-lease": "CONNECT_INIT_LOCK_LEASE", "lock-permits": "CONNECT_INIT_LOCK_PERMITS", "peers": "CONNECT_INIT_PEERS",
-	"peer-check": "CONNECT_INIT_PEER_CHECK", "strict": "CONNECT_INIT_STRICT", "log-format": "CONNECT_INIT_LOG_FORMAT",
-	"log-level": "CONNECT_INIT_LOG_LEVEL", "image": "CONNECT_INIT_IMAGE",
-}
-
-// setFlags returns, by variable, the flags given on the command line.
-func setFlags(fs *flag.FlagSet) map[string]string {
-	out := map[string]string{}
-	fs.Visit(func(f *flag.Flag) {
-		if v, ok := flagVars[f.Name]; ok {
-			out[v] = "--" + f.Name
-		}
-	})
-	return out
-}
-
-// bindFlags declares one flag per setting, defaulting to the value read
-// from the environment, so flags win.
-func bindFlags(fs *flag.FlagSet, s *settings.Settings) {
-	fs.StringVar(&s.Image, "image", s.Image, "image flavour: confluent-dub, confluent-ub, debezium, apache, properties (CONNECT_INIT_IMAGE; default: detected)")
-	fs.DurationVar(&s.Timeout, "timeout", s.Timeout, "bound on all gates together (CONNECT_INIT_TIMEOUT)")
-	fs.IntVar(&s.ExpectedBrokers, "expected-brokers", s.ExpectedBrokers, "brokers to wait for (CONNECT_INIT_EXPECTED_BROKERS)")
-	fs.StringVar(&s.WorkerConfig, "worker-config", s.WorkerConfig, "worker .properties file (CONNECT_INIT_WORKER_CONFIG)")
-	fs.BoolVar(&s.Lock, "lock", s.Lock, "take the startup lock (CONNECT_INIT_LOCK)")
-	fs.StringVar(&s.LockTopic, "lock-topic", s.LockTopic, "startup lock topic (CONNECT_INIT_LOCK_TOPIC)")
-	fs.DurationVar(&s.LockLease, "lock-lease", s.LockLease, "how long a holder may take to get ready (CONNECT_INIT_LOCK_LEASE)")
-	fs.IntVar(&s.LockPermits, "lock-permits", s.LockPermits, "workers allowed to start at once (CONNECT_INIT_LOCK_PERMITS)")
-	fs.Func("peers", "extra REST peers, comma-separated (CONNECT_INIT_PEERS)", func(v string) error {
-		s.Peers = nil
-		for _, p := range strings.Split(v, ",") {
-			if p = strings.TrimSpace(p); p != "" {
-				s.Peers = append(s.Peers, p)
-			}
-		}
-		return nil
-	})
-	fs.StringVar(&s.PeerCheck, "peer-check", s.PeerCheck, "fail, warn or off (CONNECT_INIT_PEER_CHECK)")
-	fs.BoolVar(&s.Strict, "strict", s.Strict, "treat coordinator warnings as errors (CONNECT_INIT_STRICT)")
-	fs.StringVar(&s.LogFormat, "log-format", s.LogFormat, "text or json (CONNECT_INIT_LOG_FORMAT)")
-	fs.StringVar(&s.LogLevel, "log-level", s.LogLevel, "debug, info, warn or error (CONNECT_INIT_LOG_LEVEL)")
-}
-
-// earlyLogger is the logger for errors in the settings themselves: it
-// follows CONNECT_INIT_LOG_FORMAT (or --log-format) as far as it can be
-// read, so that in JSON mode a settings error is a JSON event too.
-func earlyLogger(w io.Writer, env, args []string) *slog.Logger {
-	s := settings.Settings{LogFormat: "text", LogLevel: "info"}
-	for _, kv := range env {
-		if k, v, _ := strings.Cut(kv, "="); k == "CONNECT_INIT_LOG_FORMAT" && strings.TrimSpace(v) == "json" {
-			s.LogFormat = "json"
-		}
-	}
-	for i, a := range args {
-		if a == "--log-format=json" || a == "-log-format=json" || (a == "--log-format" || a == "-log-format") && i+1 < len(args) && args[i+1] == "json" {
-			s.LogFormat = "json"
-		}
-	}
-	return newLogger(w, s)
+	fmt.Fprintln(w, "settings come from CONNECT_INIT_* variables or the matching flags (connect-init <command> -h lists a command's; connect-init config shows them all); worker settings from CONNECT_* variables and --worker-config")
+	fmt.Fprintln(w, "connect-init --version prints the version")
 }
 
 // logConfigError logs a bad setting as one event naming the setting the
 // user set, the problem and the fix.
 func logConfigError(log *slog.Logger, err error) {
-	startup.LogConfigError(log, step.Settings, err)
+	for _, p := range settings.Each(err) {
+		startup.LogConfigError(log, step.Settings, p)
+	}
 }
 
 func newLogger(w io.Writer, s settings.Settings) *slog.Logger {

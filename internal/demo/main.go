@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/connect-init/connect-init/internal/testbed"
+	"github.com/connect-init/connect-init/settings"
 )
 
 func main() {
@@ -83,7 +84,7 @@ func demo(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		env := append(os.Environ(), testbed.EnvFromProps(props)...)
+		env := append(ownSettingsOnly(os.Environ()), testbed.EnvFromProps(props)...)
 		workerEnv = env
 		w, err := cluster.StartWorkerCommand(spec, append([]string{binary, "run", "--"}, spec.Argv...), env)
 		if err != nil {
@@ -176,4 +177,18 @@ func applyExample(ctx context.Context, binary string, env []string) error {
 		time.Sleep(time.Second)
 	}
 	return nil
+}
+
+// ownSettingsOnly is environ without the CONNECT_INIT_* names that are no
+// connect-init setting (the test beds' CONNECT_INIT_CACHE,
+// CONNECT_INIT_KAFKA_VERSION): connect-init refuses those.
+func ownSettingsOnly(environ []string) []string {
+	var out []string
+	for _, kv := range environ {
+		k, _, _ := strings.Cut(kv, "=")
+		if _, ok := settings.Find(k); ok || !strings.HasPrefix(k, settings.EnvPrefix+"_") {
+			out = append(out, kv)
+		}
+	}
+	return out
 }

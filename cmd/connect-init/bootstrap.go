@@ -1,0 +1,223 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"strings"
+
+	"github.com/IBM/sarama"
+
+	"github.com/connect-init/connect-init/settings"
+	"github.com/connect-init/connect-init/startup"
+)
+
+// command is what the shared bootstrap needs to know of one command: its
+// name in the settings table, how -h and errors name it, and the flags it
+// has besides its settings'.
+type command struct {
+	// name is the command as the table names it (settings.Run...).
+	name settings.Command
+	// usage follows "connect-init " in -h and errors: the command, with
+	// its arguments when it has some.
+	usage string
+	// flags declares the command's own flags (nil: none).
+	flags func(fs *flag.FlagSet)
+}
+
+// bootstrap is every command's start: read the settings, bind the flags
+// the table gives the command and its own, parse args, validate. done means
+// the command ends now with code: after -h (exit 0), or after bad input
+// (every problem reported, exit 2, nothing touched). problems are returned
+// instead of reported when keep is true, for config and doctor --json,
+// which print them in their document.
+func (c *cli) bootstrap(cmd command, args []string, keep bool) (s settings.Settings, fs *flag.FlagSet, problems error, code int, done bool) {
+	env := c.startupEnv(cmd)
+	s = settings.Read(env)
+	fs = flag.NewFlagSet("connect-init "+string(cmd.name), flag.ContinueOnError)
+	fs.SetOutput(io.Discard) // a bad flag is one error event, not a page of usage
+	fs.Usage = func() {}
+	bindSettingFlags(fs, cmd.name, &s)
+	if cmd.flags != nil {
+		cmd.flags(fs)
+	}
+	if code, done := c.parseCommandFlags(fs, cmd, args); done {
+		return s, fs, nil, code, true
+	}
+	problems = s.Validate()
+	if problems == nil || keep {
+		return s, fs, problems, 0, false
+	}
+	reportProblems(c.earlyLogger(s, args), problems)
+	return s, fs, nil, startup.ExitConfig, true
+}
+
+// startupEnv is the environment a command reads its settings from: `lock
+// acquire` runs inside the worker, whose CONNECT_* variables include the
+// wiring run added.
+func (c *cli) startupEnv(cmd command) []string {
+	if cmd.name == settings.LockAcquire {
+		return startup.WithoutInWorkerWiring(c.env)
+	}
+	return c.env
+}
+
+// logger is the command's logger once the settings are valid; sarama logs
+// through it at debug level.
+func (c *cli) logger(s settings.Settings) *slog.Logger {
+	log := newLogger(c.stderr, s)
+	sarama.Logger = slog.NewLogLogger(log.Handler(), slog.LevelDebug)
+	return log
+}
+
+// earlyLogger is the logger for problems in the settings themselves: it
+// follows CONNECT_INIT_LOG_FORMAT (or --log-format) as far as it could be
+// read, so that in JSON mode a settings error is a JSON event too.
+func (c *cli) earlyLogger(s settings.Settings, args []string) *slog.Logger {
+	early := settings.Settings{LogFormat: "text", LogLevel: "info"}
+	if s.LogFormat == "json" {
+		early.LogFormat = "json"
+	}
+	for i, a := range args {
+		if a == "--log-format=json" || a == "-log-format=json" || (a == "--log-format" || a == "-log-format") && i+1 < len(args) && args[i+1] == "json" {
+			early.LogFormat = "json"
+		}
+	}
+	return newLogger(c.stderr, early)
+}
+
+// reportProblems is the one way a bad input reaches the user: one event
+// per problem, each naming the setting, the problem and the fix.
+func reportProblems(log *slog.Logger, err error) { logConfigError(log, err) }
+
+// bindSettingFlags declares the flags the table gives cmd, each defaulting
+// to the value read from the environment, so that a flag wins.
+func bindSettingFlags(fs *flag.FlagSet, cmd settings.Command, s *settings.Settings) {
+	for _, r := range settings.Table {
+		if r.FlagFor(cmd) {
+			fs.Var(&settingFlag{row: r, s: s}, r.Flag, plainHelp(r.Help)+" ("+r.Env+")")
+		}
+	}
+}
+
+// plainHelp is table help without its Markdown.
+func plainHelp(s string) string { return strings.ReplaceAll(s, "`", "") }
+
+// settingFlag is the flag.Value of one setting.
+type settingFlag struct {
+	row settings.Setting
+	s   *settings.Settings
+}
+
+func (f *settingFlag) String() string {
+	if f == nil || f.s == nil {
+		return ""
+	}
+	return f.row.Value(f.s)
+}
+
+func (f *settingFlag) Set(v string) error { return f.s.SetFlag(f.row, v) }
+
+// IsBoolFlag lets --lock and --strict stand without a value.
+func (f *settingFlag) IsBoolFlag() bool { return f.row.Type() == "bool" }
+
+// parseCommandFlags parses the command's flags. It reports done when the
+// command must end with code: after -h (the command's flags and the
+// settings that are variables only, on stderr, exit 0), or after a bad
+// flag (one configuration event naming the flag, exit 2, nothing touched).
+func (c *cli) parseCommandFlags(fs *flag.FlagSet, cmd command, args []string) (code int, done bool) {
+	err := fs.Parse(args)
+	if err == nil {
+		return 0, false
+	}
+	if errors.Is(err, flag.ErrHelp) {
+		commandHelp(c.stderr, fs, cmd)
+		return startup.ExitOK, true
+	}
+	setting := "command line"
+	f := flagName(err)
+	if f != "" {
+		setting = "--" + f
+	}
+	problem := err.Error()
+	if strings.HasPrefix(problem, "flag provided but not defined") {
+		problem = "is not a flag of connect-init " + cmdPath(cmd) + " (" + problem + ")"
+	}
+	reportProblems(c.earlyLogger(settings.Settings{}, append(c.envLogFormat(), args...)), &settings.ConfigError{Setting: setting, Problem: problem, Fix: "see connect-init " + cmdPath(cmd) + " -h"})
+	return startup.ExitConfig, true
+}
+
+// envLogFormat is --log-format=json when the environment asks for JSON
+// logs: a flag error is logged before the settings are known valid.
+func (c *cli) envLogFormat() []string {
+	if settings.Lookup(c.env, "CONNECT_INIT_LOG_FORMAT") == "json" {
+		return []string{"--log-format=json"}
+	}
+	return nil
+}
+
+// cmdPath is the command as typed: "lock acquire" for the lock's waiter.
+func cmdPath(cmd command) string {
+	name, _, _ := strings.Cut(cmd.usage, " [")
+	return name
+}
+
+// commandHelp is a command's -h: its usage, its flags (settings' and its
+// own), and the settings that mean something for it but are variables only.
+func commandHelp(w io.Writer, fs *flag.FlagSet, cmd command) {
+	fmt.Fprintf(w, "usage of connect-init %s:\n", cmd.usage)
+	fs.VisitAll(func(f *flag.Flag) {
+		var head, help string
+		if sf, ok := f.Value.(*settingFlag); ok {
+			head, help = settingFlagHelp(sf, f.DefValue)
+		} else {
+			name, usage := flag.UnquoteUsage(f)
+			head = "  -" + f.Name
+			if name != "" {
+				head += " " + name
+			}
+			help = usage
+			if f.DefValue != "" && f.DefValue != "false" && f.DefValue != "0" {
+				help += " (default " + f.DefValue + ")"
+			}
+		}
+		fmt.Fprintf(w, "%s\n    \t%s\n", head, help)
+	})
+	var vars []settings.Setting
+	for _, r := range settings.Table {
+		if r.AppliesTo(cmd.name) && !r.FlagFor(cmd.name) {
+			vars = append(vars, r)
+		}
+	}
+	if len(vars) == 0 {
+		return
+	}
+	fmt.Fprintln(w, "settings without a flag here (variables only):")
+	for _, r := range vars {
+		line := "  " + r.Env + ": " + plainHelp(r.Help)
+		if d := r.ShownDefault(); d != "" {
+			line += " (default " + plainHelp(d) + ")"
+		}
+		fmt.Fprintln(w, line)
+	}
+}
+
+// settingFlagHelp is a setting flag's -h entry: the flag and its type, the
+// help, the variable, the default, and the value the environment set.
+func settingFlagHelp(sf *settingFlag, value string) (head, help string) {
+	r := sf.row
+	head = "  -" + r.Flag
+	if t := r.Type(); t != "bool" {
+		head += " " + t
+	}
+	help = plainHelp(r.Help) + " (" + r.Env
+	if d := r.ShownDefault(); d != "" {
+		help += "; default " + plainHelp(d)
+	}
+	if sf.s.Given(r.Env) {
+		help += "; set to " + value
+	}
+	return head, help + ")"
+}

@@ -1,0 +1,408 @@
+package settings
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/connect-init/connect-init/connect/plugins"
+	"github.com/connect-init/connect-init/workerconfig"
+)
+
+// Command is a connect-init command, as a Setting names the commands it
+// means something for.
+type Command string
+
+// The commands that read settings. LockAcquire is `lock acquire`, the
+// in-worker lock's waiter.
+const (
+	Run         Command = "run"
+	Prepare     Command = "prepare"
+	Doctor      Command = "doctor"
+	ShowConfig  Command = "config"
+	Healthcheck Command = "healthcheck"
+	Apply       Command = "apply"
+	Repair      Command = "repair"
+	LockAcquire Command = "lock"
+)
+
+// Setting is one of connect-init's own settings: one row of the table
+// (Table) that the loader, the flags of every command, their -h, `connect-init
+// config` and the table of docs/settings.md are all made from, so that no
+// second list can drift from it.
+type Setting struct {
+	// Env is the variable, CONNECT_INIT_...
+	Env string
+	// Flag is the command-line flag without dashes ("" for a setting that
+	// is a variable only).
+	Flag string
+	// Default is the value an unset variable takes, written as a user
+	// would write it ("" for none, or for one derived at load time).
+	Default string
+	// DocDefault is how the docs and -h state a default that is not a
+	// plain value ("" means Default, or none).
+	DocDefault string
+	// Commands are the commands the setting means something for: their -h
+	// lists it and they take its flag. The variable itself is read by
+	// every command (the environment is the container's, shared by all).
+	Commands []Command
+	// FlagCommands narrows the commands that take the flag (nil: all of
+	// Commands): --dir is apply's, though run reads the variable.
+	FlagCommands []Command
+	// Help is one line: what the setting does.
+	Help string
+	// Common puts the setting in the README's short table of the settings
+	// most people set.
+	Common bool
+	// field is the Settings field the value lands in; its type is the
+	// setting's type (time.Duration, int, bool, string, []string).
+	field func(*Settings) any
+	// check refuses a value that parses but makes no sense (nil: none).
+	// It sees every setting, for rules between two of them, and names the
+	// setting as the user gave it (Settings.Name).
+	check func(Settings) error
+}
+
+// all is every command that reads settings; loaders are those that read
+// the worker's settings and reach the cluster.
+var (
+	all     = []Command{Run, Prepare, Doctor, ShowConfig, Healthcheck, Apply, Repair, LockAcquire}
+	loaders = []Command{Run, Prepare, Doctor, ShowConfig, Apply, Repair, LockAcquire}
+)
+
+// Table is connect-init's settings, one row each, in the order the docs
+// and `connect-init config` list them. To add a setting: add its field to
+// Settings and one row here (the field accessor, the variable, the flag if
+// any, the default, the commands, one line of help, and a check if a
+// parsable value can still be wrong), then run `go test ./settings -run
+// TestDocsTable -update` to rewrite the table in docs/settings.md.
+var Table = []Setting{
+	{Env: "CONNECT_INIT_TIMEOUT", Common: true, Flag: "timeout", DocDefault: "`5m` (or `CONNECT_CUB_KAFKA_TIMEOUT` seconds)", Commands: all,
+		Help:  "bound on all gates together",
+		field: func(s *Settings) any { return &s.Timeout }, check: Settings.checkTimeout},
+	{Env: "CONNECT_INIT_EXPECTED_BROKERS", Common: true, Flag: "expected-brokers", DocDefault: "largest of: distinct bootstrap addresses, highest internal-topic replication factor, `CONNECT_CUB_KAFKA_MIN_BROKERS`", Commands: loaders,
+		Help:  "brokers to wait for",
+		field: func(s *Settings) any { return &s.ExpectedBrokers }, check: Settings.checkExpectedBrokers},
+	{Env: "CONNECT_INIT_WORKER_CONFIG", Common: true, Flag: "worker-config", Commands: all,
+		Help:  "worker `.properties` file; `CONNECT_*` variables override it",
+		field: func(s *Settings) any { return &s.WorkerConfig }},
+	{Env: "CONNECT_INIT_STRICT", Common: true, Flag: "strict", Default: "false", Commands: []Command{Run, Prepare, Doctor, ShowConfig, LockAcquire},
+		Help:  "coordinator-partition warnings and unverified group members become errors",
+		field: func(s *Settings) any { return &s.Strict }},
+	{Env: "CONNECT_INIT_REGISTRY_TOPIC", Default: "_connect-init-registry", Commands: []Command{Run, Prepare, Doctor, ShowConfig},
+		Help:  "the cluster registry's compacted topic",
+		field: func(s *Settings) any { return &s.RegistryTopic }, check: Settings.checkRegistryTopic},
+	{Env: "CONNECT_INIT_GROUP_HANDOVER", Commands: []Command{Run, Prepare, Doctor, ShowConfig},
+		Help:  "the config topic of the Connect cluster that owns the group in the registry: hand the group over to this cluster on purpose",
+		field: func(s *Settings) any { return &s.GroupHandover }, check: Settings.checkGroupHandover},
+	{Env: "CONNECT_INIT_LOCK", Common: true, Flag: "lock", Default: "true", Commands: []Command{Run, ShowConfig},
+		Help:  "take the startup lock in `run`",
+		field: func(s *Settings) any { return &s.Lock }},
+	{Env: "CONNECT_INIT_LOCK_TOPIC", Flag: "lock-topic", Default: "_connect-init-lock", Commands: []Command{Run, Prepare, Doctor, ShowConfig, Apply, LockAcquire},
+		Help:  "the lock's compacted topic (also `apply`'s lease)",
+		field: func(s *Settings) any { return &s.LockTopic }, check: Settings.checkLockTopic},
+	{Env: "CONNECT_INIT_LOCK_LEASE", Common: true, Flag: "lock-lease", Default: "3m", Commands: []Command{Run, Prepare, Doctor, ShowConfig, LockAcquire},
+		Help:  "how long a holder may take to get ready before the next worker goes",
+		field: func(s *Settings) any { return &s.LockLease }, check: Settings.checkLockLease},
+	{Env: "CONNECT_INIT_LOCK_PERMITS", Common: true, Flag: "lock-permits", Default: "1", Commands: []Command{Run, Prepare, Doctor, ShowConfig, LockAcquire},
+		Help:  "workers allowed to start at once",
+		field: func(s *Settings) any { return &s.LockPermits }, check: Settings.checkLockPermits},
+	{Env: "CONNECT_INIT_LOCK_MODE", Default: "auto", Commands: []Command{Run, ShowConfig},
+		Help:  "where a worker waits for its turn: `auto` (in the worker, after its plugin scan, when the provider jar is installed and connect-init can extend the command's configuration; else before the exec), `worker` (in the worker or exit 2), `exec` (before the exec)",
+		field: func(s *Settings) any { return &s.LockMode }, check: Settings.checkLockMode},
+	{Env: "CONNECT_INIT_LOCK_JAR", DocDefault: "the first `connect-init-provider.jar` in `/usr/share/java/kafka/`, `/opt/kafka/libs/`, `/kafka/libs/`", Commands: []Command{Run, ShowConfig},
+		Help:  "the in-worker lock's ConfigProvider jar",
+		field: func(s *Settings) any { return &s.LockJar }},
+	{Env: "CONNECT_INIT_PEERS", Common: true, Flag: "peers", Commands: []Command{Run, Doctor, ShowConfig, Apply, LockAcquire},
+		Help:  "extra REST peers (`host` or `host:port`, comma-separated; names with several addresses such as `tasks.connect` are expanded)",
+		field: func(s *Settings) any { return &s.Peers }, check: Settings.checkPeers},
+	{Env: "CONNECT_INIT_PEER_CHECK", Common: true, Flag: "peer-check", DocDefault: "fail for own URL and leader, warn for others", Commands: []Command{Run, ShowConfig, LockAcquire},
+		Help:  "`fail`, `warn` or `off`",
+		field: func(s *Settings) any { return &s.PeerCheck }, check: Settings.checkPeerCheck},
+	{Env: "CONNECT_INIT_PLUGIN_CHECK", Common: true, Default: "fail", Commands: []Command{Run, ShowConfig},
+		Help:  "the `plugins` step: `fail` refuses a worker that lacks a plugin the cluster's connectors use and its peers load; `warn` logs it and starts; `off` skips the step",
+		field: func(s *Settings) any { return &s.PluginCheck }, check: Settings.checkPluginCheck},
+	{Env: "CONNECT_INIT_LOG_FORMAT", Common: true, Flag: "log-format", Default: "text", Commands: loaders,
+		Help:  "`text` or `json` (`log/slog`, to stderr, one event a line)",
+		field: func(s *Settings) any { return &s.LogFormat }, check: Settings.checkLogFormat},
+	{Env: "CONNECT_INIT_LOG_LEVEL", Flag: "log-level", Default: "info", Commands: loaders,
+		Help:  "`debug`, `info`, `warn`, `error`",
+		field: func(s *Settings) any { return &s.LogLevel }, check: Settings.checkLogLevel},
+	{Env: "CONNECT_INIT_IMAGE", Flag: "image", DocDefault: "detected", Commands: all,
+		Help:  "the image flavour: `confluent-dub`, `confluent-ub`, `debezium`, `apache`, `properties`",
+		field: func(s *Settings) any { return &s.Image }, check: Settings.checkImage},
+	{Env: "CONNECT_INIT_CONNECTORS_DIR", Common: true, Flag: "dir", Commands: []Command{Run, Prepare, ShowConfig, Apply}, FlagCommands: []Command{Apply},
+		Help:  "connector definitions (`*.json`, `*.properties`) for `apply`; in `run`, a one-shot `apply --wait-local` beside the worker",
+		field: func(s *Settings) any { return &s.ConnectorsDir }},
+	{Env: "CONNECT_INIT_APPLY_WATCH", Common: true, Default: "false", Commands: []Command{Run, ShowConfig},
+		Help:  "in `run`, keep the apply beside the worker running as the watcher of the desired state (`apply --watch`); the watcher beside the group's leader acts, the others stand by; needs `CONNECT_INIT_CONNECTORS_DIR`",
+		field: func(s *Settings) any { return &s.ApplyWatch }, check: Settings.checkApplyWatch},
+	{Env: "CONNECT_INIT_APPLY_WATCH_INTERVAL", Flag: "watch-interval", Default: "30s", Commands: []Command{Run, ShowConfig, Apply}, FlagCommands: []Command{Apply},
+		Help:  "the watcher's pause between two looks",
+		field: func(s *Settings) any { return &s.ApplyWatchInterval }, check: Settings.checkApplyWatchInterval},
+	{Env: "CONNECT_INIT_APPLY_RESTART_BACKOFF", Flag: "restart-backoff", Default: "1m", Commands: []Command{Run, ShowConfig, Apply}, FlagCommands: []Command{Apply},
+		Help:  "the unit of the watcher's restart backoff: restart n+1 follows restart n by min(n*n+n, 60) units",
+		field: func(s *Settings) any { return &s.ApplyRestartBackoff }, check: Settings.checkApplyRestartBackoff},
+}
+
+// Find returns the row of the variable env.
+func Find(env string) (Setting, bool) {
+	for _, r := range Table {
+		if r.Env == env {
+			return r, true
+		}
+	}
+	return Setting{}, false
+}
+
+// AppliesTo reports whether the setting means something for cmd.
+func (r Setting) AppliesTo(cmd Command) bool { return hasCommand(r.Commands, cmd) }
+
+// FlagFor reports whether cmd takes the setting's flag.
+func (r Setting) FlagFor(cmd Command) bool {
+	if r.Flag == "" || !r.AppliesTo(cmd) {
+		return false
+	}
+	return r.FlagCommands == nil || hasCommand(r.FlagCommands, cmd)
+}
+
+func hasCommand(cmds []Command, cmd Command) bool {
+	for _, c := range cmds {
+		if c == cmd {
+			return true
+		}
+	}
+	return false
+}
+
+// ShownDefault is the default as docs and -h state it ("" for none).
+func (r Setting) ShownDefault() string {
+	if r.DocDefault != "" {
+		return r.DocDefault
+	}
+	if r.Default != "" {
+		return "`" + r.Default + "`"
+	}
+	return ""
+}
+
+// Type is the setting's type as help and errors name it.
+func (r Setting) Type() string {
+	switch r.field(&Settings{}).(type) {
+	case *time.Duration:
+		return "duration"
+	case *int:
+		return "int"
+	case *bool:
+		return "bool"
+	case *[]string:
+		return "list"
+	}
+	return "string"
+}
+
+// Value is the setting's value in s, written as a user would write it.
+func (r Setting) Value(s *Settings) string {
+	switch p := r.field(s).(type) {
+	case *time.Duration:
+		return p.String()
+	case *int:
+		return fmt.Sprint(*p)
+	case *bool:
+		return fmt.Sprint(*p)
+	case *[]string:
+		return strings.Join(*p, ",")
+	case *string:
+		return *p
+	}
+	return ""
+}
+
+// Set parses v into the setting's field of s. The error is what is wrong
+// with v, for a ConfigError that names the variable or the flag.
+func (r Setting) Set(s *Settings, v string) error {
+	v = strings.TrimSpace(v)
+	switch p := r.field(s).(type) {
+	case *time.Duration:
+		d, err := time.ParseDuration(v)
+		if err != nil {
+			return parseError("time.Duration", v)
+		}
+		*p = d
+	case *int:
+		// Base 0, as envconfig read it before the table: 0x10 is 16.
+		n, err := strconv.ParseInt(v, 0, strconv.IntSize)
+		if err != nil {
+			return parseError("int", v)
+		}
+		*p = int(n)
+	case *bool:
+		b, err := strconv.ParseBool(v)
+		if err != nil {
+			return parseError("bool", v)
+		}
+		*p = b
+	case *[]string:
+		*p = nil
+		for _, e := range strings.Split(v, ",") {
+			if e = strings.TrimSpace(e); e != "" {
+				*p = append(*p, e)
+			}
+		}
+	case *string:
+		*p = v
+	}
+	return nil
+}
+
+// valueError is a value a setting's type cannot read.
+type valueError struct {
+	typeName, value string
+}
+
+func (e *valueError) Error() string {
+	return fmt.Sprintf("cannot be parsed as %s (got %q)", e.typeName, e.value)
+}
+
+func parseError(typeName, v string) error { return &valueError{typeName: typeName, value: v} }
+
+// checkTimeout: the gates need time.
+func (s Settings) checkTimeout() error {
+	if s.Timeout <= 0 {
+		return s.badSetting("CONNECT_INIT_TIMEOUT", fmt.Sprintf("must be positive (got %s)", s.Timeout), "use a Go duration such as 90s, 5m or 1h")
+	}
+	return nil
+}
+
+// checkExpectedBrokers: at least one broker; 0 from a flag or a variable
+// (not the unset default) is refused.
+func (s Settings) checkExpectedBrokers() error {
+	if s.ExpectedBrokers < 0 || s.ExpectedBrokers == 0 && s.Given("CONNECT_INIT_EXPECTED_BROKERS") {
+		return expectedBrokersError(s.Name("CONNECT_INIT_EXPECTED_BROKERS"), s.ExpectedBrokers)
+	}
+	return nil
+}
+
+func (s Settings) checkLockPermits() error {
+	if s.LockPermits < 1 {
+		return s.badSetting("CONNECT_INIT_LOCK_PERMITS", fmt.Sprintf("must be at least 1 (got %d)", s.LockPermits), "use 1 to start workers one at a time")
+	}
+	return nil
+}
+
+func (s Settings) checkLockLease() error {
+	switch {
+	case s.LockLease <= 0:
+		return s.badSetting("CONNECT_INIT_LOCK_LEASE", fmt.Sprintf("must be positive (got %s)", s.LockLease), "use e.g. 3m")
+	case s.LockLease < MinLockLease:
+		return s.badSetting("CONNECT_INIT_LOCK_LEASE", fmt.Sprintf("is %s, below the lock's minimum of %s", s.LockLease, MinLockLease),
+			"use at least 1s; the lease should cover a worker's start, e.g. 3m")
+	}
+	return nil
+}
+
+func (s Settings) checkPeerCheck() error {
+	switch s.PeerCheck {
+	case "", "fail", "warn", "off":
+		return nil
+	}
+	return s.badSetting("CONNECT_INIT_PEER_CHECK", fmt.Sprintf("must be fail, warn or off (got %q)", s.PeerCheck), "use fail, warn or off, or leave it unset")
+}
+
+func (s Settings) checkPluginCheck() error {
+	if _, err := plugins.ParseCheckMode(s.PluginCheck); err != nil {
+		return s.badSetting("CONNECT_INIT_PLUGIN_CHECK", fmt.Sprintf("must be fail, warn or off (got %q)", s.PluginCheck), "use fail (refuse a worker that lacks a plugin its peers load), warn or off, or leave it unset")
+	}
+	return nil
+}
+
+func (s Settings) checkLogFormat() error {
+	switch s.LogFormat {
+	case "text", "json":
+		return nil
+	}
+	return s.badSetting("CONNECT_INIT_LOG_FORMAT", fmt.Sprintf("must be text or json (got %q)", s.LogFormat), "use text or json")
+}
+
+func (s Settings) checkLogLevel() error {
+	if _, ok := ParseLogLevel(s.LogLevel); !ok {
+		return s.badSetting("CONNECT_INIT_LOG_LEVEL", fmt.Sprintf("must be debug, info, warn or error (got %q)", s.LogLevel), "use debug, info, warn or error")
+	}
+	return nil
+}
+
+func (s Settings) checkImage() error {
+	if s.Image == "" {
+		return nil
+	}
+	if _, ok := workerconfig.ParseFlavour(s.Image); !ok {
+		return s.badSetting("CONNECT_INIT_IMAGE", fmt.Sprintf("names no known image flavour (got %q)", s.Image), "use one of "+flavourList()+", or leave it unset to detect the image")
+	}
+	return nil
+}
+
+func (s Settings) checkLockTopic() error {
+	return checkTopicName(s.LockTopic, s.Name("CONNECT_INIT_LOCK_TOPIC"))
+}
+
+func (s Settings) checkLockMode() error {
+	switch strings.ToLower(strings.TrimSpace(s.LockMode)) {
+	case "", "auto", "worker", "exec":
+		return nil
+	}
+	return s.badSetting("CONNECT_INIT_LOCK_MODE", fmt.Sprintf("must be auto, worker or exec (got %q)", s.LockMode), "leave it unset (auto: in the worker when its jar is installed, else before the exec)")
+}
+
+// checkRegistryTopic: a legal name, and not the lock's topic.
+func (s Settings) checkRegistryTopic() error {
+	if err := checkTopicName(s.RegistryTopic, s.Name("CONNECT_INIT_REGISTRY_TOPIC")); err != nil {
+		return err
+	}
+	if collisionKey(s.RegistryTopic) == collisionKey(s.LockTopic) {
+		return &ConfigError{Setting: s.Name("CONNECT_INIT_REGISTRY_TOPIC"),
+			Problem: fmt.Sprintf("is %q, the startup lock's topic (CONNECT_INIT_LOCK_TOPIC %q) or one Kafka cannot tell from it", s.RegistryTopic, s.LockTopic),
+			Fix:     "leave CONNECT_INIT_REGISTRY_TOPIC unset (default _connect-init-registry) or name a topic of its own"}
+	}
+	return nil
+}
+
+func (s Settings) checkGroupHandover() error {
+	if s.GroupHandover == "" {
+		return nil
+	}
+	return checkTopicName(s.GroupHandover, s.Name("CONNECT_INIT_GROUP_HANDOVER"))
+}
+
+func (s Settings) checkApplyWatch() error {
+	if s.ApplyWatch && strings.TrimSpace(s.ConnectorsDir) == "" {
+		return s.badSetting("CONNECT_INIT_APPLY_WATCH", "is true, but CONNECT_INIT_CONNECTORS_DIR is not set: there is no desired state to keep",
+			"set CONNECT_INIT_CONNECTORS_DIR to the directory of connector definitions, or leave CONNECT_INIT_APPLY_WATCH unset")
+	}
+	return nil
+}
+
+func (s Settings) checkApplyWatchInterval() error {
+	if s.ApplyWatchInterval <= 0 {
+		return s.badSetting("CONNECT_INIT_APPLY_WATCH_INTERVAL", fmt.Sprintf("must be positive (got %s)", s.ApplyWatchInterval), "use a Go duration such as 30s")
+	}
+	return nil
+}
+
+func (s Settings) checkApplyRestartBackoff() error {
+	if s.ApplyRestartBackoff <= 0 {
+		return s.badSetting("CONNECT_INIT_APPLY_RESTART_BACKOFF", fmt.Sprintf("must be positive (got %s)", s.ApplyRestartBackoff), "use a Go duration such as 1m (Strimzi's unit)")
+	}
+	return nil
+}
+
+// checkPeers: each extra REST peer is a host or host:port.
+func (s Settings) checkPeers() error {
+	for _, p := range s.Peers {
+		if err := checkPeer(p); err != nil {
+			return &ConfigError{Setting: s.Name("CONNECT_INIT_PEERS"), Problem: fmt.Sprintf("entry %q %s", p, err.Error()),
+				Fix: "list peers as host or host:port (e.g. tasks.connect or connect-1:8083), comma-separated"}
+		}
+	}
+	return nil
+}

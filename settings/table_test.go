@@ -1,0 +1,146 @@
+package settings
+
+import (
+	"errors"
+	"flag"
+	"os"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+var update = flag.Bool("update", false, "rewrite the settings table of docs/settings.md from Table")
+
+// TestDocsTable: the table of docs/settings.md is Table's, row for row,
+// and the README's short one is its Common rows.
+func TestDocsTable(t *testing.T) {
+	checkGenerated(t, "../docs/settings.md", MarkdownTable())
+	checkGenerated(t, "../README.md", CommonTable())
+}
+
+// checkGenerated compares the part of path between the table markers with
+// table (with -update: rewrites it).
+func checkGenerated(t *testing.T, path, table string) {
+	t.Helper()
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := string(raw)
+	i, j := strings.Index(doc, DocsTableBegin), strings.Index(doc, DocsTableEnd)
+	if i < 0 || j < i {
+		t.Fatalf("%s has no %q ... %q markers", path, DocsTableBegin, DocsTableEnd)
+	}
+	want := DocsTableBegin + "\n\n" + table + "\n"
+	if got := doc[i:j]; got != want {
+		if *update {
+			if err := os.WriteFile(path, []byte(doc[:i]+want+doc[j:]), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			return
+		}
+		t.Errorf("the settings table of %s differs from settings.Table (go test ./settings -run TestDocsTable -update rewrites it):\n--- docs\n%s\n--- table\n%s", path, got, want)
+	}
+}
+
+// TestEveryFieldHasARow: each field of Settings (but Flags) is read by
+// exactly one row of Table, so a field added without its row (variable,
+// flag, default, help) fails here rather than being silently never read.
+func TestEveryFieldHasARow(t *testing.T) {
+	var s Settings
+	v := reflect.ValueOf(&s).Elem()
+	rows := map[uintptr][]string{}
+	for _, r := range Table {
+		p := reflect.ValueOf(r.field(&s)).Pointer()
+		rows[p] = append(rows[p], r.Env)
+	}
+	for i := 0; i < v.NumField(); i++ {
+		f := v.Type().Field(i)
+		if !f.IsExported() || f.Name == "Flags" {
+			continue
+		}
+		if got := rows[v.Field(i).Addr().Pointer()]; len(got) != 1 {
+			t.Errorf("Settings.%s is read by %d rows of settings.Table (%v), want 1: add its row", f.Name, len(got), got)
+		}
+	}
+	seen := map[string]bool{}
+	for _, r := range Table {
+		if seen[r.Env] || seen["--"+r.Flag] {
+			t.Errorf("%s (--%s): a variable or flag is in the table twice", r.Env, r.Flag)
+		}
+		seen[r.Env] = true
+		if r.Flag != "" {
+			seen["--"+r.Flag] = true
+		}
+		if !strings.HasPrefix(r.Env, EnvPrefix+"_") || r.Help == "" || len(r.Commands) == 0 || strings.Contains(r.Help, "\n") {
+			t.Errorf("%s: a row needs the prefix, one line of help and its commands", r.Env)
+		}
+	}
+}
+
+// TestUnknownNamesAreRefused: a misspelt CONNECT_INIT_* name is refused,
+// naming the nearest setting; an unrelated one gets no guess.
+func TestUnknownNamesAreRefused(t *testing.T) {
+	for kv, want := range map[string]string{
+		"CONNECT_INIT_TIMEOUTS=10s":       "CONNECT_INIT_TIMEOUTS is not a connect-init setting: did you mean CONNECT_INIT_TIMEOUT?",
+		"CONNECT_INIT_EXPECTED_BROKER=3":  "CONNECT_INIT_EXPECTED_BROKER is not a connect-init setting: did you mean CONNECT_INIT_EXPECTED_BROKERS?",
+		"CONNECT_INIT_LOCKTOPIC=x":        "did you mean CONNECT_INIT_LOCK_TOPIC?",
+		"CONNECT_INIT_SOMETHING_ELSE=abc": "CONNECT_INIT_SOMETHING_ELSE is not a connect-init setting: remove it",
+		"CONNECT_INIT_TIMEOUTS=":          "CONNECT_INIT_TIMEOUTS is not a connect-init setting",
+	} {
+		_, err := LoadSettings([]string{kv})
+		var ce *ConfigError
+		if !errors.As(err, &ce) || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: want %q, got %v", kv, want, err)
+		}
+	}
+}
+
+// TestEveryProblemAtOnce: three bad values and a misspelt name are four
+// problems in one error, each naming its setting; a flag that replaces a
+// bad variable's value takes its problem away.
+func TestEveryProblemAtOnce(t *testing.T) {
+	env := []string{"CONNECT_INIT_TIMEOUT=30", "CONNECT_INIT_LOCK_PERMITS=0", "CONNECT_INIT_LOG_FORMAT=xml", "CONNECT_INIT_EXPECTED_BROKER=3"}
+	s := Read(env)
+	err := s.Validate()
+	got := Each(err)
+	var names []string
+	for _, p := range got {
+		var ce *ConfigError
+		if !errors.As(p, &ce) {
+			t.Fatalf("problem %v is not a ConfigError", p)
+		}
+		names = append(names, ce.Setting)
+	}
+	want := []string{"CONNECT_INIT_EXPECTED_BROKER", "CONNECT_INIT_TIMEOUT", "CONNECT_INIT_LOCK_PERMITS", "CONNECT_INIT_LOG_FORMAT"}
+	if !reflect.DeepEqual(names, want) {
+		t.Fatalf("problems %v, want %v:\n%v", names, want, err)
+	}
+	r, _ := Find("CONNECT_INIT_TIMEOUT")
+	if err := s.SetFlag(r, "1m"); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(Each(s.Validate())); n != 3 {
+		t.Errorf("--timeout=1m replaces the bad variable: want 3 problems, got %d", n)
+	}
+}
+
+// TestMissingWorkerVariableNamesTheTypo: CONNECT_BOOTSTRAP_SERVER (one
+// edit away, not itself a required variable) is named in the fix of the
+// missing CONNECT_BOOTSTRAP_SERVERS; a variable two edits away is not.
+func TestMissingWorkerVariableNamesTheTypo(t *testing.T) {
+	var env []string
+	for _, kv := range baseWorkerEnv() {
+		if !strings.HasPrefix(kv, "CONNECT_BOOTSTRAP_SERVERS=") {
+			env = append(env, kv)
+		}
+	}
+	_, err := LoadConfig(append(env, "CONNECT_BOOTSTRAP_SERVER=kafka:9092"), Settings{})
+	if err == nil || !strings.Contains(err.Error(), "CONNECT_BOOTSTRAP_SERVERS") || !strings.Contains(err.Error(), "CONNECT_BOOTSTRAP_SERVER is set: did you mean CONNECT_BOOTSTRAP_SERVERS?") {
+		t.Errorf("want the typo named, got %v", err)
+	}
+	_, err = LoadConfig(append(env, "CONNECT_BOOTSTRAP_SERVE=kafka:9092"), Settings{})
+	if err == nil || strings.Contains(err.Error(), "did you mean") {
+		t.Errorf("two edits away: want no guess, got %v", err)
+	}
+}
