@@ -206,6 +206,14 @@ func buildConfigDoc(env []string, s settings.Settings, cfg *settings.Config, err
 		doc.Worker = append(doc.Worker, configEntry{Key: k, Value: red[k], Source: cfg.Sources[k].String()})
 	}
 	doc.Settings = ownSettings(env, s, err)
+	if !s.Given("CONNECT_INIT_EXPECTED_BROKERS") && cfg.ExpectedBrokers > 0 {
+		// Unset means derived: show the number the brokers step waits for.
+		for i := range doc.Settings {
+			if doc.Settings[i].Key == "CONNECT_INIT_EXPECTED_BROKERS" {
+				doc.Settings[i].Value, doc.Settings[i].Source = fmt.Sprint(cfg.ExpectedBrokers), "derived"
+			}
+		}
+	}
 	if err != nil {
 		doc.Error = err.Error()
 		doc.Errors = errorEntries(err)
