@@ -153,7 +153,7 @@ func (c *cli) applyArgs(args []string) (s settings.Settings, af applyFlags, code
 		fs.IntVar(&af.maxRestarts, "max-restarts", apply.DefaultMaxRestarts, "with --watch, restarts in a row before a connector is left FAILED")
 		fs.DurationVar(&af.writeTimeout, "write-timeout", restclient.DefaultWriteTimeout, "how long one write waits for Connect's answer before it is read back (Connect waits up to 90s for a write it forwards to the leader)")
 	}}
-	s, fs, problems, code, done := c.bootstrap(spec, args, true)
+	s, fs, code, done, problems := c.bootstrap(spec, args, true)
 	if done {
 		return s, af, code, true
 	}

@@ -33,7 +33,7 @@ type command struct {
 // (every problem reported, exit 2, nothing touched). problems are returned
 // instead of reported when keep is true, for config and doctor --json,
 // which print them in their document.
-func (c *cli) bootstrap(cmd command, args []string, keep bool) (s settings.Settings, fs *flag.FlagSet, problems error, code int, done bool) {
+func (c *cli) bootstrap(cmd command, args []string, keep bool) (s settings.Settings, fs *flag.FlagSet, code int, done bool, problems error) {
 	env := c.startupEnv(cmd)
 	s = settings.Read(env)
 	fs = flag.NewFlagSet("connect-init "+string(cmd.name), flag.ContinueOnError)
@@ -44,14 +44,14 @@ func (c *cli) bootstrap(cmd command, args []string, keep bool) (s settings.Setti
 		cmd.flags(fs)
 	}
 	if code, done := c.parseCommandFlags(fs, cmd, args); done {
-		return s, fs, nil, code, true
+		return s, fs, code, true, nil
 	}
 	problems = s.Validate()
 	if problems == nil || keep {
-		return s, fs, problems, 0, false
+		return s, fs, 0, false, problems
 	}
 	reportProblems(c.earlyLogger(s, args), problems)
-	return s, fs, nil, startup.ExitConfig, true
+	return s, fs, startup.ExitConfig, true, nil
 }
 
 // startupEnv is the environment a command reads its settings from: `lock

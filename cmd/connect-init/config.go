@@ -126,7 +126,7 @@ func (c *cli) configCommand(args []string) int {
 	spec := command{name: settings.ShowConfig, usage: "config [--json] [flags]", flags: func(fs *flag.FlagSet) {
 		fs.BoolVar(&asJSON, "json", false, "print one JSON document")
 	}}
-	s, fs, problems, code, done := c.bootstrap(spec, args, true)
+	s, fs, code, done, problems := c.bootstrap(spec, args, true)
 	if done {
 		return code
 	}

@@ -24,7 +24,7 @@ func (c *cli) doctorCommand(ctx context.Context, args []string) int {
 		fs.BoolVar(&out.watch, "watch", false, "look again every --interval and print only what changed, until Ctrl-C")
 		fs.DurationVar(&out.interval, "interval", 5*time.Second, "with --watch, the pause between two looks")
 	}}
-	s, fs, problems, code, done := c.bootstrap(spec, args, true)
+	s, fs, code, done, problems := c.bootstrap(spec, args, true)
 	if done {
 		return code
 	}

@@ -20,7 +20,7 @@ const healthcheckTimeout = 5 * time.Second
 // healthcheckCommand is `connect-init healthcheck`: no flags but the
 // settings' the table gives it.
 func (c *cli) healthcheckCommand(ctx context.Context, args []string) int {
-	s, fs, _, code, done := c.bootstrap(command{name: settings.Healthcheck, usage: "healthcheck [flags]"}, args, false)
+	s, fs, code, done, _ := c.bootstrap(command{name: settings.Healthcheck, usage: "healthcheck [flags]"}, args, false)
 	if done {
 		return code
 	}

@@ -40,7 +40,7 @@ func (c *cli) lockCommand(ctx context.Context, args []string) int {
 	spec := command{name: settings.LockAcquire, usage: "lock acquire [--watch-stdin] [flags]", flags: func(fs *flag.FlagSet) {
 		fs.BoolVar(&watch, "watch-stdin", false, "withdraw when stdin ends (the worker that runs this died)")
 	}}
-	s, fs, _, code, done := c.bootstrap(spec, args[1:], false)
+	s, fs, code, done, _ := c.bootstrap(spec, args[1:], false)
 	if done {
 		return code
 	}

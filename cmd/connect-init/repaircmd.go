@@ -47,7 +47,7 @@ func (c *cli) repairCommand(ctx context.Context, args []string) int {
 	rf := repairFlags{topics: []string{"offsets", "internal"}, throttle: "50MB/s", rateBytes: 50_000_000}
 	spec := command{name: settings.Repair, usage: "repair [--topics=offsets,internal] [--replication-factor N] [--execute] [--throttle=50MB/s]",
 		flags: func(fs *flag.FlagSet) { bindRepairFlags(fs, &rf) }}
-	s, fs, problems, code, done := c.bootstrap(spec, args, true)
+	s, fs, code, done, problems := c.bootstrap(spec, args, true)
 	if done {
 		return code
 	}

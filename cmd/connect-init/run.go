@@ -84,7 +84,7 @@ func (c *cli) startupCommand(ctx context.Context, cmd string, args []string) int
 	if cmd == "prepare" {
 		spec = command{name: settings.Prepare, usage: "prepare [flags]"}
 	}
-	s, fs, problems, code, done := c.bootstrap(spec, args, true)
+	s, fs, code, done, problems := c.bootstrap(spec, args, true)
 	if done {
 		return code
 	}
