@@ -214,12 +214,22 @@ func TestDoctorWrongTopicLayout(t *testing.T) {
 	t.Logf("doctor text output:\n%s", text.stdout)
 }
 
-// TestDoctorBadConfiguration: bad settings exit 2 before any look.
+// TestDoctorBadConfiguration: bad settings exit 2 before any look; with
+// --json stdout is still one document, its errors naming the setting
+// (issue 29: it used to be empty).
 func TestDoctorBadConfiguration(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	res := runCLI(ctx, t, append(baseEnv(), "CONNECT_GROUP_ID=x"), "doctor", "--json")
-	if res.code != 2 || !strings.Contains(res.stderr, "CONNECT_BOOTSTRAP_SERVERS") || res.stdout != "" {
-		t.Errorf("exit %d, stdout %q, stderr:\n%s", res.code, res.stdout, res.stderr)
+	var doc struct {
+		ExitCode int `json:"exit_code"`
+		Errors   []struct {
+			Setting string `json:"setting"`
+		} `json:"errors"`
+	}
+	err := json.Unmarshal([]byte(res.stdout), &doc)
+	if res.code != 2 || !strings.Contains(res.stderr, "CONNECT_BOOTSTRAP_SERVERS") || err != nil || doc.ExitCode != 2 ||
+		len(doc.Errors) != 1 || doc.Errors[0].Setting != "CONNECT_BOOTSTRAP_SERVERS" {
+		t.Errorf("exit %d, stdout %q (%v), stderr:\n%s", res.code, res.stdout, err, res.stderr)
 	}
 }

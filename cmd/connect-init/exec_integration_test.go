@@ -23,7 +23,7 @@ import (
 func TestExecHandsOverSamePIDAndFilteredEnv(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	env, _ := prepareEnv(t, "exec", "CONNECT_INIT_LOCK=false", "CONNECT_INIT_SECRET_MARKER=x", "KEEP_ME=kept")
+	env, _ := prepareEnv(t, "exec", "CONNECT_INIT_LOCK=false", "CONNECT_INIT_LOCK_TOPIC=exec-marker-lock", "KEEP_ME=kept")
 	logPath := filepath.Join(workDir, fmt.Sprintf("exec-%d.log", time.Now().UnixNano()))
 	script := `echo "pid=$$ args=$1,$2"; env | grep -E '^(CONNECT_INIT_|KEEP_ME=|CONNECT_GROUP_ID=)' | sed 's/^/env:/'`
 	p, err := testbed.StartProcess("exec", []string{binary, "run", "--", "/bin/sh", "-c", script, "sh", "a b", "c"}, env, workDir, logPath)
