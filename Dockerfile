@@ -26,9 +26,12 @@
 # group and serves requests (GET / and /connectors answer even while a
 # worker loops on rebalances, so curl-based checks cannot see incident 1).
 #
-# Health timings, the same in every target: start-period covers the gates
-# (CONNECT_INIT_TIMEOUT, default 5m, includes waiting for the startup lock)
-# plus the worker's own start; raise both together for large clusters.
+# Health timings, the same in every target: start-period covers the steps
+# before the startup lock (bounded together by CONNECT_INIT_TIMEOUT, default
+# 5m; the peers step after the lock gets one of its own; the wait in the lock
+# queue is not counted, at most about position x CONNECT_INIT_LOCK_LEASE)
+# plus the worker's own start; raise it with the timeout, the number of
+# workers and the lease.
 
 ARG GO_VERSION=1.26
 # Confluent Platform 7.9 = Apache Kafka 3.9, the first with GET /health.

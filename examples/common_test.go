@@ -136,7 +136,7 @@ func TestValidSettingsAreRead(t *testing.T) {
 	}
 }
 
-// defaultTimeout is connect-init's budget for all gates when
+// defaultTimeout is connect-init's budget for the steps before the lock when
 // CONNECT_INIT_TIMEOUT is not set.
 func defaultTimeout(t *testing.T) time.Duration {
 	t.Helper()

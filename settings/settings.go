@@ -31,8 +31,10 @@ const EnvPrefix = "CONNECT_INIT"
 // Table, which names its variable, flag, default and check: a field
 // without a row is never read (TestEveryFieldHasARow).
 type Settings struct {
-	// Timeout bounds all gates together. Unset: CONNECT_CUB_KAFKA_TIMEOUT
-	// seconds (Confluent's image), else 5m.
+	// Timeout bounds the steps before the startup lock together, and
+	// afresh the peers step after it (startup's deadlineCluster and
+	// deadlineFresh); the lock's wait is not counted. Unset:
+	// CONNECT_CUB_KAFKA_TIMEOUT seconds (Confluent's image), else 5m.
 	Timeout time.Duration
 	// ExpectedBrokers overrides the computed number of brokers to wait for.
 	ExpectedBrokers int
