@@ -7,6 +7,7 @@ import (
 	"os"
 
 	"github.com/connect-init/connect-init/entrypoint"
+	"github.com/connect-init/connect-init/exitcode"
 	"github.com/connect-init/connect-init/internal/clock"
 	"github.com/connect-init/connect-init/kafka"
 	"github.com/connect-init/connect-init/settings"
@@ -14,11 +15,11 @@ import (
 	"github.com/connect-init/connect-init/workerconfig"
 )
 
-// Exit codes of the external contract (the README's commands table).
+// Exit codes of the external contract, from their home (exitcode).
 const (
-	ExitOK     = 0
-	ExitGate   = 1
-	ExitConfig = 2
+	ExitOK     = exitcode.OK
+	ExitGate   = exitcode.Failed
+	ExitConfig = exitcode.Config
 )
 
 // LogConfigError logs a bad setting found by step (settings, or later: the

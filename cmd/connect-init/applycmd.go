@@ -66,7 +66,7 @@ func (c *cli) applyCommand(ctx context.Context, args []string) int {
 		return startup.ExitConfig
 	}
 	defer clients.Close()
-	if err := connectForLock(ctx, cfg, clients, log); err != nil {
+	if err := c.connectForLock(ctx, cfg, clients, log); err != nil {
 		if code, stopped := applyInterrupted(ctx, log); stopped {
 			return code
 		}

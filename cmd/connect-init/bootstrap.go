@@ -10,6 +10,7 @@ import (
 
 	"github.com/IBM/sarama"
 
+	"github.com/connect-init/connect-init/exitcode"
 	"github.com/connect-init/connect-init/settings"
 	"github.com/connect-init/connect-init/startup"
 )
@@ -51,7 +52,7 @@ func (c *cli) bootstrap(cmd command, args []string, keep bool) (s settings.Setti
 		return s, fs, 0, false, problems
 	}
 	reportProblems(c.earlyLogger(s, args), problems)
-	return s, fs, startup.ExitConfig, true, nil
+	return s, fs, exitcode.Config, true, nil
 }
 
 // startupEnv is the environment a command reads its settings from: `lock
@@ -86,6 +87,13 @@ func (c *cli) earlyLogger(s settings.Settings, args []string) *slog.Logger {
 		}
 	}
 	return newLogger(c.stderr, early)
+}
+
+// usageError reports a bad command line as every other bad input: one
+// event naming it, with the fix; exit 2.
+func (c *cli) usageError(problem, fix string) int {
+	logConfigError(c.earlyLogger(settings.Read(c.env), nil), &settings.ConfigError{Setting: "command line", Problem: problem, Fix: fix})
+	return exitcode.Config
 }
 
 // reportProblems is the one way a bad input reaches the user: one event
@@ -134,7 +142,7 @@ func (c *cli) parseCommandFlags(fs *flag.FlagSet, cmd command, args []string) (c
 	}
 	if errors.Is(err, flag.ErrHelp) {
 		commandHelp(c.stderr, fs, cmd)
-		return startup.ExitOK, true
+		return exitcode.OK, true
 	}
 	setting := "command line"
 	f := flagName(err)
@@ -146,7 +154,7 @@ func (c *cli) parseCommandFlags(fs *flag.FlagSet, cmd command, args []string) (c
 		problem = "is not a flag of connect-init " + cmdPath(cmd) + " (" + problem + ")"
 	}
 	reportProblems(c.earlyLogger(settings.Settings{}, append(c.envLogFormat(), args...)), &settings.ConfigError{Setting: setting, Problem: problem, Fix: "see connect-init " + cmdPath(cmd) + " -h"})
-	return startup.ExitConfig, true
+	return exitcode.Config, true
 }
 
 // envLogFormat is --log-format=json when the environment asks for JSON

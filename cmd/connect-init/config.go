@@ -10,6 +10,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/connect-init/connect-init/exitcode"
 	"github.com/connect-init/connect-init/settings"
 	"github.com/connect-init/connect-init/startup"
 	"github.com/connect-init/connect-init/workerconfig"
@@ -181,16 +182,16 @@ func (c *cli) showConfig(s settings.Settings, log *slog.Logger, asJSON bool, pro
 		enc.SetIndent("", "  ")
 		if werr := enc.Encode(doc); werr != nil {
 			log.Error("write the configuration", "error", werr.Error())
-			return startup.ExitGate
+			return exitcode.Failed
 		}
 	} else {
 		writeConfigText(stdout, doc)
 	}
 	if err != nil {
 		reportProblems(log, err)
-		return startup.ExitConfig
+		return exitcode.Config
 	}
-	return startup.ExitOK
+	return exitcode.OK
 }
 
 func buildConfigDoc(env []string, s settings.Settings, cfg *settings.Config, err error) configDoc {

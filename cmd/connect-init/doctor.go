@@ -10,6 +10,7 @@ import (
 
 	diag "github.com/connect-init/connect-init/doctor"
 	"github.com/connect-init/connect-init/entrypoint"
+	"github.com/connect-init/connect-init/exitcode"
 	"github.com/connect-init/connect-init/settings"
 	"github.com/connect-init/connect-init/startup"
 )
@@ -63,9 +64,9 @@ func (c *cli) doctorBadSettings(s settings.Settings, args []string, asJSON bool,
 	if asJSON {
 		enc := json.NewEncoder(c.stdout)
 		enc.SetIndent("", "  ")
-		_ = enc.Encode(doctorErrorsDoc{SchemaVersion: diag.SchemaVersion, Version: version, ExitCode: startup.ExitConfig, Errors: errorEntries(problems)})
+		_ = enc.Encode(doctorErrorsDoc{SchemaVersion: diag.SchemaVersion, Version: version, ExitCode: exitcode.Config, Errors: errorEntries(problems)})
 	}
-	return startup.ExitConfig
+	return exitcode.Config
 }
 
 // doctor reads the settings like run, takes one look at the cluster and the
@@ -91,7 +92,7 @@ func (c *cli) doctor(ctx context.Context, s settings.Settings, log *slog.Logger,
 	}
 	if err != nil {
 		log.Error("cannot write the report", "error", err.Error())
-		return startup.ExitGate
+		return exitcode.Failed
 	}
 	if se, ok := entrypoint.Interrupted(ctx); ok {
 		return se.ExitCode()
@@ -109,15 +110,15 @@ func (c *cli) doctorWatch(ctx context.Context, s settings.Settings, log *slog.Lo
 	switch {
 	case !watch:
 		logConfigError(log, &settings.ConfigError{Setting: "--interval", Problem: "is given without --watch", Fix: "add --watch, or drop --interval"})
-		return startup.ExitConfig
+		return exitcode.Config
 	case interval < time.Second:
 		logConfigError(log, &settings.ConfigError{Setting: "--interval", Problem: fmt.Sprintf("is %s, below 1s", interval), Fix: "use e.g. --interval=5s"})
-		return startup.ExitConfig
+		return exitcode.Config
 	}
 	cfg, clients, err := startup.LoadConfig(c.options, c.env, s, log)
 	if err != nil {
 		logConfigError(log, err)
-		return startup.ExitConfig
+		return exitcode.Config
 	}
 	defer clients.Close()
 	look := func(ctx context.Context) *diag.Document {
@@ -141,10 +142,10 @@ func (c *cli) doctorWatch(ctx context.Context, s settings.Settings, log *slog.Lo
 	}
 	if err := diag.Watch(ctx, interval, c.clock, look, emit); err != nil {
 		log.Error("cannot write the report", "error", err.Error())
-		return startup.ExitGate
+		return exitcode.Failed
 	}
 	if se, ok := entrypoint.Interrupted(ctx); ok {
 		return se.ExitCode()
 	}
-	return startup.ExitOK
+	return exitcode.OK
 }

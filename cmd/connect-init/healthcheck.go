@@ -5,9 +5,9 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/connect-init/connect-init/exitcode"
 	"github.com/connect-init/connect-init/gate/peers"
 	"github.com/connect-init/connect-init/settings"
-	"github.com/connect-init/connect-init/startup"
 )
 
 // healthcheckTimeout bounds `connect-init healthcheck` as a whole. A worker
@@ -26,7 +26,7 @@ func (c *cli) healthcheckCommand(ctx context.Context, args []string) int {
 	}
 	if fs.NArg() > 0 {
 		reportProblems(c.earlyLogger(s, args), &settings.ConfigError{Setting: "command line", Problem: fmt.Sprintf("healthcheck takes no arguments (got %q)", fs.Args()), Fix: "see connect-init healthcheck -h"})
-		return startup.ExitConfig
+		return exitcode.Config
 	}
 	return c.healthcheck(ctx, s)
 }
@@ -36,7 +36,6 @@ func (c *cli) healthcheckCommand(ctx context.Context, args []string) int {
 // 2 when the worker settings are unusable. It prints exactly one line: why
 // the worker is (not) healthy, which is what `docker inspect` shows.
 func (c *cli) healthcheck(ctx context.Context, s settings.Settings) int {
-	stdout, stderr := c.stdout, c.stderr
 	timeout := healthcheckTimeout
 	if s.Timeout > 0 && s.Timeout < timeout {
 		timeout = s.Timeout
@@ -45,22 +44,26 @@ func (c *cli) healthcheck(ctx context.Context, s settings.Settings) int {
 	// settings step): on Debezium's image REST_PORT, not CONNECT_REST_PORT,
 	// is the port.
 	cfg, err := c.options.Load(c.env, s)
-	if err != nil {
-		fmt.Fprintln(stderr, "connect-init healthcheck: bad configuration:", err)
-		return startup.ExitConfig
+	if err == nil {
+		var h *peers.Health
+		if h, err = peers.LocalHealth(cfg.Worker, cfg.AdvertisedURL, cfg.RESTClientTLS, timeout); err == nil {
+			return c.check(ctx, h, timeout)
+		}
 	}
-	h, err := peers.LocalHealth(cfg.Worker, cfg.AdvertisedURL, cfg.RESTClientTLS, timeout)
-	if err != nil {
-		fmt.Fprintln(stderr, "connect-init healthcheck: bad configuration:", err)
-		return startup.ExitConfig
-	}
+	logConfigError(c.earlyLogger(s, nil), err)
+	return exitcode.Config
+}
+
+// check is one look at the local worker's health, bounded by timeout.
+func (c *cli) check(ctx context.Context, h *peers.Health, timeout time.Duration) int {
+	stdout, stderr := c.stdout, c.stderr
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	r := h.Check(ctx)
 	if !r.Ready {
 		fmt.Fprintln(stderr, "not healthy:", r.Reason)
-		return startup.ExitGate
+		return exitcode.Failed
 	}
 	fmt.Fprintln(stdout, "healthy:", r.Reason)
-	return startup.ExitOK
+	return exitcode.OK
 }

@@ -8,8 +8,8 @@ import (
 	"io"
 	"log/slog"
 
+	"github.com/connect-init/connect-init/exitcode"
 	"github.com/connect-init/connect-init/gate"
-	"github.com/connect-init/connect-init/internal/clock"
 	"github.com/connect-init/connect-init/kafka"
 	"github.com/connect-init/connect-init/settings"
 	"github.com/connect-init/connect-init/startup"
@@ -30,11 +30,10 @@ var errWorkerGone = errors.New("the worker exited (stdin closed)")
 func (c *cli) lockCommand(ctx context.Context, args []string) int {
 	if len(args) == 1 && (args[0] == "-h" || args[0] == "--help") {
 		fmt.Fprintln(c.stderr, "usage of connect-init lock: connect-init lock acquire [--watch-stdin] [flags]: the in-worker startup lock, run by the worker's config provider (connect-init lock acquire -h lists its flags)")
-		return startup.ExitOK
+		return exitcode.OK
 	}
 	if len(args) == 0 || args[0] != "acquire" {
-		fmt.Fprintln(c.stderr, "connect-init: usage: connect-init lock acquire [--watch-stdin] [flags]: the in-worker startup lock, run by the worker's config provider")
-		return startup.ExitConfig
+		return c.usageError(fmt.Sprintf("lock takes the subcommand acquire (got %q)", args), "run connect-init lock acquire [--watch-stdin] [flags]: the in-worker startup lock, run by the worker's config provider")
 	}
 	var watch bool
 	spec := command{name: settings.LockAcquire, usage: "lock acquire [--watch-stdin] [flags]", flags: func(fs *flag.FlagSet) {
@@ -46,7 +45,7 @@ func (c *cli) lockCommand(ctx context.Context, args []string) int {
 	}
 	if fs.NArg() > 0 {
 		reportProblems(c.earlyLogger(s, args), &settings.ConfigError{Setting: "command line", Problem: fmt.Sprintf("lock acquire takes no arguments (got %q)", fs.Args()), Fix: "see connect-init lock acquire -h"})
-		return startup.ExitConfig
+		return exitcode.Config
 	}
 	log := c.logger(s)
 	if watch {
@@ -58,11 +57,11 @@ func (c *cli) lockCommand(ctx context.Context, args []string) int {
 	cfg, clients, err := startup.LoadConfig(c.options, env, s, log)
 	if err != nil {
 		logConfigError(log, err)
-		return startup.ExitConfig
+		return exitcode.Config
 	}
 	defer clients.Close()
 	log.Info("waiting in the worker for its turn to join the group", "group", cfg.GroupID, "topic", s.LockTopic)
-	return acquireInWorker(ctx, cfg, clients, log)
+	return c.acquireInWorker(ctx, cfg, clients, log)
 }
 
 // withdrawOnStdinEnd is --watch-stdin: the context it returns ends with
@@ -79,8 +78,8 @@ func (c *cli) withdrawOnStdinEnd(ctx context.Context) (context.Context, context.
 // acquireInWorker is lock acquire's work once the settings are loaded:
 // reach the brokers, take the startup lock, check the peers again, and
 // exit 0 when the worker may join its group.
-func acquireInWorker(ctx context.Context, cfg *settings.Config, clients *kafka.Clients, log *slog.Logger) int {
-	if err := connectForLock(ctx, cfg, clients, log); err != nil {
+func (c *cli) acquireInWorker(ctx context.Context, cfg *settings.Config, clients *kafka.Clients, log *slog.Logger) int {
+	if err := c.connectForLock(ctx, cfg, clients, log); err != nil {
 		return lockFailed(ctx, log, err)
 	}
 	queued, err := startup.TakeLock(ctx, cfg, clients, log)
@@ -91,16 +90,16 @@ func acquireInWorker(ctx context.Context, cfg *settings.Config, clients *kafka.C
 		return lockFailed(ctx, log, err)
 	}
 	log.Info("the worker joins its group now")
-	return startup.ExitOK
+	return exitcode.OK
 }
 
-// connectForLock waits, within the gates' timeout, until the brokers answer
-// and opens the clients the lock uses.
-func connectForLock(ctx context.Context, cfg *settings.Config, clients *kafka.Clients, log *slog.Logger) error {
+// connectForLock waits, within the gates' timeout and on the command's
+// clock, until the brokers answer and opens the clients the lock uses.
+func (c *cli) connectForLock(ctx context.Context, cfg *settings.Config, clients *kafka.Clients, log *slog.Logger) error {
 	ctx, cancel := context.WithTimeout(ctx, cfg.Settings.Timeout)
 	defer cancel()
 	bg := &gate.BrokerGate{Config: clients.MemberConfig, Bootstrap: cfg.BootstrapServers, Expected: cfg.ExpectedBrokers,
-		Topics: cfg.TopicNames(), Log: log, Clock: clock.System{}}
+		Topics: cfg.TopicNames(), Log: log, Clock: c.clock}
 	if _, err := bg.Wait(ctx); err != nil {
 		return err
 	}
@@ -113,7 +112,7 @@ func connectForLock(ctx context.Context, cfg *settings.Config, clients *kafka.Cl
 func lockFailed(ctx context.Context, log *slog.Logger, err error) int {
 	if errors.Is(context.Cause(ctx), errWorkerGone) {
 		log.Warn("the worker exited while it waited for the startup lock: request withdrawn")
-		return startup.ExitGate
+		return exitcode.Failed
 	}
 	return startup.Failed(ctx, log, step.Lock, err)
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/IBM/sarama"
 
 	"github.com/connect-init/connect-init/entrypoint"
+	"github.com/connect-init/connect-init/exitcode"
 	"github.com/connect-init/connect-init/gate"
 	"github.com/connect-init/connect-init/kafka"
 	"github.com/connect-init/connect-init/repair"
@@ -56,14 +57,14 @@ func (c *cli) repairCommand(ctx context.Context, args []string) int {
 	}
 	if problems != nil {
 		reportProblems(c.earlyLogger(s, args), problems)
-		return startup.ExitConfig
+		return exitcode.Config
 	}
 	log := c.logger(s)
 
 	cfg, clients, err := startup.LoadConfig(c.options, env, s, log)
 	if err != nil {
 		logConfigError(log, err)
-		return startup.ExitConfig
+		return exitcode.Config
 	}
 	defer clients.Close()
 	rctx, cancel := context.WithTimeout(ctx, s.Timeout)
@@ -131,7 +132,7 @@ func runRepair(ctx context.Context, cfg *settings.Config, clients *kafka.Clients
 	client, err := sarama.NewClient(cfg.BootstrapServers, clients.AdminConfig)
 	if err != nil {
 		log.Error("cannot connect to the cluster", "error", kafka.ExplainConnError(err), "bootstrap", strings.Join(cfg.BootstrapServers, ","))
-		return startup.ExitGate
+		return exitcode.Failed
 	}
 	defer client.Close()
 	// A client without full metadata learns the controller only from a
@@ -139,22 +140,22 @@ func runRepair(ctx context.Context, cfg *settings.Config, clients *kafka.Clients
 	seed := append([]string{consumerOffsets}, cfg.TopicNames()...)
 	if err := client.RefreshMetadata(seed...); err != nil && !errors.Is(err, sarama.ErrUnknownTopicOrPartition) && !errors.Is(err, sarama.ErrLeaderNotAvailable) {
 		log.Error("cannot read the cluster's metadata", "error", kafka.ExplainConnError(err), "bootstrap", strings.Join(cfg.BootstrapServers, ","))
-		return startup.ExitGate
+		return exitcode.Failed
 	}
 	brokers, ok := brokersForRepair(ctx, cfg, clients, log, stdout)
 	if !ok {
-		return startup.ExitGate
+		return exitcode.Failed
 	}
 	cluster, err := repair.NewSaramaCluster(client)
 	if err != nil {
 		log.Error("cannot connect to the cluster", "error", err.Error())
-		return startup.ExitGate
+		return exitcode.Failed
 	}
 	defer cluster.Close()
 	reqs, err := repairTargets(ctx, cfg, cluster, rf, brokers)
 	if err != nil {
 		log.Error("cannot plan the repair", "error", kafka.ExplainConnError(err))
-		return startup.ExitGate
+		return exitcode.Failed
 	}
 	short := shortTargets(reqs, rf)
 	x := &repair.Executor{Cluster: cluster, Log: log}
@@ -164,7 +165,7 @@ func runRepair(ctx context.Context, cfg *settings.Config, clients *kafka.Clients
 	if rf.execute && len(short) > 0 && err == nil && (!res.Plan.Empty() || len(res.Plan.Blocked) > 0) {
 		log.Error("refusing to repair", "error", "the plan aims below the default replication factor: "+strings.Join(short, "; "),
 			"fix", "start the missing brokers and run repair again, or ask for the lower factor explicitly with --replication-factor")
-		return startup.ExitGate
+		return exitcode.Failed
 	}
 	return repairOutcome(log, res, err)
 }
@@ -174,7 +175,7 @@ func runRepair(ctx context.Context, cfg *settings.Config, clients *kafka.Clients
 func repairOutcome(log *slog.Logger, res repair.Result, err error) int {
 	switch {
 	case err == nil:
-		return startup.ExitOK
+		return exitcode.OK
 	case repair.IsForeign(err):
 		log.Error("refusing to repair", "error", err.Error(), "fix", "let the running reassignment finish or cancel it, then run repair again")
 	case repair.IsTooFewBrokers(err):
@@ -184,7 +185,7 @@ func repairOutcome(log *slog.Logger, res repair.Result, err error) int {
 	default:
 		log.Error("repair did not start", "error", kafka.ExplainConnError(err), "fix", "nothing was reassigned; fix the cause above and run connect-init repair again")
 	}
-	return startup.ExitGate
+	return exitcode.Failed
 }
 
 // brokersForRepair probes every registered broker (the brokers gate's

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/connect-init/connect-init/apply"
+	"github.com/connect-init/connect-init/exitcode"
 	"github.com/connect-init/connect-init/settings"
 	"github.com/connect-init/connect-init/startup"
 	"github.com/connect-init/connect-init/step"
@@ -42,7 +43,7 @@ func (c *cli) run(ctx context.Context, args []string) int {
 		return c.versionCommand(args)
 	case "help", "-h", "--help":
 		usage(c.stdout)
-		return startup.ExitOK
+		return exitcode.OK
 	case "lock":
 		return c.lockCommand(ctx, args)
 	case "apply":
@@ -58,8 +59,7 @@ func (c *cli) run(ctx context.Context, args []string) int {
 	case "config":
 		return c.configCommand(args)
 	}
-	fmt.Fprintf(c.stderr, "connect-init: unknown command %q; run 'connect-init help' for the commands\n", cmd)
-	return startup.ExitConfig
+	return c.usageError(fmt.Sprintf("unknown command %q", cmd), "run 'connect-init help' for the commands")
 }
 
 // versionCommand is `connect-init version` (and `connect-init --version`).
@@ -67,13 +67,12 @@ func (c *cli) versionCommand(args []string) int {
 	switch {
 	case len(args) == 1 && (args[0] == "-h" || args[0] == "--help"):
 		fmt.Fprintln(c.stderr, "usage of connect-init version: print the version (no flags)")
-		return startup.ExitOK
+		return exitcode.OK
 	case len(args) > 0:
-		fmt.Fprintf(c.stderr, "connect-init: version takes no flags or arguments (got %q); run 'connect-init version'\n", args)
-		return startup.ExitConfig
+		return c.usageError(fmt.Sprintf("version takes no flags or arguments (got %q)", args), "run 'connect-init version'")
 	}
 	fmt.Fprintln(c.stdout, "connect-init", version)
-	return startup.ExitOK
+	return exitcode.OK
 }
 
 // startupCommand is run and prepare: the start-up pipeline, with the exec
@@ -91,13 +90,13 @@ func (c *cli) startupCommand(ctx context.Context, cmd string, args []string) int
 	problems = c.withWorkerProblems(s, c.withConnectorsDir(s, problems))
 	if problems != nil {
 		reportProblems(c.earlyLogger(s, args), problems)
-		return startup.ExitConfig
+		return exitcode.Config
 	}
 	log := c.logger(s)
 	if cmd == "prepare" {
 		if len(fs.Args()) > 0 {
 			logConfigError(log, &settings.ConfigError{Setting: "command line", Problem: fmt.Sprintf("prepare takes no command (got %q)", fs.Args()), Fix: "see connect-init prepare -h"})
-			return startup.ExitConfig
+			return exitcode.Config
 		}
 		return c.startup(ctx, nil, s, log, false)
 	}
