@@ -15,22 +15,42 @@ import (
 	"github.com/connect-init/connect-init/step"
 )
 
-// subcommands lists every subcommand with its one-line description; help
-// prints it and the examples test checks deployment files against it.
-var subcommands = []struct{ name, summary string }{
-	{"run", "run every gate, take the startup lock, then exec the worker (default)"},
-	{"prepare", "run the cluster gates once and exit: for an init task or a Compose dependency"},
-	{"doctor", "explain the state of the Kafka cluster and the worker group"},
-	{"config", "print the worker configuration as the worker will see it, with where each value comes from"},
-	{"healthcheck", "exit 0 when the local worker has joined its group and serves requests"},
-	{"apply", "create, update (and with --prune delete) connectors from a directory of definitions, then wait until they run"},
-	{"repair", "raise the replication factor of __consumer_offsets and Connect's topics online (a single-replica __consumer_offsets); --execute to carry it out"},
-	{"lock", "lock acquire: wait in the worker for its turn to join (run by the worker's config provider)"},
-	{"version", "print the version"},
-	{"help", "print this help"},
+// subcommand is one command of connect-init: a small value with its name,
+// its one-line summary and how it runs. Each command builds its own flag
+// set from the settings table and shares the bootstrap (bootstrap.go).
+type subcommand struct {
+	name, summary string
+	run           func(c *cli, ctx context.Context, args []string) int
 }
 
-// run is the whole program: main only wires the process to it.
+// subcommands is every command, in help's order: help prints the
+// summaries, run dispatches on the names, and the examples test checks
+// deployment files against them.
+func subcommands() []subcommand {
+	return []subcommand{
+		{"run", "run every gate, take the startup lock, then exec the worker (default)",
+			func(c *cli, ctx context.Context, args []string) int { return c.startupCommand(ctx, "run", args) }},
+		{"prepare", "run the cluster gates once and exit: for an init task or a Compose dependency",
+			func(c *cli, ctx context.Context, args []string) int { return c.startupCommand(ctx, "prepare", args) }},
+		{"doctor", "explain the state of the Kafka cluster and the worker group", (*cli).doctorCommand},
+		{"config", "print the worker configuration as the worker will see it, with where each value comes from",
+			func(c *cli, _ context.Context, args []string) int { return c.configCommand(args) }},
+		{"healthcheck", "exit 0 when the local worker has joined its group and serves requests", (*cli).healthcheckCommand},
+		{"apply", "create, update (and with --prune delete) connectors from a directory of definitions, then wait until they run", (*cli).applyCommand},
+		{"repair", "raise the replication factor of __consumer_offsets and Connect's topics online (a single-replica __consumer_offsets); --execute to carry it out", (*cli).repairCommand},
+		{"lock", "lock acquire: wait in the worker for its turn to join (run by the worker's config provider)", (*cli).lockCommand},
+		{"version", "print the version",
+			func(c *cli, _ context.Context, args []string) int { return c.versionCommand(args) }},
+		{"help", "print this help", func(c *cli, _ context.Context, _ []string) int {
+			usage(c.stdout)
+			return exitcode.OK
+		}},
+	}
+}
+
+// run is the whole program: main only wires the process to it. Without a
+// command it is run (`connect-init -- CMD`, `connect-init -h`), except
+// `connect-init --version`.
 func (c *cli) run(ctx context.Context, args []string) int {
 	cmd := "run"
 	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
@@ -38,26 +58,10 @@ func (c *cli) run(ctx context.Context, args []string) int {
 	} else if len(args) > 0 && (args[0] == "--version" || args[0] == "-version") {
 		cmd, args = "version", args[1:]
 	}
-	switch cmd {
-	case "version":
-		return c.versionCommand(args)
-	case "help", "-h", "--help":
-		usage(c.stdout)
-		return exitcode.OK
-	case "lock":
-		return c.lockCommand(ctx, args)
-	case "apply":
-		return c.applyCommand(ctx, args)
-	case "repair":
-		return c.repairCommand(ctx, args)
-	case "run", "prepare":
-		return c.startupCommand(ctx, cmd, args)
-	case "doctor":
-		return c.doctorCommand(ctx, args)
-	case "healthcheck":
-		return c.healthcheckCommand(ctx, args)
-	case "config":
-		return c.configCommand(args)
+	for _, sc := range subcommands() {
+		if sc.name == cmd {
+			return sc.run(c, ctx, args)
+		}
 	}
 	return c.usageError(fmt.Sprintf("unknown command %q", cmd), "run 'connect-init help' for the commands")
 }
@@ -133,7 +137,7 @@ func (c *cli) startup(ctx context.Context, argv []string, s settings.Settings, l
 func usage(w io.Writer) {
 	fmt.Fprintln(w, "usage: connect-init [command] [flags] [-- worker command...]")
 	fmt.Fprintln(w, "commands:")
-	for _, c := range subcommands {
+	for _, c := range subcommands() {
 		fmt.Fprintf(w, "  %-12s %s\n", c.name, c.summary)
 	}
 	fmt.Fprintln(w, "settings come from CONNECT_INIT_* variables or the matching flags (connect-init <command> -h lists a command's; connect-init config shows them all); worker settings from CONNECT_* variables and --worker-config")
