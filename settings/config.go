@@ -146,10 +146,19 @@ func (o Options) inspect(environ []string, s Settings) (*Config, error) {
 		c.Notes = []string{fmt.Sprintf("%d CONNECT_* variables are not worker settings on the %s image (e.g. Kubernetes service links); ignored", len(l.Ignored), c.Flavour)}
 	}
 
+	// Every missing required setting at once: one run names them all.
+	var missing Problems
 	for _, key := range requiredWorkerProps {
 		if c.Worker.Get(key, "") == "" {
-			return c, &ConfigError{Setting: c.setting(key), Problem: c.missingProblem(key), Fix: c.setFix()}
+			missing = append(missing, &ConfigError{Setting: c.setting(key), Problem: c.missingProblem(key), Fix: c.setFix()})
 		}
+	}
+	switch len(missing) {
+	case 0:
+	case 1:
+		return c, missing[0]
+	default:
+		return c, missing
 	}
 	c.GroupID = c.Worker.Get("group.id", "")
 	if err := c.bootstrapServers(); err != nil {
@@ -182,26 +191,27 @@ func (c *Config) suggestTypo(err error) error {
 	for _, key := range requiredWorkerProps {
 		required[c.setting(key)] = true
 	}
-	var ce *ConfigError
-	var we *workerconfig.Error
-	var setting *string
-	var fix *string
-	switch {
-	case errors.As(err, &ce):
-		setting, fix = &ce.Setting, &ce.Fix
-	case errors.As(err, &we):
-		setting, fix = &we.Setting, &we.Fix
-	default:
-		return err
-	}
-	if !required[*setting] {
-		return err
-	}
-	if typo, ok := SimilarVariable(c.Environ, *setting, func(k string) bool { return required[k] }); ok {
-		if *fix != "" {
-			*fix = typoFix(typo, *setting) + "; or " + *fix
-		} else {
-			*fix = typoFix(typo, *setting)
+	for _, p := range Each(err) {
+		var ce *ConfigError
+		var we *workerconfig.Error
+		var setting, fix *string
+		switch {
+		case errors.As(p, &ce):
+			setting, fix = &ce.Setting, &ce.Fix
+		case errors.As(p, &we):
+			setting, fix = &we.Setting, &we.Fix
+		default:
+			continue
+		}
+		if !required[*setting] {
+			continue
+		}
+		if typo, ok := SimilarVariable(c.Environ, *setting, func(k string) bool { return required[k] }); ok {
+			if *fix != "" {
+				*fix = typoFix(typo, *setting) + "; or " + *fix
+			} else {
+				*fix = typoFix(typo, *setting)
+			}
 		}
 	}
 	return err

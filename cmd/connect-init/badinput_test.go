@@ -184,7 +184,7 @@ func badWorkerInputs() []badInput {
 		{name: "debezium bad group topic name", image: "debezium", env: []string{"BOOTSTRAP_SERVERS=@bootstrap", "CONFIG_STORAGE_TOPIC=c", "OFFSET_STORAGE_TOPIC=o o", "HOST_NAME=h"}, named: "OFFSET_STORAGE_TOPIC"},
 		{name: "debezium at sign", image: "debezium", env: []string{"BOOTSTRAP_SERVERS=@bootstrap", "CONFIG_STORAGE_TOPIC=c", "OFFSET_STORAGE_TOPIC=o", "HOST_NAME=h", "GROUP_ID=team@example"}, named: "GROUP_ID"},
 		{name: "apache without worker file", image: "apache", named: "CONNECT_INIT_WORKER_CONFIG"},
-		{name: "apache file missing group", image: "apache", file: "bootstrap.servers=@bootstrap\nconfig.storage.topic=c\noffset.storage.topic=o\nstatus.storage.topic=s\n", named: "(group.id)"},
+		{name: "apache file missing group", image: "apache", file: "bootstrap.servers=@bootstrap\nconfig.storage.topic=c\noffset.storage.topic=o\nstatus.storage.topic=s\nkey.converter=x\nvalue.converter=x\n", named: "(group.id)"},
 		{name: "properties file bad replication factor", env: []string{"CONNECT_INIT_IMAGE=properties"},
 			file: "bootstrap.servers=@bootstrap\ngroup.id=g\nconfig.storage.topic=c\noffset.storage.topic=o\nstatus.storage.topic=s\nkey.converter=x\nvalue.converter=x\n# rf\nconfig.storage.replication.factor=three\n", named: ".properties:9"},
 		{name: "properties file bad escape", env: []string{"CONNECT_INIT_IMAGE=properties"}, file: "group.id=\\u00zz\n", named: "CONNECT_INIT_WORKER_CONFIG"},

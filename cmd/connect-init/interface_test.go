@@ -238,3 +238,26 @@ func TestConnectorsDirIsASetting(t *testing.T) {
 		t.Errorf("a bad connectors directory opened %d connections", n)
 	}
 }
+
+// TestEveryMissingWorkerSettingInOneRun: with connect-init's own settings
+// good, two missing required worker settings are two events, before any
+// connection.
+func TestEveryMissingWorkerSettingInOneRun(t *testing.T) {
+	env, conns := interfaceEnv(t)
+	var bad []string
+	for _, kv := range env {
+		if !strings.HasPrefix(kv, "CONNECT_GROUP_ID=") && !strings.HasPrefix(kv, "CONNECT_CONFIG_STORAGE_TOPIC=") {
+			bad = append(bad, kv)
+		}
+	}
+	for _, args := range [][]string{{"run", "--", "true"}, {"prepare"}, {"doctor"}, {"config"}} {
+		code, _, stderr := runIn(t, bad, args...)
+		ev := errorEvents(stderr)
+		if code != startup.ExitConfig || len(ev) != 2 || !strings.Contains(ev[0], "setting=CONNECT_GROUP_ID ") || !strings.Contains(ev[1], "setting=CONNECT_CONFIG_STORAGE_TOPIC ") {
+			t.Errorf("%q: exit %d with %d events, want 2 naming CONNECT_GROUP_ID and CONNECT_CONFIG_STORAGE_TOPIC:\n%s", args, code, len(ev), stderr)
+		}
+	}
+	if n := conns(); n != 0 {
+		t.Errorf("missing worker settings opened %d connections", n)
+	}
+}

@@ -97,6 +97,12 @@ func (c *cli) startupCommand(ctx context.Context, cmd string, args []string) int
 		return exitcode.Config
 	}
 	log := c.logger(s)
+	// The worker's settings, every problem at once (the pipeline's
+	// settings step reads them again, and reports one error at a time).
+	if _, err := c.options.Inspect(c.env, s); len(settings.Each(err)) > 1 {
+		reportProblems(log, err)
+		return exitcode.Config
+	}
 	if cmd == "prepare" {
 		if len(fs.Args()) > 0 {
 			logConfigError(log, &settings.ConfigError{Setting: "command line", Problem: fmt.Sprintf("prepare takes no command (got %q)", fs.Args()), Fix: "see connect-init prepare -h"})
