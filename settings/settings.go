@@ -135,7 +135,7 @@ func LoadSettings(environ []string) (Settings, error) {
 // that is no setting) is kept for Validate to report with the rest, so
 // that a command can still bind its flags and show what it could read. A
 // variable that is set but empty counts as unset; when a name occurs twice
-// the last one counts, as for the image and the JVM.
+// its last non-empty value counts.
 func Read(environ []string) Settings {
 	s := Settings{set: map[string]bool{}, Flags: map[string]string{}}
 	for _, r := range Table {
@@ -145,25 +145,35 @@ func Read(environ []string) Settings {
 			}
 		}
 	}
-	bad := map[string]*ConfigError{}
-	var unknown []string
+	// The last non-empty value of each name counts (an empty one is unset).
+	var names []string
+	last := map[string]string{}
 	for _, kv := range environ {
 		k, v, _ := strings.Cut(kv, "=")
 		if !strings.HasPrefix(k, workerconfig.OwnEnvPrefix) {
 			continue
 		}
+		if _, seen := last[k]; !seen {
+			names = append(names, k)
+			last[k] = ""
+		}
+		if strings.TrimSpace(v) != "" {
+			last[k] = v
+		}
+	}
+	bad := map[string]*ConfigError{}
+	var unknown []string
+	for _, k := range names {
+		v := last[k]
 		r, ok := Find(k)
-		if !ok {
-			if bad[k] == nil {
-				unknown = append(unknown, k)
-				bad[k] = unknownSetting(k)
-			}
+		switch {
+		case !ok:
+			unknown = append(unknown, k)
+			bad[k] = unknownSetting(k)
+			continue
+		case strings.TrimSpace(v) == "":
 			continue
 		}
-		if strings.TrimSpace(v) == "" {
-			continue
-		}
-		delete(bad, k)
 		s.set[k] = true
 		if err := r.Set(&s, v); err != nil {
 			ve := err.(*valueError)

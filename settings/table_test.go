@@ -144,3 +144,13 @@ func TestMissingWorkerVariableNamesTheTypo(t *testing.T) {
 		t.Errorf("two edits away: want no guess, got %v", err)
 	}
 }
+
+// TestLastValueCounts: a name given twice takes its last non-empty value
+// (as envconfig did): a bad first value is no problem then, and an empty
+// last one leaves the value before it.
+func TestLastValueCounts(t *testing.T) {
+	s, err := LoadSettings([]string{"CONNECT_INIT_LOCK_PERMITS=none", "CONNECT_INIT_LOCK_PERMITS=3", "CONNECT_INIT_LOCK_LEASE=5m", "CONNECT_INIT_LOCK_LEASE="})
+	if err != nil || s.LockPermits != 3 || s.LockLease.String() != "5m0s" {
+		t.Errorf("permits %d lease %s err %v; want 3, 5m0s, no error", s.LockPermits, s.LockLease, err)
+	}
+}
