@@ -79,6 +79,17 @@ func TestFlagsBelongToTheirCommand(t *testing.T) {
 			t.Errorf("%q: exit %d, want 0 with help:\n%s%s", args, code, stdout, stderr)
 		}
 	}
+	// Flags other parts pass on: run's apply child (startup/applychild.go),
+	// the docs' config example. -h last: exit 0 only if the rest parsed.
+	for _, args := range [][]string{
+		{"apply", "--wait-local", "--dir", t.TempDir(), "--timeout", "1m", "--log-format", "json", "--log-level", "info", "-h"},
+		{"config", "--lock-lease=5m", "-h"},
+		{"lock", "acquire", "--watch-stdin", "--timeout=1m", "--lock-topic=t", "--peers=a:8083", "--strict", "-h"},
+	} {
+		if code, stdout, stderr := runIn(t, env, args...); code != startup.ExitOK {
+			t.Errorf("%q: exit %d, want 0:\n%s%s", args, code, stdout, stderr)
+		}
+	}
 	if code, stdout, _ := runIn(t, env, "--version"); code != startup.ExitOK || stdout != "connect-init "+version+"\n" {
 		t.Errorf("--version: exit %d, %q", code, stdout)
 	}
