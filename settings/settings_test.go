@@ -60,7 +60,7 @@ func TestLoadSettingsErrorsNameTheVariable(t *testing.T) {
 	}
 }
 
-// The envconfig prefix and the worker-facing prefix are one name.
+// connect-init's prefix (EnvPrefix) and the one the worker settings skip are one name.
 func TestEnvPrefixIsOwnPrefix(t *testing.T) {
 	if EnvPrefix+"_" != workerconfig.OwnEnvPrefix {
 		t.Fatalf("EnvPrefix %q and workerconfig.OwnEnvPrefix %q disagree", EnvPrefix, workerconfig.OwnEnvPrefix)
