@@ -111,7 +111,7 @@ func TestParseHelp(t *testing.T) {
 func validSettings(t *testing.T) map[string]bool {
 	t.Helper()
 	names := map[string]bool{}
-	for _, r := range settings.Table {
+	for _, r := range settings.Table() {
 		names[r.Env] = true
 	}
 	if len(names) == 0 {

@@ -6,9 +6,9 @@ import (
 
 // DocsTableBegin and DocsTableEnd mark the tables of docs/settings.md
 // (MarkdownTable) and of README.md (CommonTable) that a test keeps equal to
-// Table.
+// table.
 const (
-	DocsTableBegin = "<!-- settings table: generated from settings.Table; go test ./settings -run TestDocsTable -update -->"
+	DocsTableBegin = "<!-- settings table: generated from settings.Table(); go test ./settings -run TestDocsTable -update -->"
 	DocsTableEnd   = "<!-- end of settings table -->"
 )
 
@@ -17,7 +17,7 @@ const (
 func CommonTable() string {
 	var b strings.Builder
 	b.WriteString("| Variable | Default | Meaning |\n|---|---|---|\n")
-	for _, r := range Table {
+	for _, r := range table {
 		if !r.Common {
 			continue
 		}
@@ -31,11 +31,11 @@ func CommonTable() string {
 }
 
 // MarkdownTable is the settings table of docs/settings.md, one line per
-// row of Table.
+// row of table.
 func MarkdownTable() string {
 	var b strings.Builder
 	b.WriteString("| Variable | Flag | Default | Commands | Meaning |\n|---|---|---|---|---|\n")
-	for _, r := range Table {
+	for _, r := range table {
 		def := r.ShownDefault()
 		if def == "" {
 			def = "none"

@@ -28,7 +28,7 @@ const EnvPrefix = "CONNECT_INIT"
 
 // Settings are connect-init's own settings, read from CONNECT_INIT_*
 // variables and overridden by command-line flags. Each field is one row of
-// Table, which names its variable, flag, default and check: a field
+// table, which names its variable, flag, default and check: a field
 // without a row is never read (TestEveryFieldHasARow).
 type Settings struct {
 	// Timeout bounds the steps before the startup lock together, and
@@ -138,7 +138,7 @@ func LoadSettings(environ []string) (Settings, error) {
 // its last non-empty value counts.
 func Read(environ []string) Settings {
 	s := Settings{set: map[string]bool{}, Flags: map[string]string{}}
-	for _, r := range Table {
+	for _, r := range table {
 		if r.Default != "" {
 			if err := r.Set(&s, r.Default); err != nil {
 				panic(fmt.Sprintf("settings table: %s default %q: %v", r.Env, r.Default, err))
@@ -183,7 +183,7 @@ func Read(environ []string) Settings {
 	for _, k := range unknown {
 		s.bad = append(s.bad, bad[k])
 	}
-	for _, r := range Table {
+	for _, r := range table {
 		if ce := bad[r.Env]; ce != nil {
 			s.bad = append(s.bad, ce)
 		}
@@ -260,7 +260,7 @@ func (s Settings) Validate() error {
 		out = append(out, ce)
 		skip[ce.Setting] = true
 	}
-	for _, r := range Table {
+	for _, r := range table {
 		if r.check == nil || skip[r.Env] {
 			continue
 		}

@@ -17,8 +17,8 @@ func unknownSetting(name string) *ConfigError {
 }
 
 func knownNames() []string {
-	names := make([]string, len(Table))
-	for i, r := range Table {
+	names := make([]string, len(table))
+	for i, r := range table {
 		names[i] = r.Env
 	}
 	return names

@@ -2,6 +2,7 @@ package settings
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -71,13 +72,13 @@ var (
 	loaders = []Command{Run, Prepare, Doctor, ShowConfig, Apply, Repair, LockAcquire}
 )
 
-// Table is connect-init's settings, one row each, in the order the docs
+// table is connect-init's settings, one row each, in the order the docs
 // and `connect-init config` list them. To add a setting: add its field to
 // Settings and one row here (the field accessor, the variable, the flag if
 // any, the default, the commands, one line of help, and a check if a
 // parsable value can still be wrong), then run `go test ./settings -run
 // TestDocsTable -update` to rewrite the table in docs/settings.md.
-var Table = []Setting{
+var table = []Setting{
 	{Env: "CONNECT_INIT_TIMEOUT", Common: true, Flag: "timeout", DocDefault: "`5m` (or `CONNECT_CUB_KAFKA_TIMEOUT` seconds)", Commands: all,
 		Help:  "bound on the steps before the startup lock together (brokers to plugins), and afresh on the peers step after it; the wait in the lock queue is not counted (at most about position × `CONNECT_INIT_LOCK_LEASE`)",
 		field: func(s *Settings) any { return &s.Timeout }, check: Settings.checkTimeout},
@@ -146,9 +147,13 @@ var Table = []Setting{
 		field: func(s *Settings) any { return &s.ApplyRestartBackoff }, check: Settings.checkApplyRestartBackoff},
 }
 
+// Table is the settings table, a copy: no caller can change the rows
+// every command reads.
+func Table() []Setting { return slices.Clone(table) }
+
 // Find returns the row of the variable env.
 func Find(env string) (Setting, bool) {
-	for _, r := range Table {
+	for _, r := range table {
 		if r.Env == env {
 			return r, true
 		}

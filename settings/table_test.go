@@ -50,7 +50,7 @@ func TestEveryFieldHasARow(t *testing.T) {
 	var s Settings
 	v := reflect.ValueOf(&s).Elem()
 	rows := map[uintptr][]string{}
-	for _, r := range Table {
+	for _, r := range table {
 		p := reflect.ValueOf(r.field(&s)).Pointer()
 		rows[p] = append(rows[p], r.Env)
 	}
@@ -64,7 +64,7 @@ func TestEveryFieldHasARow(t *testing.T) {
 		}
 	}
 	seen := map[string]bool{}
-	for _, r := range Table {
+	for _, r := range table {
 		if seen[r.Env] || seen["--"+r.Flag] {
 			t.Errorf("%s (--%s): a variable or flag is in the table twice", r.Env, r.Flag)
 		}

@@ -103,7 +103,7 @@ func reportProblems(log *slog.Logger, err error) { logConfigError(log, err) }
 // bindSettingFlags declares the flags the table gives cmd, each defaulting
 // to the value read from the environment, so that a flag wins.
 func bindSettingFlags(fs *flag.FlagSet, cmd settings.Command, s *settings.Settings) {
-	for _, r := range settings.Table {
+	for _, r := range settings.Table() {
 		if r.FlagFor(cmd) {
 			fs.Var(&settingFlag{row: r, s: s}, r.Flag, plainHelp(r.Help)+" ("+r.Env+")")
 		}
@@ -194,7 +194,7 @@ func commandHelp(w io.Writer, fs *flag.FlagSet, cmd command) {
 		fmt.Fprintf(w, "%s\n    \t%s\n", head, help)
 	})
 	var vars []settings.Setting
-	for _, r := range settings.Table {
+	for _, r := range settings.Table() {
 		if r.AppliesTo(cmd.name) && !r.FlagFor(cmd.name) {
 			vars = append(vars, r)
 		}

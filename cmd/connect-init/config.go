@@ -242,8 +242,8 @@ func ownSettings(env []string, s settings.Settings, problems error) []configEntr
 	for _, p := range settings.Each(problems) {
 		bad[problemSetting(p)] = true
 	}
-	out := make([]configEntry, 0, len(settings.Table))
-	for _, r := range settings.Table {
+	out := make([]configEntry, 0, len(settings.Table()))
+	for _, r := range settings.Table() {
 		e := configEntry{Key: r.Env, Value: r.Value(&s), Source: "default"}
 		switch {
 		case s.Flags[r.Env] != "":

@@ -113,7 +113,7 @@ func TestHelpComesFromTheTable(t *testing.T) {
 		{[]string{"lock", "acquire", "-h"}, settings.LockAcquire, []string{"-json", "-lock\n"}},
 	} {
 		_, _, help := runIn(t, nil, cmd.args...)
-		for _, r := range settings.Table {
+		for _, r := range settings.Table() {
 			switch {
 			case r.FlagFor(cmd.name) && !strings.Contains(help, "  -"+r.Flag+" ") && !strings.Contains(help, "  -"+r.Flag+"\n"):
 				t.Errorf("%q does not offer -%s:\n%s", cmd.args, r.Flag, help)
@@ -202,7 +202,7 @@ func TestJSONIsAlwaysOneDocument(t *testing.T) {
 				}
 			}
 			var want []string
-			for _, r := range settings.Table {
+			for _, r := range settings.Table() {
 				want = append(want, r.Env)
 			}
 			if strings.Join(keys, " ") != strings.Join(want, " ") {
