@@ -24,6 +24,7 @@ import (
 	"github.com/kelseyhightower/envconfig"
 
 	"github.com/connect-init/connect-init/connect/plugins"
+	"github.com/connect-init/connect-init/restclient"
 	"github.com/connect-init/connect-init/workerconfig"
 )
 
@@ -41,6 +42,11 @@ const EnvPrefix = "CONNECT_INIT"
 // unprefixed variable (TIMEOUT, LOCK, PEERS...), which a container may well
 // have for other reasons.
 type Settings struct {
+	// RESTAuth is the one set of credentials every call to a worker's REST
+	// API carries, read from CONNECT_INIT_REST_USERNAME, _PASSWORD and
+	// _TOKEN or their _FILE forms (readRESTAuth): not envconfig's, since
+	// each has two spellings and the secrets must never reach an error.
+	RESTAuth restclient.Auth `ignored:"true"`
 	// Timeout bounds all gates together. Unset: CONNECT_CUB_KAFKA_TIMEOUT
 	// seconds (Confluent's image), else 5m.
 	Timeout time.Duration `split_words:"true"`
@@ -188,7 +194,9 @@ func LoadSettings(environ []string) (Settings, error) {
 			s.Timeout = time.Duration(secs) * time.Second
 		}
 	}
-	return s, s.Validate()
+	auth, errs := readRESTAuth(environ)
+	s.RESTAuth = auth
+	return s, errors.Join(append(errs, s.Validate())...)
 }
 
 // expectedBrokersError refuses an expected broker count below 1: the

@@ -35,7 +35,7 @@ func (c *cli) healthcheck(ctx context.Context, s settings.Settings) int {
 		fmt.Fprintln(stderr, "connect-init healthcheck: bad configuration:", err)
 		return startup.ExitConfig
 	}
-	h, err := peers.LocalHealth(cfg.Worker, cfg.AdvertisedURL, cfg.RESTClientTLS, timeout)
+	h, err := peers.LocalHealth(cfg.Worker, cfg.AdvertisedURL, cfg.RESTClientTLS, cfg.Settings.RESTAuth, timeout)
 	if err != nil {
 		fmt.Fprintln(stderr, "connect-init healthcheck: bad configuration:", err)
 		return startup.ExitConfig
