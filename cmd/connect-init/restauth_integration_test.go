@@ -228,7 +228,7 @@ func TestRESTBasicAuth(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer watcher.Stop(10 * time.Second)
-		if err := watcher.WaitForLog(ctx, "watch: active"); err != nil {
+		if err := watcher.WaitForLog(ctx, "watching the connectors"); err != nil {
 			t.Fatalf("%v\n%s", err, tailString(watcher.Log(), 3000))
 		}
 		if code, body := restCall(t, http.MethodDelete, specs[0].RESTURL+"/connectors/"+name, &admin, nil, nil); code != http.StatusNoContent {

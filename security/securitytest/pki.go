@@ -40,7 +40,7 @@ type Identity struct {
 	Name string
 	Cert *x509.Certificate
 	Key  crypto.Signer
-	// CertChainPEM holds the certificate followed by the CA certificate.
+	// CertChainPEM is a file holding the certificate followed by the CA certificate.
 	CertChainPEM string
 	// KeyPEM holds the unencrypted PKCS#8 key ("-----BEGIN PRIVATE KEY-----").
 	KeyPEM string
@@ -476,7 +476,7 @@ func (p *PKI) ClientTLS(mutual bool) (*tls.Config, error) {
 	roots.AddCert(p.CA)
 	cfg := &tls.Config{RootCAs: roots, MinVersion: tls.VersionTLS12}
 	if mutual {
-		cert, err := tls.X509KeyPair([]byte(p.Client.CertChainPEM), []byte(p.Client.KeyPEM))
+		cert, err := tls.LoadX509KeyPair(p.Client.CertChainPEM, p.Client.KeyPEM)
 		if err != nil {
 			return nil, fmt.Errorf("securitytest: client key pair: %w", err)
 		}
