@@ -319,7 +319,7 @@ func collectPlugins(ctx context.Context, cfg *settings.Config, g *gate.GroupRepo
 			urls = append(urls, u)
 		}
 	}
-	peers, failed := gate.PluginPeers(ctx, &restclient.Client{TLS: cfg.RESTClientTLS}, urls)
+	peers, failed := gate.PluginPeers(ctx, &restclient.Client{TLS: cfg.RESTClientTLS, Auth: cfg.Settings.RESTAuth()}, urls)
 	pl.Members, pl.Unanswered = append(pl.Members, peers...), failed
 	pl.Local, pl.LocalSkipped = scanHere(ctx, cfg, log)
 	return pl

@@ -310,6 +310,10 @@ func (d *diag) plugins() {
 			"correct the file named, as connect-init apply would ask")
 	}
 	for _, u := range p.Unanswered {
+		if u.Refused {
+			d.add(IDRESTCredentialsRefused, checks.Error, u.URL, fmt.Sprintf("member %s refused connect-init's REST request: its plugins, and every REST check, need credentials", u.URL), u.Error, u.Fix)
+			continue
+		}
 		d.add(IDCheckFailed, checks.Warning, u.URL, fmt.Sprintf("member %s did not list its plugins: it is not judged, and counts for no other member", u.URL), u.Error,
 			"check that the worker's REST API answers GET /connector-plugins from here (listeners, rest.advertised.*, the REST TLS settings)")
 	}

@@ -17,4 +17,6 @@ const (
 	IDAdvertisedURLUnreachable  = "advertised-url-unreachable"
 	IDConfigTopicOpenTxn        = "config-topic-open-transaction"
 	IDCheckFailed               = "check-failed"
+	// REST API.
+	IDRESTCredentialsRefused = "rest-credentials-refused"
 )

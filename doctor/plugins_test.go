@@ -75,3 +75,21 @@ func TestDiagnosePluginsHere(t *testing.T) {
 		t.Error("the document lacks the plugins look")
 	}
 }
+
+// A member that answers 401 or 403 is not "did not answer": it is an
+// error finding of its own whose fix names the credential settings.
+func TestDiagnoseRESTRefused(t *testing.T) {
+	s := pluginsSnapshot(plugins.CheckFail)
+	s.Plugins.Unanswered = append(s.Plugins.Unanswered, gate.PluginPeerError{URL: "http://w5:8083/",
+		Error:   "GET /connector-plugins at http://w5:8083/ answered 401 Unauthorized: the worker's REST API requires credentials and none were given",
+		Refused: true, Fix: "set CONNECT_INIT_REST_USERNAME and CONNECT_INIT_REST_PASSWORD"})
+	var got []checks.Result
+	for _, f := range Diagnose(s) {
+		if f.ID == IDRESTCredentialsRefused {
+			got = append(got, f)
+		}
+	}
+	if len(got) != 1 || got[0].Subject != "http://w5:8083/" || got[0].Severity != checks.Error || !strings.Contains(got[0].Fix, "CONNECT_INIT_REST_USERNAME") {
+		t.Errorf("rest-credentials-refused: %+v", got)
+	}
+}

@@ -41,6 +41,10 @@ const DefaultPluginPeerTimeout = 5 * time.Second
 type PluginPeerError struct {
 	URL   string `json:"url"`
 	Error string `json:"error"`
+	// Refused is set when the member answered 401 or 403: it is up, and
+	// only other REST credentials let it be judged. Fix says which.
+	Refused bool   `json:"refused,omitempty"`
+	Fix     string `json:"fix,omitempty"`
 }
 
 // PluginPeers asks every member URL for GET /connector-plugins in parallel,
@@ -71,7 +75,12 @@ func PluginPeers(ctx context.Context, client *restclient.Client, urls []string) 
 	var failed []PluginPeerError
 	for i, u := range urls {
 		if errs[i] != nil {
-			failed = append(failed, PluginPeerError{URL: u, Error: errs[i].Error()})
+			pe := PluginPeerError{URL: u, Error: errs[i].Error()}
+			var ae *restclient.AuthError
+			if errors.As(errs[i], &ae) {
+				pe.Refused, pe.Fix = true, ae.Fix()
+			}
+			failed = append(failed, pe)
 			continue
 		}
 		peers = append(peers, plugins.Peer{Member: u, Plugins: lists[i]})
@@ -97,6 +106,11 @@ func connectorPlugins(ctx context.Context, client *restclient.Client, rawURL str
 			}
 		}
 		resp, err := client.GetLarge(ctx, t, ConnectorPluginsPath)
+		if err == nil {
+			if err := restclient.Refused("GET /"+ConnectorPluginsPath, t, resp, client.Auth); err != nil {
+				return nil, err // an answer: asking again changes nothing
+			}
+		}
 		switch {
 		case err != nil:
 			last = fmt.Errorf("GET /%s: %w", ConnectorPluginsPath, err)

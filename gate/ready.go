@@ -28,9 +28,10 @@ type WorkerReadiness struct {
 
 // NewWorkerReadiness builds the check with a short-retrying REST client
 // (the lock's poll calls it again soon anyway) that uses restTLS, the REST
-// client TLS settings of the worker, for https holders.
-func NewWorkerReadiness(admin sarama.ClusterAdmin, groupID string, restTLS *tls.Config) *WorkerReadiness {
-	return &WorkerReadiness{Admin: admin, GroupID: groupID, REST: &restclient.Client{TLS: restTLS, Timeout: 3 * time.Second, Retries: 1}}
+// client TLS settings of the worker, for https holders, and the REST
+// credentials.
+func NewWorkerReadiness(admin sarama.ClusterAdmin, groupID string, restTLS *tls.Config, auth restclient.Auth) *WorkerReadiness {
+	return &WorkerReadiness{Admin: admin, GroupID: groupID, REST: &restclient.Client{TLS: restTLS, Auth: auth, Timeout: 3 * time.Second, Retries: 1}}
 }
 
 // Ready reports whether the worker advertising url is ready, and why.

@@ -12,6 +12,8 @@ import (
 	"testing"
 
 	"github.com/IBM/sarama"
+
+	"github.com/connect-init/connect-init/restclient"
 )
 
 type noGroupAdmin struct{ sarama.ClusterAdmin }
@@ -42,14 +44,14 @@ func TestWorkerReadinessOverREST(t *testing.T) {
 	tlsCfg.RootCAs = pool
 
 	url := strings.Replace(srv.URL, "127.0.0.1", "%3A%3A1", 1) // unreachable form first: must fail, not panic
-	if ok, _, err := NewWorkerReadiness(noGroupAdmin{}, "g", tlsCfg).Ready(context.Background(), url); ok || err == nil {
+	if ok, _, err := NewWorkerReadiness(noGroupAdmin{}, "g", tlsCfg, restclient.Auth{}).Ready(context.Background(), url); ok || err == nil {
 		t.Fatalf("a worker at an address nobody listens on is ready: %v", err)
 	}
-	ok, why, err := NewWorkerReadiness(noGroupAdmin{}, "g", tlsCfg).Ready(context.Background(), srv.URL+"/")
+	ok, why, err := NewWorkerReadiness(noGroupAdmin{}, "g", tlsCfg, restclient.Auth{}).Ready(context.Background(), srv.URL+"/")
 	if !ok || err != nil || !strings.Contains(why, "herder answered") {
 		t.Fatalf("Ready = %v, %q, %v; want ready by the herder's 404", ok, why, err)
 	}
-	if ok, _, err := NewWorkerReadiness(noGroupAdmin{}, "g", nil).Ready(context.Background(), srv.URL+"/"); ok || err == nil || !strings.Contains(err.Error(), "certificate") {
+	if ok, _, err := NewWorkerReadiness(noGroupAdmin{}, "g", nil, restclient.Auth{}).Ready(context.Background(), srv.URL+"/"); ok || err == nil || !strings.Contains(err.Error(), "certificate") {
 		t.Fatalf("without the REST truststore: %v, %v", ok, err)
 	}
 }

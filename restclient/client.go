@@ -44,6 +44,9 @@ type Client struct {
 	Random func() float64
 	// Log receives one debug line per failed attempt; nil discards.
 	Log *slog.Logger
+	// Auth is sent with every request (settings CONNECT_INIT_REST_*); the
+	// zero value sends no credentials.
+	Auth Auth
 }
 
 // Response is a worker's answer.

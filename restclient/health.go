@@ -31,6 +31,9 @@ type Readiness struct {
 	Request string
 	// HTTPStatus is its status code, 0 when it did not answer.
 	HTTPStatus int
+	// Refused is set when the worker answered 401 or 403: it is up and
+	// answering, but no wait will make it ready for these credentials.
+	Refused *AuthError
 }
 
 // connectStatus is the body of Connect's /health and error responses.
@@ -68,6 +71,8 @@ func (c *Client) Health(ctx context.Context, t Target, dial net.IP) Readiness {
 		r.Ready = true
 		r.Reason = "GET /health answered 200" + detail(resp.Body)
 		return r
+	case refused(&r, t, resp, c.Auth):
+		return r
 	case resp.Status != http.StatusNotFound:
 		r.Reason = fmt.Sprintf("GET /health answered %d%s", resp.Status, detail(resp.Body))
 		return r
@@ -81,6 +86,7 @@ func (c *Client) Health(ctx context.Context, t Target, dial net.IP) Readiness {
 	switch {
 	case err != nil:
 		r.Reason = describeErr(req+" (this worker has no /health)", t.Raw, err)
+	case refused(&r, t, resp, c.Auth):
 	case resp.Status == http.StatusNotFound && herderNotFound(resp.Body, name):
 		r.Ready = true
 		r.Reason = "the herder answered " + req + " with 404 (this worker has no /health)"
@@ -91,6 +97,17 @@ func (c *Client) Health(ctx context.Context, t Target, dial net.IP) Readiness {
 		r.Reason = fmt.Sprintf("%s answered %d%s (this worker has no /health; 404 would mean ready)", req, resp.Status, detail(resp.Body))
 	}
 	return r
+}
+
+// refused fills r from a 401 or 403 and reports whether it was one.
+func refused(r *Readiness, t Target, resp Response, a Auth) bool {
+	err := Refused(r.Request, t, resp, a)
+	if err == nil {
+		return false
+	}
+	r.Refused = err.(*AuthError)
+	r.Reason = err.Error() + "; " + r.Refused.Fix()
+	return true
 }
 
 // connectHealthy reports whether a 200 from /health is Connect's own

@@ -80,6 +80,7 @@ func (c *Client) send(ctx context.Context, hc *http.Client, method, u string, bo
 		return Response{}, fmt.Errorf("build request: %w", err)
 	}
 	req.Header.Set("Accept", "application/json")
+	c.Auth.set(req.Header)
 	if body != nil {
 		req.Header.Set("Content-Type", "application/json")
 	}

@@ -96,6 +96,11 @@ type Settings struct {
 	// Image is the image flavour (confluent-dub, confluent-ub, debezium,
 	// apache, properties); empty means detect it from the image's files.
 	Image string
+	// The REST credentials as given: each value directly or as the path of
+	// a file holding it (the _FILE variables). RESTAuth resolves them.
+	RESTUsername, RESTUsernameFile string
+	RESTPassword, RESTPasswordFile string
+	RESTToken, RESTTokenFile       string
 
 	// Flags lists the variables whose value came from a command-line flag
 	// ("CONNECT_INIT_TIMEOUT" -> "--timeout"), so that messages name what
@@ -267,6 +272,9 @@ func (s Settings) Validate() error {
 		if err := r.check(s); err != nil {
 			out = append(out, err)
 		}
+	}
+	if _, errs := s.resolveRESTAuth(); len(errs) > 0 {
+		out = append(out, errs...)
 	}
 	if len(out) == 0 {
 		return nil

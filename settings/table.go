@@ -53,6 +53,9 @@ type Setting struct {
 	FlagCommands []Command
 	// Help is one line: what the setting does.
 	Help string
+	// Secret is never shown: `config` and -h print "(redacted)" for a
+	// value it has.
+	Secret bool
 	// Common puts the setting in the README's short table of the settings
 	// most people set.
 	Common bool
@@ -145,7 +148,34 @@ var table = []Setting{
 	{Env: "CONNECT_INIT_APPLY_RESTART_BACKOFF", Flag: "restart-backoff", Default: "1m", Commands: []Command{Run, ShowConfig, Apply}, FlagCommands: []Command{Apply},
 		Help:  "the unit of the watcher's restart backoff: restart n+1 follows restart n by min(n*n+n, 60) units",
 		field: func(s *Settings) any { return &s.ApplyRestartBackoff }, check: Settings.checkApplyRestartBackoff},
+	// The REST credentials (restauth.go checks them together). The secrets
+	// have no flag: a command line is visible to every process.
+	{Env: RESTUsername, Flag: "rest-username", Commands: rest,
+		Help:  "HTTP basic user for every call to a worker's REST API (Kafka's `BasicAuthSecurityRestExtension`); with `CONNECT_INIT_REST_PASSWORD`",
+		field: func(s *Settings) any { return &s.RESTUsername }},
+	{Env: RESTUsername + fileSuffix, Flag: "rest-username-file", Commands: rest,
+		Help:  "a file holding `CONNECT_INIT_REST_USERNAME` (a mounted secret)",
+		field: func(s *Settings) any { return &s.RESTUsernameFile }},
+	{Env: RESTPassword, Secret: true, Commands: rest,
+		Help:  "HTTP basic password for the REST API; prefer `CONNECT_INIT_REST_PASSWORD_FILE`",
+		field: func(s *Settings) any { return &s.RESTPassword }},
+	{Env: RESTPassword + fileSuffix, Flag: "rest-password-file", Commands: rest,
+		Help:  "a file holding the REST password, such as a Docker or Swarm secret under `/run/secrets/`",
+		field: func(s *Settings) any { return &s.RESTPasswordFile }},
+	{Env: RESTToken, Secret: true, Commands: rest,
+		Help:  "a bearer token for the REST API instead of a user; prefer `CONNECT_INIT_REST_TOKEN_FILE`",
+		field: func(s *Settings) any { return &s.RESTToken }},
+	{Env: RESTToken + fileSuffix, Flag: "rest-token-file", Commands: rest,
+		Help:  "a file holding the REST bearer token",
+		field: func(s *Settings) any { return &s.RESTTokenFile }},
 }
+
+// Redacted stands for a secret's value wherever settings are shown.
+const Redacted = "(redacted)"
+
+// rest are the commands that call a worker's REST API, and so send the
+// REST credentials.
+var rest = []Command{Run, Doctor, ShowConfig, Healthcheck, Apply, LockAcquire}
 
 // Table is the settings table, a copy: no caller can change the rows
 // every command reads.
@@ -207,8 +237,12 @@ func (r Setting) Type() string {
 	return "string"
 }
 
-// Value is the setting's value in s, written as a user would write it.
+// Value is the setting's value in s, written as a user would write it; a
+// Secret one that is set is "(redacted)".
 func (r Setting) Value(s *Settings) string {
+	if v, ok := r.field(s).(*string); ok && r.Secret && *v != "" {
+		return Redacted
+	}
 	switch p := r.field(s).(type) {
 	case *time.Duration:
 		return p.String()

@@ -227,6 +227,15 @@ func childSettings(s settings.Settings) [][2]string {
 	if s.PeerCheck != "" {
 		out = append(out, [2]string{"peer.check", s.PeerCheck})
 	}
+	// The REST credentials for the lock's readiness look, by file only:
+	// a provider parameter is a worker property, and Connect logs its
+	// worker properties, so a secret's value never becomes one.
+	for _, kv := range [][2]string{{"rest.username", s.RESTUsername}, {"rest.username.file", s.RESTUsernameFile},
+		{"rest.password.file", s.RESTPasswordFile}, {"rest.token.file", s.RESTTokenFile}} {
+		if kv[1] != "" {
+			out = append(out, kv)
+		}
+	}
 	return out
 }
 

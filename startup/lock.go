@@ -40,7 +40,7 @@ func TakeLock(ctx context.Context, cfg *settings.Config, clients *kafka.Clients,
 	if s.LockLease < waiterLease {
 		waiterLease = max(s.LockLease, lock.MinLease)
 	}
-	readiness := gate.NewWorkerReadiness(clients.Admin, cfg.GroupID, cfg.RESTClientTLS)
+	readiness := gate.NewWorkerReadiness(clients.Admin, cfg.GroupID, cfg.RESTClientTLS, cfg.Settings.RESTAuth())
 	l, err := lock.New(lock.Config{
 		Brokers:  cfg.BootstrapServers,
 		Sarama:   clients.MemberConfig,

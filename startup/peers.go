@@ -49,7 +49,7 @@ func CheckPeers(ctx context.Context, cfg *settings.Config, clients *kafka.Client
 	start := time.Now()
 	// Warnings must not hold the worker back for long: a peer that does not
 	// answer within 10 s is reported and the worker starts.
-	gate := peers.Gate{Policy: cfg.Settings.PeerCheck, Peers: cfg.Settings.Peers, TLS: tlsCfg, Self: self, Log: log, WarnWait: 10 * time.Second}
+	gate := peers.Gate{Policy: cfg.Settings.PeerCheck, Peers: cfg.Settings.Peers, TLS: tlsCfg, Auth: cfg.Settings.RESTAuth(), Self: self, Log: log, WarnWait: 10 * time.Second}
 	rep, err := gate.Check(ctx, own, leader, members, queued)
 	if err != nil {
 		return err

@@ -38,7 +38,7 @@ func checkPlugins(ctx context.Context, st *state, root string, log *slog.Logger)
 		return err
 	}
 	g := &gate.PluginGate{Mode: mode, Scan: opts, Configs: configs, Members: otherMembers(st.group, cfg.AdvertisedURL),
-		REST: &restclient.Client{TLS: cfg.RESTClientTLS, Timeout: gate.DefaultPluginPeerTimeout}, Log: log}
+		REST: &restclient.Client{TLS: cfg.RESTClientTLS, Auth: cfg.Settings.RESTAuth(), Timeout: gate.DefaultPluginPeerTimeout}, Log: log}
 	_, err = g.Check(ctx)
 	return err
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -86,6 +87,11 @@ func (c *cli) applyCommand(ctx context.Context, args []string) int {
 	api, err := f.Find(ctx)
 	if code, stopped := applyInterrupted(ctx, log); stopped {
 		return code
+	}
+	var refused *restclient.AuthError
+	if errors.As(err, &refused) {
+		log.Error("a worker's REST API refused connect-init", "gate", "apply", "group", cfg.GroupID, "error", err.Error(), "fix", refused.Fix())
+		return startup.ExitGate
 	}
 	if err != nil {
 		log.Error("no worker of the group to apply to", "gate", "apply", "group", cfg.GroupID, "error", err.Error(),

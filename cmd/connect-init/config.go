@@ -250,7 +250,7 @@ func ownSettings(env []string, s settings.Settings, problems error) []configEntr
 			e.Source = s.Flags[r.Env]
 		case settings.Lookup(env, r.Env) != "":
 			e.Source = r.Env
-			if bad[r.Env] {
+			if bad[r.Env] && !r.Secret {
 				e.Value = settings.Lookup(env, r.Env)
 			}
 		case r.Env == "CONNECT_INIT_TIMEOUT" && settings.Lookup(env, "CONNECT_CUB_KAFKA_TIMEOUT") != "":

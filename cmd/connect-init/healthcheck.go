@@ -46,7 +46,7 @@ func (c *cli) healthcheck(ctx context.Context, s settings.Settings) int {
 	cfg, err := c.options.Load(c.env, s)
 	if err == nil {
 		var h *peers.Health
-		if h, err = peers.LocalHealth(cfg.Worker, cfg.AdvertisedURL, cfg.RESTClientTLS, timeout); err == nil {
+		if h, err = peers.LocalHealth(cfg.Worker, cfg.AdvertisedURL, cfg.RESTClientTLS, cfg.Settings.RESTAuth(), timeout); err == nil {
 			return c.check(ctx, h, timeout)
 		}
 	}

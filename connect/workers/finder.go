@@ -87,7 +87,8 @@ func (f *Finder) Find(ctx context.Context) (*apply.API, error) {
 			return &apply.API{REST: rest, Target: t, Clock: f.Clock}, nil
 		}
 		var fe *ForeignError
-		if errors.As(err, &fe) {
+		if errors.As(err, &fe) || restclient.IsAuth(err) {
+			// Another cluster, or a 401/403: waiting changes neither.
 			return nil, err
 		}
 		if err != nil {
@@ -115,9 +116,9 @@ func (f *Finder) client() (*restclient.Client, error) {
 	if f.rest != nil {
 		return f.rest, nil
 	}
-	f.rest = &restclient.Client{TLS: f.Config.RESTClientTLS, Timeout: restTimeout, Clock: f.Clock}
+	f.rest = &restclient.Client{TLS: f.Config.RESTClientTLS, Auth: f.Config.Settings.RESTAuth(), Timeout: restTimeout, Clock: f.Clock}
 	if f.Local {
-		h, err := peers.LocalHealth(f.Config.Worker, f.Config.AdvertisedURL, f.Config.RESTClientTLS, restTimeout)
+		h, err := peers.LocalHealth(f.Config.Worker, f.Config.AdvertisedURL, f.Config.RESTClientTLS, f.Config.Settings.RESTAuth(), restTimeout)
 		if err != nil {
 			return nil, err
 		}
@@ -238,6 +239,9 @@ func (f *Finder) prove(ctx context.Context, rest *restclient.Client, t restclien
 	if err != nil {
 		return fmt.Sprintf("GET / at %s: %v", t.Raw, err), nil
 	}
+	if err := restclient.Refused("GET /", t, resp, rest.Auth); err != nil {
+		return "", err
+	}
 	var root rootInfo
 	if resp.Status != http.StatusOK || json.Unmarshal(resp.Body, &root) != nil || root.Version == "" || root.KafkaClusterID == "" {
 		return fmt.Sprintf("GET / at %s answered %d, not as Connect does (version and kafka_cluster_id): not the worker yet", t.Raw, resp.Status), nil
@@ -254,16 +258,20 @@ func (f *Finder) prove(ctx context.Context, rest *restclient.Client, t restclien
 			return fmt.Sprintf("%s (%s) is not an advertised URL of the group %s's members (%s), and %s", t.Raw, f.ExplicitFrom, f.Config.GroupID, strings.Join(sortedSet(members), ", "), why), nil
 		}
 	}
-	return ready(ctx, rest, t), nil
+	return ready(ctx, rest, t)
 }
 
 // ready is "" when the worker at t serves requests (restclient.Health),
-// else why not.
-func ready(ctx context.Context, rest *restclient.Client, t restclient.Target) string {
-	if r := rest.Health(ctx, t, nil); !r.Ready {
-		return r.Reason
+// else why not; a 401 or 403 is an error, since no wait changes it.
+func ready(ctx context.Context, rest *restclient.Client, t restclient.Target) (string, error) {
+	r := rest.Health(ctx, t, nil)
+	switch {
+	case r.Refused != nil:
+		return "", r.Refused
+	case !r.Ready:
+		return r.Reason, nil
 	}
-	return ""
+	return "", nil
 }
 
 // runsOnMembers proves that a worker reached through another name (a load

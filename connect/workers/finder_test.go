@@ -67,7 +67,7 @@ func TestProveRefusesNonConnectAnswers(t *testing.T) {
 	if err != nil || !strings.Contains(why, "without Connect's") {
 		t.Errorf("Connect's GET / but a bare 200 on /health: %q, %v (want a reason to wait)", why, err)
 	}
-	if why := ready(context.Background(), rest, tg); why == "" {
+	if why, err := ready(context.Background(), rest, tg); why == "" || err != nil {
 		t.Error("a bare 200 on /health counts as ready")
 	}
 	healthy.Store(true)
@@ -107,5 +107,43 @@ func TestRunsOnMembers(t *testing.T) {
 		if ok != c.ok || errors.As(err, &fe) != c.foreign {
 			t.Errorf("%s: ok %v, why %q, err %v", c.body, ok, why, err)
 		}
+	}
+}
+
+// TestProveStopsOnRefusal: a worker answering 401 or 403 (a REST API
+// behind credentials) is an answer no wait changes: prove returns the
+// *restclient.AuthError, which Find returns at once.
+func TestProveStopsOnRefusal(t *testing.T) {
+	var rootStatus, healthStatus atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/":
+			w.WriteHeader(int(rootStatus.Load()))
+			io.WriteString(w, `{"version":"4.3.1","commit":"c","kafka_cluster_id":"our-cluster"}`)
+		case "/health":
+			w.WriteHeader(int(healthStatus.Load()))
+			io.WriteString(w, `{"status":"healthy"}`)
+		}
+	}))
+	defer srv.Close()
+	tg, err := restclient.Parse(srv.URL + "/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := &Finder{Local: true, Config: &settings.Config{GroupID: "g"}}
+	rest := &restclient.Client{Auth: restclient.Auth{Username: "u", Password: "p"}}
+	for _, tc := range []struct{ root, health, want int32 }{{401, 200, 401}, {200, 401, 401}, {200, 403, 403}} {
+		rootStatus.Store(tc.root)
+		healthStatus.Store(tc.health)
+		_, err := f.prove(context.Background(), rest, tg, "our-cluster", nil)
+		var ae *restclient.AuthError
+		if !errors.As(err, &ae) || ae.Status != int(tc.want) || !strings.Contains(err.Error(), srv.URL) {
+			t.Errorf("GET / %d, /health %d: %v (want an AuthError %d naming the URL)", tc.root, tc.health, err, tc.want)
+		}
+	}
+	rootStatus.Store(200)
+	healthStatus.Store(200)
+	if why, err := f.prove(context.Background(), rest, tg, "our-cluster", nil); why != "" || err != nil {
+		t.Errorf("both 200: %q %v", why, err)
 	}
 }

@@ -26,10 +26,10 @@ type Health struct {
 // step's derived configuration, never a fixed CONNECT_* rule), reached at
 // its local REST URL (the advertised listener on 127.0.0.1 when it binds
 // all interfaces) with timeout. For https the certificate is verified with
-// restTLS (the settings step's REST client TLS) against the host of
+// restTLS (the settings step's REST client TLS), and auth is sent, against the host of
 // advertisedURL, since the local address is not in the certificate. Errors
 // are bad worker settings (*workerconfig.Error: exit 2).
-func LocalHealth(props workerconfig.Properties, advertisedURL string, restTLS *tls.Config, timeout time.Duration) (*Health, error) {
+func LocalHealth(props workerconfig.Properties, advertisedURL string, restTLS *tls.Config, auth restclient.Auth, timeout time.Duration) (*Health, error) {
 	base, err := workerconfig.LocalRESTURL(props)
 	if err != nil {
 		return nil, fmt.Errorf("local REST URL: %w", err)
@@ -38,7 +38,7 @@ func LocalHealth(props workerconfig.Properties, advertisedURL string, restTLS *t
 	if err != nil {
 		return nil, fmt.Errorf("local REST URL: %w", err)
 	}
-	rc := &restclient.Client{Timeout: timeout}
+	rc := &restclient.Client{Timeout: timeout, Auth: auth}
 	if t.Scheme == "https" {
 		cfg := &tls.Config{}
 		if restTLS != nil {

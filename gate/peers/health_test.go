@@ -52,7 +52,7 @@ func reply(code int, body string) func(http.ResponseWriter, *http.Request) {
 func healthFor(t *testing.T, h http.Handler, timeout time.Duration) *Health {
 	srv := httptest.NewServer(h)
 	t.Cleanup(srv.Close)
-	hc, err := LocalHealth(workerconfig.Properties{"listeners": "http://0.0.0.0:" + srv.URL[strings.LastIndex(srv.URL, ":")+1:]}, "", nil, timeout)
+	hc, err := LocalHealth(workerconfig.Properties{"listeners": "http://0.0.0.0:" + srv.URL[strings.LastIndex(srv.URL, ":")+1:]}, "", nil, restclient.Auth{}, timeout)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -141,7 +141,7 @@ func TestHealthProbeNamesDiffer(t *testing.T) {
 
 func TestHealthNotListening(t *testing.T) {
 	port := closedPort(t)
-	h, err := LocalHealth(workerconfig.Properties{"listeners": "http://:" + port}, "", nil, time.Second)
+	h, err := LocalHealth(workerconfig.Properties{"listeners": "http://:" + port}, "", nil, restclient.Auth{}, time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -156,7 +156,7 @@ func TestLocalHealthBadConfig(t *testing.T) {
 		{"listeners": "http://:0"},
 		{"listeners": "nonsense"},
 	} {
-		if _, err := LocalHealth(p, "", nil, time.Second); err == nil {
+		if _, err := LocalHealth(p, "", nil, restclient.Auth{}, time.Second); err == nil {
 			t.Errorf("%v: no error", p)
 		}
 	}
@@ -174,7 +174,7 @@ func TestHealthHTTPS(t *testing.T) {
 		t.Fatal(err)
 	}
 	// httptest's certificate names example.com, not 127.0.0.1's name.
-	h, err := LocalHealth(props, "https://example.com:"+port+"/", restTLS, time.Second)
+	h, err := LocalHealth(props, "https://example.com:"+port+"/", restTLS, restclient.Auth{}, time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -182,7 +182,7 @@ func TestHealthHTTPS(t *testing.T) {
 		t.Fatalf("readiness = %+v", r)
 	}
 	// The certificate is checked against the advertised name.
-	h, err = LocalHealth(props, "https://connect-1.test:"+port+"/", restTLS, time.Second)
+	h, err = LocalHealth(props, "https://connect-1.test:"+port+"/", restTLS, restclient.Auth{}, time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -50,6 +50,7 @@ import (
 	"time"
 
 	"github.com/connect-init/connect-init/internal/clock"
+	"github.com/connect-init/connect-init/restclient"
 )
 
 // GateError is the peers gate's failure: exit 1. Its text has the form of
@@ -216,6 +217,9 @@ type Gate struct {
 	// worker's listeners.https.* / ssl.* settings, as Connect's RestClient
 	// uses them); nil means the system roots. ServerName is set per peer.
 	TLS *tls.Config
+	// Auth is sent to every peer (CONNECT_INIT_REST_*). A 401 or 403 still
+	// proves a worker answers at the URL, which is what this step checks.
+	Auth restclient.Auth
 	// Log receives progress, at least every 5 s per peer still waited for;
 	// nil discards.
 	Log *slog.Logger

@@ -155,7 +155,7 @@ func (g Gate) probe(ctx context.Context, scheme, host, port string, ip net.IP) (
 	}
 	t := restclient.Target{Scheme: scheme, Host: host, Port: port}
 	t.Raw = t.Base()
-	rc := &restclient.Client{TLS: g.TLS, Timeout: timeout, Retries: retries, Clock: g.clock(),
+	rc := &restclient.Client{TLS: g.TLS, Auth: g.Auth, Timeout: timeout, Retries: retries, Clock: g.clock(),
 		Log: slog.New(debugOnly{g.logger().Handler()}).With("peer", t.Raw, "address", ip.String())}
 	resp, err := rc.Get(ctx, t, "", ip)
 	via := ""

@@ -2,6 +2,7 @@ package testbed
 
 import (
 	"context"
+	"crypto/tls"
 	"fmt"
 	"io"
 	"net/http"
@@ -23,6 +24,12 @@ type WorkerSpec struct {
 	// NoHealth is set for workers before Kafka 3.9, which have no
 	// GET /health: WaitHealthy then asks through the herder's queue.
 	NoHealth bool
+	// HealthAuth, when set, is the user and password WaitHealthy sends
+	// (a worker behind BasicAuthSecurityRestExtension, see BasicAuth).
+	HealthAuth *[2]string
+	// HealthTLS, when set, is the client TLS WaitHealthy uses (an https
+	// listener, client certificates included).
+	HealthTLS *tls.Config
 }
 
 // WorkerProps returns the properties of a worker on c: bootstrap, JSON
@@ -135,6 +142,9 @@ func (c *Cluster) StartWorkerCommand(spec *WorkerSpec, argv, env []string) (*Wor
 // group and read the config topic.
 func (w *Worker) WaitHealthy(ctx context.Context) error {
 	client := &http.Client{Timeout: 2 * time.Second}
+	if w.Spec.HealthTLS != nil {
+		client.Transport = &http.Transport{TLSClientConfig: w.Spec.HealthTLS}
+	}
 	for {
 		if w.healthy(client) {
 			return nil
@@ -154,7 +164,14 @@ const noSuchConnector = "testbed-readiness-probe-no-such-connector"
 
 func (w *Worker) healthy(client *http.Client) bool {
 	if !w.Spec.NoHealth {
-		resp, err := client.Get(w.Spec.RESTURL + "/health")
+		req, err := http.NewRequest(http.MethodGet, w.Spec.RESTURL+"/health", nil)
+		if err != nil {
+			return false
+		}
+		if a := w.Spec.HealthAuth; a != nil {
+			req.SetBasicAuth(a[0], a[1])
+		}
+		resp, err := client.Do(req)
 		if err != nil {
 			return false
 		}

@@ -14,6 +14,7 @@ import (
 	"crypto"
 	"crypto/rand"
 	"crypto/rsa"
+	"crypto/tls"
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"encoding/hex"
@@ -39,7 +40,7 @@ type Identity struct {
 	Name string
 	Cert *x509.Certificate
 	Key  crypto.Signer
-	// CertChainPEM holds the certificate followed by the CA certificate.
+	// CertChainPEM is a file holding the certificate followed by the CA certificate.
 	CertChainPEM string
 	// KeyPEM holds the unencrypted PKCS#8 key ("-----BEGIN PRIVATE KEY-----").
 	KeyPEM string
@@ -465,4 +466,21 @@ func (g *gen) writePEM(name string, data []byte) (string, error) {
 
 func certPEM(c *x509.Certificate) []byte {
 	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: c.Raw})
+}
+
+// ClientTLS is a Go client configuration that trusts the CA and, when
+// mutual, presents the Client identity: for a test that talks to a server
+// of the PKI (a worker's https REST listener) directly.
+func (p *PKI) ClientTLS(mutual bool) (*tls.Config, error) {
+	roots := x509.NewCertPool()
+	roots.AddCert(p.CA)
+	cfg := &tls.Config{RootCAs: roots, MinVersion: tls.VersionTLS12}
+	if mutual {
+		cert, err := tls.LoadX509KeyPair(p.Client.CertChainPEM, p.Client.KeyPEM)
+		if err != nil {
+			return nil, fmt.Errorf("securitytest: client key pair: %w", err)
+		}
+		cfg.Certificates = []tls.Certificate{cert}
+	}
+	return cfg, nil
 }

@@ -1,0 +1,331 @@
+//go:build integration
+
+package main
+
+import (
+	"bytes"
+	"context"
+	"crypto/tls"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/connect-init/connect-init/doctor"
+	"github.com/connect-init/connect-init/internal/testbed"
+)
+
+// restCall sends one request to a worker with optional basic credentials
+// and client TLS, and returns the status and body.
+func restCall(t *testing.T, method, url string, user *[2]string, tlsCfg *tls.Config, body []byte) (int, string) {
+	t.Helper()
+	c := &http.Client{Timeout: 10 * time.Second}
+	if tlsCfg != nil {
+		c.Transport = &http.Transport{TLSClientConfig: tlsCfg}
+	}
+	req, err := http.NewRequest(method, url, bytes.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	if user != nil {
+		req.SetBasicAuth(user[0], user[1])
+	}
+	resp, err := c.Do(req)
+	if err != nil {
+		return 0, err.Error()
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
+}
+
+// waitREST polls until cond holds for GET url's answer, or fails the test
+// when ctx ends.
+func waitREST(ctx context.Context, t *testing.T, what, url string, user *[2]string, tlsCfg *tls.Config, cond func(int, string) bool) {
+	t.Helper()
+	for {
+		if cond(restCall(t, http.MethodGet, url, user, tlsCfg, nil)) {
+			return
+		}
+		select {
+		case <-ctx.Done():
+			code, body := restCall(t, http.MethodGet, url, user, tlsCfg, nil)
+			t.Fatalf("%s: not within the test's time; last GET %s: %d %s", what, url, code, body)
+		case <-time.After(250 * time.Millisecond):
+		}
+	}
+}
+
+// fileSourceDef writes one FileStreamSource definition into dir.
+func fileSourceDef(t *testing.T, dir, name, input, topic string, extra map[string]string) {
+	t.Helper()
+	cfg := map[string]string{"connector.class": "org.apache.kafka.connect.file.FileStreamSourceConnector", "tasks.max": "1", "file": input, "topic": topic}
+	for k, v := range extra {
+		cfg[k] = v
+	}
+	b, _ := json.MarshalIndent(map[string]any{"name": name, "config": cfg}, "", "  ")
+	if err := os.WriteFile(filepath.Join(dir, name+".json"), b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// noSecret fails the test when any output shows one of the secrets.
+func noSecret(t *testing.T, where, out string, secrets ...string) {
+	t.Helper()
+	for _, s := range secrets {
+		if strings.Contains(out, s) {
+			t.Errorf("%s shows a secret:\n%s", where, out)
+		}
+	}
+}
+
+// TestRESTBasicAuth: two real workers behind Kafka's own
+// BasicAuthSecurityRestExtension (every request, /health included, needs
+// credentials), started at once through `connect-init run` with the
+// startup lock and the password as a _FILE secret. Then healthcheck, apply
+// (create, update, --watch putting back a deleted connector) and doctor
+// with the credentials; and without them, or with a wrong password, each
+// command stops at once naming the URL and the setting, never a secret.
+func TestRESTBasicAuth(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	jar, err := testbed.BasicAuthExtension(ctx, cluster.Dist)
+	if err != nil {
+		t.Fatal(err)
+	}
+	password := "pw-" + randomSuffix()
+	wrong := "wrong-" + randomSuffix()
+	admin := [2]string{"admin", password}
+	secrets := t.TempDir()
+	pwFile := filepath.Join(secrets, "connect-rest-password")
+	if err := os.WriteFile(pwFile, []byte(password+"\n"), 0o400); err != nil {
+		t.Fatal(err)
+	}
+	group := uniqueGroup(t, "restauth")
+	lockTopic := "_connect-init-lock-" + group["group.id"]
+	creds := []string{"CONNECT_INIT_REST_USERNAME=admin", "CONNECT_INIT_REST_PASSWORD_FILE=" + pwFile}
+
+	var ws []*testbed.Worker
+	var specs []*testbed.WorkerSpec
+	for _, name := range []string{"ba1", "ba2"} {
+		props, err := cluster.WorkerProps(group)
+		if err != nil {
+			t.Fatal(err)
+		}
+		spec, err := cluster.NewWorkerSpec(name+"-"+group["group.id"], props, 256)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := spec.BasicAuth(jar, [][2]string{admin}); err != nil {
+			t.Fatal(err)
+		}
+		specs = append(specs, spec)
+	}
+	for _, spec := range specs {
+		env := append(append(baseEnv(), envFromProps(spec.Props)...), "CONNECT_INIT_TIMEOUT=3m", "CONNECT_INIT_LOCK_TOPIC="+lockTopic, "CONNECT_INIT_LOG_FORMAT=json")
+		env = append(env, creds...)
+		w, err := cluster.StartWorkerCommand(spec, append([]string{binary, "run", "--"}, spec.Argv...), env)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ws = append(ws, w)
+		defer w.Stop(20 * time.Second)
+	}
+	for _, w := range ws {
+		if err := w.WaitHealthy(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// The extension is really on: no credentials, no answer.
+	if code, _ := restCall(t, http.MethodGet, specs[0].RESTURL+"/health", nil, nil, nil); code != http.StatusUnauthorized {
+		t.Fatalf("GET /health without credentials answered %d, want 401: the extension is not on", code)
+	}
+	// The second worker's lock waited for the first to be ready, as the
+	// readiness look decides with the credentials.
+	for _, w := range ws {
+		if !strings.Contains(w.Log(), "starting the worker") {
+			t.Errorf("%s did not start through connect-init:\n%s", w.Spec.Name, tailString(w.Log(), 3000))
+		}
+		noSecret(t, w.Spec.Name+"'s log", w.Log(), password)
+	}
+
+	base := connectInitEnv(specs[0].Props)
+	withCreds := append(append([]string(nil), base...), creds...)
+
+	t.Run("healthcheck", func(t *testing.T) {
+		if r := runHealthcheck(ctx, t, specs[0].Props, creds...); r.code != 0 || !strings.HasPrefix(r.out, "healthy:") {
+			t.Errorf("with credentials: exit %d %q", r.code, r.out)
+		}
+		r := runHealthcheck(ctx, t, specs[0].Props)
+		if r.code != 1 || !strings.Contains(r.out, "answered 401") || !strings.Contains(r.out, "requires credentials") || !strings.Contains(r.out, "CONNECT_INIT_REST_USERNAME") {
+			t.Errorf("without credentials: exit %d %q", r.code, r.out)
+		}
+		r = runHealthcheck(ctx, t, specs[0].Props, "CONNECT_INIT_REST_USERNAME=admin", "CONNECT_INIT_REST_PASSWORD="+wrong)
+		if r.code != 1 || !strings.Contains(r.out, "refused the credentials given") {
+			t.Errorf("wrong password: exit %d %q", r.code, r.out)
+		}
+		noSecret(t, "healthcheck", r.out, wrong, password)
+		r = runHealthcheck(ctx, t, specs[0].Props, "CONNECT_INIT_REST_USERNAME=admin", "CONNECT_INIT_REST_PASSWORD_FILE=/run/secrets/absent")
+		if r.code != 2 || !strings.Contains(r.out, "CONNECT_INIT_REST_PASSWORD_FILE") {
+			t.Errorf("unreadable _FILE: exit %d %q, want 2 naming the variable", r.code, r.out)
+		}
+	})
+
+	dir := t.TempDir()
+	input := filepath.Join(dir, "input.txt")
+	if err := os.WriteFile(input, []byte("one\ntwo\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	defs := filepath.Join(dir, "connectors")
+	if err := os.Mkdir(defs, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	name := "ba-source"
+	topic := group["group.id"] + "-lines"
+	status := specs[1].RESTURL + "/connectors/" + name + "/config"
+
+	t.Run("apply", func(t *testing.T) {
+		fileSourceDef(t, defs, name, input, topic, nil)
+		res := runCLI(ctx, t, withCreds, "apply", "--dir", defs, "--wait=2m")
+		if res.code != 0 {
+			t.Fatalf("apply with credentials: exit %d\n%s", res.code, res.stderr)
+		}
+		fileSourceDef(t, defs, name, input, topic, map[string]string{"batch.size": "7"})
+		if res = runCLI(ctx, t, withCreds, "apply", "--dir", defs, "--wait=2m"); res.code != 0 {
+			t.Fatalf("apply an update: exit %d\n%s", res.code, res.stderr)
+		}
+		if code, body := restCall(t, http.MethodGet, status, &admin, nil, nil); code != 200 || !strings.Contains(body, `"batch.size":"7"`) {
+			t.Errorf("the update is not in the cluster: %d %s", code, body)
+		}
+		noSecret(t, "apply", res.stdout+res.stderr, password)
+
+		// Without credentials, or with a wrong password: exit 1 at once,
+		// not after --wait (10m here; the test's context is far shorter).
+		for _, extra := range [][]string{nil, {"CONNECT_INIT_REST_USERNAME=admin", "CONNECT_INIT_REST_PASSWORD=" + wrong}} {
+			res := runCLI(ctx, t, append(append([]string(nil), base...), extra...), "apply", "--dir", defs, "--wait=10m")
+			out := res.stdout + res.stderr
+			if res.code != 1 || !strings.Contains(out, "answered 401") || !strings.Contains(out, "CONNECT_INIT_REST_") {
+				t.Errorf("apply %v: exit %d\n%s", extra, res.code, out)
+			}
+			if strings.Contains(out, "waiting for a worker of the group") {
+				t.Errorf("apply %v waited for a worker instead of stopping:\n%s", extra, out)
+			}
+			noSecret(t, "apply", out, wrong, password)
+		}
+	})
+
+	t.Run("watch", func(t *testing.T) {
+		env := append(append([]string(nil), withCreds...), "CONNECT_INIT_LOG_FORMAT=json")
+		watcher, err := testbed.StartProcess("watch-"+group["group.id"], []string{binary, "apply", "--dir", defs, "--watch", "--watch-interval=1s", "--wait=2m"},
+			env, dir, filepath.Join(dir, "watch.log"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer watcher.Stop(10 * time.Second)
+		if err := watcher.WaitForLog(ctx, "watching the connectors"); err != nil {
+			t.Fatalf("%v\n%s", err, tailString(watcher.Log(), 3000))
+		}
+		if code, body := restCall(t, http.MethodDelete, specs[0].RESTURL+"/connectors/"+name, &admin, nil, nil); code != http.StatusNoContent {
+			t.Fatalf("delete by hand: %d %s", code, body)
+		}
+		waitREST(ctx, t, "the watcher puts the deleted connector back", status, &admin, nil, func(code int, body string) bool {
+			return code == 200 && strings.Contains(body, `"batch.size":"7"`)
+		})
+		noSecret(t, "the watcher's log", watcher.Log(), password)
+	})
+
+	t.Run("doctor", func(t *testing.T) {
+		res, doc := doctorJSON(ctx, t, withCreds)
+		if got := findingsByID(doc)[doctor.IDRESTCredentialsRefused]; len(got) != 0 {
+			t.Errorf("with credentials: %+v", got)
+		}
+		noSecret(t, "doctor", res.stdout+res.stderr, password)
+		res, doc = doctorJSON(ctx, t, base)
+		got := findingsByID(doc)[doctor.IDRESTCredentialsRefused]
+		if res.code != 1 || len(got) != 2 || !strings.Contains(got[0].Fix, "CONNECT_INIT_REST_USERNAME") {
+			t.Errorf("without credentials: exit %d, findings %+v", res.code, got)
+		}
+	})
+}
+
+// TestRESTClientCertificates: a real worker whose https listener requires
+// client certificates (listeners.https.ssl.client.auth=required), started
+// through `connect-init run`. connect-init presents the worker's own
+// listeners.https key store, as Connect's REST client does, and trusts its
+// trust store: the peers step, healthcheck and apply all get through,
+// while a client without a certificate is refused by the TLS handshake.
+func TestRESTClientCertificates(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
+	group := uniqueGroup(t, "mtlsrest")
+	port, err := testbed.FreePort()
+	if err != nil {
+		t.Fatal(err)
+	}
+	extra := map[string]string{"listeners": fmt.Sprintf("https://127.0.0.1:%d", port), "rest.advertised.host.name": "127.0.0.1",
+		"listeners.https.ssl.client.auth": "required"}
+	for k, v := range pki.BrokerSSLProps("JKS", false) {
+		extra["listeners.https."+k] = v
+	}
+	for k, v := range group {
+		extra[k] = v
+	}
+	props, err := cluster.WorkerProps(extra)
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec, err := cluster.NewWorkerSpec("mtls-"+group["group.id"], props, 256)
+	if err != nil {
+		t.Fatal(err)
+	}
+	clientTLS, err := pki.ClientTLS(true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec.HealthTLS = clientTLS
+	env := append(append(baseEnv(), envFromProps(props)...), "CONNECT_INIT_TIMEOUT=3m", "CONNECT_INIT_LOCK=false")
+	w, err := cluster.StartWorkerCommand(spec, append([]string{binary, "run", "--"}, spec.Argv...), env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Stop(20 * time.Second)
+	if err := w.WaitHealthy(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(w.Log(), "peers checked") {
+		t.Errorf("the peers step did not pass:\n%s", tailString(w.Log(), 3000))
+	}
+	// Client certificates are really required.
+	noCert, err := pki.ClientTLS(false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if code, body := restCall(t, http.MethodGet, spec.RESTURL+"/health", nil, noCert, nil); code != 0 {
+		t.Fatalf("GET /health without a client certificate answered %d %s, want a refused handshake", code, body)
+	}
+	if r := runHealthcheck(ctx, t, props); r.code != 0 {
+		t.Errorf("healthcheck: exit %d %q", r.code, r.out)
+	}
+	dir := t.TempDir()
+	input := filepath.Join(dir, "input.txt")
+	if err := os.WriteFile(input, []byte("one\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	fileSourceDef(t, dir, "mtls-source", input, group["group.id"]+"-lines", nil)
+	if res := runCLI(ctx, t, connectInitEnv(props), "apply", "--dir", dir, "--wait=2m"); res.code != 0 {
+		t.Errorf("apply over mutual TLS: exit %d\n%s", res.code, res.stderr)
+	}
+}
+
+func tailString(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[len(s)-n:]
+}
