@@ -43,6 +43,10 @@ type fakeConnect struct {
 	onRestart func(path string)
 	// deleted counts DELETEs.
 	deleted int
+	// version is GET /'s "version" ("" answers 404); created records the
+	// initial_state of each POST /connectors.
+	version string
+	created map[string]string
 }
 
 func (f *fakeConnect) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -53,6 +57,21 @@ func (f *fakeConnect) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	switch {
+	case r.Method == http.MethodGet && r.URL.Path == "/" && f.version != "":
+		io.WriteString(w, `{"version":"`+f.version+`","commit":"c","kafka_cluster_id":"k"}`)
+	case r.Method == http.MethodPost && r.URL.Path == "/connectors":
+		var req struct {
+			Name         string            `json:"name"`
+			Config       map[string]string `json:"config"`
+			InitialState string            `json:"initial_state"`
+		}
+		json.NewDecoder(r.Body).Decode(&req)
+		if f.created == nil {
+			f.created = map[string]string{}
+		}
+		f.configs[req.Name], f.created[req.Name] = req.Config, req.InitialState
+		w.WriteHeader(http.StatusCreated)
+		io.WriteString(w, `{}`)
 	case r.Method == http.MethodGet && strings.HasSuffix(r.URL.Path, "/config"):
 		c, ok := f.configs[strings.TrimSuffix(strings.TrimPrefix(r.URL.Path, "/connectors/"), "/config")]
 		if !ok {
@@ -107,6 +126,8 @@ func (f *fakeConnect) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		w.WriteHeader(http.StatusCreated)
 		io.WriteString(w, `{}`)
+	case r.Method == http.MethodPut && (strings.HasSuffix(r.URL.Path, "/stop") || strings.HasSuffix(r.URL.Path, "/pause") || strings.HasSuffix(r.URL.Path, "/resume")):
+		w.WriteHeader(http.StatusAccepted)
 	case r.Method == http.MethodPost && strings.HasSuffix(r.URL.Path, "/restart"):
 		if f.onRestart != nil {
 			f.onRestart(r.URL.Path + "?" + r.URL.RawQuery)

@@ -47,6 +47,13 @@ type WatchOptions struct {
 	// hand). A watcher that stands by forgets its restart counts, since
 	// the active one kept its own.
 	Active func(ctx context.Context) (active bool, why string)
+	// Dir, when set, is read again at every look (Load), so that the
+	// watcher follows the repository (a git-sync sidecar, a ConfigMap
+	// update). A directory that cannot be read or holds a bad file, or,
+	// with Prune and without AllowEmptyPrune, defines no connector (a
+	// lost mount), is said at that look: the watcher then keeps the last
+	// definitions it read and deletes nothing.
+	Dir string
 }
 
 func (o *WatchOptions) defaults() {
@@ -89,6 +96,7 @@ func Watch(ctx context.Context, api *API, desired []Connector, o WatchOptions) {
 	r := &runner{api: api, desired: desired, o: o.Options, out: &printer{w: o.Out}, red: NewRedactor(), clk: clock.Or(o.Clock)}
 	hist := map[string]*restarts{}
 	mine := &turn{log: o.Log}
+	defs := &definitions{dir: o.Dir, last: desired, prune: o.Prune, allowEmpty: o.AllowEmptyPrune, log: o.Log}
 	o.Log.Info("watching the connectors", "interval", o.Interval.String(), "restart_unit", o.RestartUnit.String(), "max_restarts", o.MaxRestarts, "prune", o.Prune)
 	for {
 		select {
@@ -100,6 +108,8 @@ func Watch(ctx context.Context, api *API, desired []Connector, o WatchOptions) {
 			clear(hist)
 			continue
 		}
+		r.desired, r.o.Prune = defs.look()
+		desired = r.desired
 		l, err := r.api.List(ctx)
 		if err != nil {
 			if ctx.Err() != nil {
@@ -115,6 +125,67 @@ func Watch(ctx context.Context, api *API, desired []Connector, o WatchOptions) {
 			r.restartIfFailed(ctx, d.Name, l.Status[d.Name], hist, o)
 		}
 	}
+}
+
+// definitions are the watcher's desired connectors, read again from dir
+// at every look.
+type definitions struct {
+	dir        string
+	last       []Connector
+	prune      bool
+	allowEmpty bool
+	log        *slog.Logger
+}
+
+// look reads the directory and returns the definitions to keep and
+// whether to prune at this look. A read that fails, or a prune of a
+// directory that defines nothing, keeps the last definitions read and
+// prunes nothing; that is logged at every look, as long as it lasts.
+func (d *definitions) look() ([]Connector, bool) {
+	if d.dir == "" {
+		return d.last, d.prune
+	}
+	conns, skipped, err := Load(d.dir)
+	if err != nil {
+		d.log.Warn("watch: cannot read the connector definitions; nothing is deleted, the last definitions read are kept",
+			"dir", d.dir, "error", err.Error(), "kept", len(d.last), "next_look", "at the next interval")
+		return d.last, false
+	}
+	if perr := CheckPrune(d.dir, conns, nil, d.prune, d.allowEmpty); perr != nil {
+		var sus []string
+		for _, s := range Suspects(d.dir, skipped) {
+			sus = append(sus, s.Name)
+		}
+		d.log.Warn("watch: the connectors directory defines no connector (a lost mount?); nothing is deleted, the last definitions read are kept",
+			"dir", d.dir, "suspects", strings.Join(sus, ","), "kept", len(d.last), "fix", (&PruneError{}).Fix(), "next_look", "at the next interval")
+		return d.last, false
+	}
+	if added, removed := changedNames(d.last, conns); len(added)+len(removed) > 0 {
+		d.log.Info("watch: the definitions changed", "dir", d.dir, "added", strings.Join(added, ","), "removed", strings.Join(removed, ","))
+	}
+	d.last = conns
+	return conns, d.prune
+}
+
+// changedNames are the connector names new has and old has not, and the
+// other way round.
+func changedNames(old, new []Connector) (added, removed []string) {
+	was, is := map[string]bool{}, map[string]bool{}
+	for _, c := range old {
+		was[c.Name] = true
+	}
+	for _, c := range new {
+		is[c.Name] = true
+		if !was[c.Name] {
+			added = append(added, c.Name)
+		}
+	}
+	for _, c := range old {
+		if !is[c.Name] {
+			removed = append(removed, c.Name)
+		}
+	}
+	return added, removed
 }
 
 // turn logs a watcher's turns between acting and standing by, once per

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 	"time"
 
 	"github.com/connect-init/connect-init/restclient"
@@ -45,12 +46,21 @@ func (r *runner) step(ctx context.Context, s Step, until time.Time) error {
 			r.out.f("deleted %s\n", s.Name)
 		})
 	}
+	initial := r.initialState(ctx, s)
 	if s.WritesConfig() {
 		var res restclient.WriteResult
 		err := r.failover(ctx, func() (err error) {
+			if initial != "" {
+				res, err = r.api.Create(ctx, s.Name, s.Desired.Config, initial, until)
+				return err
+			}
 			res, err = r.api.PutConfig(ctx, s.Name, s.Desired.Config, until)
 			return err
 		}, func() {
+			if initial != "" {
+				r.out.f("created %s in state %s (initial_state)\n", s.Name, initial)
+				return
+			}
 			verb := map[Kind]string{Create: "created", Update: "updated"}[s.Kind]
 			if res.Landed {
 				r.out.f("%s %s (its answer was lost; read back: the cluster holds the new config)\n", verb, s.Name)
@@ -62,7 +72,7 @@ func (r *runner) step(ctx context.Context, s Step, until time.Time) error {
 			return err
 		}
 	}
-	if s.StateCall == "" {
+	if s.StateCall == "" || initial != "" {
 		return nil
 	}
 	return r.failover(ctx, func() error { return r.api.SetState(ctx, s.Name, s.StateCall, until) }, func() {
@@ -162,4 +172,29 @@ func (r *runner) visible(ctx context.Context) {
 			}
 		}
 	}
+}
+
+// initialState is the initial_state to create s's connector in: its
+// paused or stopped state on a worker of Kafka 3.7 or later (KIP-980:
+// POST /connectors with "initial_state"), so that it never runs; "" to
+// create it running and then pause or stop it, which older workers need
+// (logged, since the connector runs meanwhile).
+func (r *runner) initialState(ctx context.Context, s Step) string {
+	if s.Kind != Create || s.StateCall == "" || s.Desired == nil {
+		return ""
+	}
+	want := strings.ToUpper(s.Desired.State)
+	if want != "PAUSED" && want != "STOPPED" {
+		return ""
+	}
+	v, err := r.api.Version(ctx)
+	if err == nil && AtLeast(v, 3, 7) {
+		return want
+	}
+	why := "the worker's version " + v + " predates initial_state (Kafka 3.7, KIP-980)"
+	if err != nil {
+		why = "the worker's version cannot be read: " + r.red.Scrub(err.Error())
+	}
+	r.o.Log.Info("creating the connector running, then setting its state", "connector", s.Name, "state", want, "why", why)
+	return ""
 }

@@ -39,6 +39,11 @@ type applyFlags struct {
 	// maxRestarts times in a row.
 	watch       bool
 	maxRestarts int
+	// allowEmptyPrune, json and detailedExitCode are apply.Options'
+	// AllowEmptyPrune, JSON and DetailedExitCode.
+	allowEmptyPrune  bool
+	json             bool
+	detailedExitCode bool
 }
 
 // applyCommand is `connect-init apply [--dir D] [--prune] [--dry-run]
@@ -62,6 +67,9 @@ func (c *cli) applyCommand(ctx context.Context, args []string) int {
 	conns, ok := loadDefinitions(log, s, af)
 	if !ok {
 		return startup.ExitConfig
+	}
+	if af.dryRun && af.url != "" {
+		return c.dryRunAt(ctx, s, af, conns, out, log)
 	}
 	cfg, clients, err := startup.LoadConfig(c.options, c.env, s, log)
 	if err != nil {
@@ -115,7 +123,7 @@ func (c *cli) applyCommand(ctx context.Context, args []string) int {
 // (--wait-local) watches only while its worker leads the group, one
 // active watcher per Connect cluster, and ends with its worker.
 func (c *cli) watch(ctx context.Context, api *apply.API, conns []apply.Connector, s settings.Settings, af applyFlags, f *workers.Finder, opts apply.Options) {
-	wo := apply.WatchOptions{Options: opts, Interval: s.ApplyWatchInterval, RestartUnit: s.ApplyRestartBackoff, MaxRestarts: af.maxRestarts}
+	wo := apply.WatchOptions{Options: opts, Interval: s.ApplyWatchInterval, RestartUnit: s.ApplyRestartBackoff, MaxRestarts: af.maxRestarts, Dir: af.dir}
 	if af.waitLocal {
 		wo.Active = f.Leads
 	}
@@ -133,7 +141,7 @@ func applyOptions(c *cli, af applyFlags, f *workers.Finder, out io.Writer, log *
 	lease := &workers.Lease{Config: f.Config, Clients: f.Clients, Log: log, Clock: c.clock,
 		Identity: workers.Identity(af.waitLocal, f.Config.AdvertisedURL)}
 	o := apply.Options{Out: out, Log: log, Clock: c.clock, Prune: af.prune, DryRun: af.dryRun, Wait: af.wait, Source: af.dir,
-		Lease: lease.Take}
+		Lease: lease.Take, AllowEmptyPrune: af.allowEmptyPrune, JSON: af.json, DetailedExitCode: af.detailedExitCode}
 	if af.url == "" && !af.waitLocal {
 		o.Workers = f
 	}
@@ -155,6 +163,9 @@ func (c *cli) applyArgs(args []string) (s settings.Settings, af applyFlags, code
 	fs.StringVar(&af.dir, "dir", s.ConnectorsDir, "directory of connector definitions, *.json and *.properties (CONNECT_INIT_CONNECTORS_DIR)")
 	fs.BoolVar(&af.prune, "prune", false, "delete the cluster's connectors that no file defines")
 	fs.BoolVar(&af.dryRun, "dry-run", false, "print the plan and Connect's validation, write nothing")
+	fs.BoolVar(&af.allowEmptyPrune, "allow-empty-prune", false, "with --prune, allow a directory that defines no connector (deletes every connector)")
+	fs.BoolVar(&af.json, "json", false, "with --dry-run, print the plan as one JSON document (key names, never values)")
+	fs.BoolVar(&af.detailedExitCode, "detailed-exitcode", false, "with --dry-run, exit 3 when applying would write anything (0 nothing, 1 error, 2 bad input)")
 	fs.DurationVar(&af.wait, "wait", 5*time.Minute, "how long to wait for every connector and task to be in the desired state (0: do not wait)")
 	fs.StringVar(&af.url, "url", "", "the REST URL of a worker of the group (default: CONNECT_INIT_PEERS, else the group's members)")
 	fs.BoolVar(&af.waitLocal, "wait-local", false, "wait for this container's worker to be ready, then apply once (started by run)")
@@ -198,6 +209,12 @@ func checkApplyFlags(fs *flag.FlagSet, af applyFlags) error {
 		return &settings.ConfigError{Setting: "--watch", Problem: "is given with --dry-run, which writes nothing", Fix: "use one of them"}
 	case af.watch && af.maxRestarts <= 0:
 		return &settings.ConfigError{Setting: "--max-restarts", Problem: fmt.Sprintf("must be positive (got %d)", af.maxRestarts), Fix: "e.g. --max-restarts=7"}
+	case af.json && !af.dryRun:
+		return &settings.ConfigError{Setting: "--json", Problem: "is given without --dry-run", Fix: "add --dry-run: the JSON document is the plan of a dry run"}
+	case af.detailedExitCode && !af.dryRun:
+		return &settings.ConfigError{Setting: "--detailed-exitcode", Problem: "is given without --dry-run", Fix: "add --dry-run: exit 3 says a dry run found changes pending"}
+	case af.allowEmptyPrune && !af.prune:
+		return &settings.ConfigError{Setting: "--allow-empty-prune", Problem: "is given without --prune", Fix: "add --prune, or leave --allow-empty-prune out"}
 	case af.waitLocal && af.url != "":
 		return &settings.ConfigError{Setting: "--url", Problem: "is given with --wait-local, which applies to this container's worker", Fix: "use one of them"}
 	case af.url != "":
@@ -228,10 +245,22 @@ func loadDefinitions(log *slog.Logger, s settings.Settings, af applyFlags) ([]ap
 			"fix", "correct the file; nothing was written")
 		return nil, false
 	}
-	for _, f := range skipped {
-		log.Info("ignored a file of the connectors directory", "file", f, "why", "only *.json and *.properties are definitions")
+	suspects := apply.Suspects(af.dir, skipped)
+	suspect := map[string]bool{}
+	for _, sp := range suspects {
+		suspect[sp.Name] = true
+		log.Warn("a file of the connectors directory looks like a definition but is not read", "file", sp.Name, "why", sp.Why)
 	}
-	if len(conns) == 0 && !af.prune {
+	for _, f := range skipped {
+		if !suspect[f] {
+			log.Info("ignored a file of the connectors directory", "file", f, "why", "only *.json and *.properties are definitions")
+		}
+	}
+	if err := apply.CheckPrune(af.dir, conns, suspects, af.prune, af.allowEmptyPrune); err != nil {
+		log.Error("refusing to prune", "gate", "apply", "error", err.Error(), "setting", s.Name("CONNECT_INIT_CONNECTORS_DIR"), "fix", err.(*apply.PruneError).Fix())
+		return nil, false
+	}
+	if len(conns) == 0 {
 		log.Warn("no connector definitions", "dir", af.dir)
 	}
 	return conns, true
@@ -276,6 +305,11 @@ func logApplyResult(log *slog.Logger, res apply.Result) {
 			"fix", "start the worker again, or apply through another worker of the group (without --url apply moves on by itself)")
 		return
 	}
+	if res.Code == apply.ExitChangesPending {
+		log.Info("dry run: changes pending", "gate", "apply", "create", res.Plan.Count(apply.Create), "update", res.Plan.Count(apply.Update),
+			"delete", res.Plan.Count(apply.Delete), "exit", res.Code)
+		return
+	}
 	if res.Code != startup.ExitOK {
 		log.Error("apply failed", "gate", "apply", "failed", strings.Join(res.Failed, ","), "exit", res.Code)
 		return
@@ -310,4 +344,33 @@ func (p *prefixWriter) flush() {
 		_, _ = io.WriteString(p.w, p.prefix+string(p.buf)+"\n")
 		p.buf = nil
 	}
+}
+
+// dryRunAt is `apply --dry-run --url U`: it reaches only U's REST API, so
+// a CI runner that reaches no broker can plan (apply.Direct). The worker
+// settings serve only for the REST client's TLS, when they can be read.
+func (c *cli) dryRunAt(ctx context.Context, s settings.Settings, af applyFlags, conns []apply.Connector, out io.Writer, log *slog.Logger) int {
+	rest := &restclient.Client{Timeout: 10 * time.Second, Clock: c.clock}
+	if cfg, err := c.options.Load(c.env, s); err == nil {
+		rest.TLS = cfg.RESTClientTLS
+	} else {
+		log.Debug("dry run through --url: the worker settings are not used", "gate", "apply", "error", err.Error())
+	}
+	api, version, err := apply.Direct(ctx, rest, af.url)
+	if code, stopped := applyInterrupted(ctx, log); stopped {
+		return code
+	}
+	if err != nil {
+		log.Error("cannot plan against the worker", "gate", "apply", "url", af.url, "error", err.Error(), "fix", "give --url of a running Connect worker")
+		return startup.ExitGate
+	}
+	log.Info("dry run through the REST API only: the worker is not proven a member of the group (that needs the brokers); nothing is written",
+		"gate", "apply", "url", api.Target.Raw, "version", version, "dir", af.dir, "definitions", len(conns), "prune", af.prune)
+	res := apply.Run(ctx, api, conns, apply.Options{Out: out, Log: log, Clock: c.clock, Prune: af.prune, DryRun: true, Source: af.dir,
+		AllowEmptyPrune: af.allowEmptyPrune, JSON: af.json, DetailedExitCode: af.detailedExitCode})
+	if code, stopped := applyInterrupted(ctx, log); stopped {
+		return code
+	}
+	logApplyResult(log, res)
+	return res.Code
 }
