@@ -1,0 +1,249 @@
+//go:build integration
+
+package apply_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/connect-init/connect-init/apply"
+	"github.com/connect-init/connect-init/internal/testbed"
+)
+
+// TestPruneOfNothingRefused: `apply --prune` of a directory that defines
+// no connector (only a YAML file and a JSON file saved as .txt, or
+// nothing) is exit 2 naming the suspect files, with no record written and
+// the cluster's connectors kept. `--watch --prune` whose directory is
+// moved away (a lost mount), then empty, deletes nothing and says so at
+// every look; once the files are back it prunes again.
+func TestPruneOfNothingRefused(t *testing.T) {
+	keepDir := filepath.Join(t.TempDir(), "keep")
+	writeFile(t, keepDir, "prune-keep.json", sinkJSON("prune-keep", seedTopic, filepath.Join(t.TempDir(), "keep.txt"), ""))
+	// Waited for until its task runs, so that its task configs are
+	// written before the config topic's end offset is taken.
+	if code, out := applyRun(t, "--dir", keepDir, "--wait=1m"); code != 0 {
+		t.Fatalf("create: exit %d\n%s", code, out)
+	}
+	yamlDir := filepath.Join(t.TempDir(), "yaml")
+	writeFile(t, yamlDir, "jdbc.yaml", "name: jdbc\nconfig:\n  connector.class: io.confluent.connect.jdbc.JdbcSinkConnector\n")
+	writeFile(t, yamlDir, "notes.txt", `{"name": "x", "config": {}}`)
+	emptyDir := filepath.Join(t.TempDir(), "empty")
+	os.MkdirAll(emptyDir, 0o755)
+	before := configEnd(t)
+	for _, dir := range []string{yamlDir, emptyDir} {
+		code, out := applyRun(t, "--dir", dir, "--prune")
+		if code != 2 || !strings.Contains(out, "refusing to prune") || !strings.Contains(out, "--allow-empty-prune") {
+			t.Fatalf("prune of %s: exit %d, want 2\n%s", dir, code, out)
+		}
+		if dir == yamlDir && (!strings.Contains(out, "file=jdbc.yaml") || !strings.Contains(out, "file=notes.txt")) {
+			t.Errorf("the suspect files are not named:\n%s", out)
+		}
+	}
+	if after := configEnd(t); after != before {
+		t.Errorf("a refused prune wrote %d records", after-before)
+	}
+	if connectorConfig(t, "prune-keep") == nil {
+		t.Fatal("prune-keep was deleted by a refused prune")
+	}
+
+	// --watch --prune over a directory that goes away.
+	watchDir := filepath.Join(t.TempDir(), "watched")
+	writeFile(t, watchDir, "prune-keep.json", sinkJSON("prune-keep", seedTopic, filepath.Join(t.TempDir(), "keep.txt"), ""))
+	p := startApply(t, "watch-prune", nil, "--dir", watchDir, "--wait=30s", "--prune", "--watch", "--watch-interval=1s")
+	waitLog(t, p, `msg="watching the connectors"`, 2*time.Minute)
+	gone := watchDir + ".gone"
+	if err := os.Rename(watchDir, gone); err != nil {
+		t.Fatal(err)
+	}
+	for p.CountInLog("cannot read the connector definitions") < 2 {
+		waitLog(t, p, "cannot read the connector definitions", time.Minute)
+		time.Sleep(200 * time.Millisecond)
+	}
+	os.MkdirAll(watchDir, 0o755) // the mount point, empty
+	for p.CountInLog("defines no connector") < 2 {
+		waitLog(t, p, "defines no connector", time.Minute)
+		time.Sleep(200 * time.Millisecond)
+	}
+	if connectorConfig(t, "prune-keep") == nil || strings.Contains(p.Log(), "deleted prune-keep") {
+		t.Fatalf("the watcher deleted prune-keep while its directory was gone:\n%s", tail(p.Log(), 3000))
+	}
+	// The files back, and a connector no file defines: pruned again.
+	os.Remove(watchDir)
+	if err := os.Rename(gone, watchDir); err != nil {
+		t.Fatal(err)
+	}
+	put(t, "/connectors/prune-extra/config", sinkConfig("prune-extra", filepath.Join(t.TempDir(), "extra.txt")))
+	waitLog(t, p, `connector=prune-extra action=delete`, time.Minute)
+	t.Logf("the watcher's words:\n%s", grepLines(p.Log(), "watch: "))
+}
+
+// TestDryRunJSONThroughRESTOnly: `apply --dry-run --json
+// --detailed-exitcode --url U` with no worker settings at all (no broker
+// to reach, as on a CI runner) prints one JSON plan on stdout and exits 3
+// when changes are pending, 0 when none, naming changed keys and never a
+// value.
+func TestDryRunJSONThroughRESTOnly(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "connectors")
+	out := filepath.Join(t.TempDir(), "plan.txt")
+	writeFile(t, dir, "plan-sink.json", sinkJSON("plan-sink", seedTopic, out, ""))
+	plan := func() (int, apply.PlanDoc, string) {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		defer cancel()
+		cmd := exec.CommandContext(ctx, binary, "apply", "--dry-run", "--json", "--detailed-exitcode", "--url", worker.Spec.RESTURL, "--dir", dir)
+		cmd.Env = testbed.BaseEnv()
+		var stdout, stderr bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		err := cmd.Run()
+		code := 0
+		var ee *exec.ExitError
+		if errors.As(err, &ee) {
+			code = ee.ExitCode()
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		var d apply.PlanDoc
+		dec := json.NewDecoder(bytes.NewReader(stdout.Bytes()))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&d); err != nil || dec.More() {
+			t.Fatalf("stdout is not one JSON plan (%v):\n%s\nstderr:\n%s", err, stdout.String(), stderr.String())
+		}
+		return code, d, stdout.String() + stderr.String()
+	}
+	start := time.Now()
+	code, d, all := plan()
+	took := time.Since(start)
+	step := func(d apply.PlanDoc) apply.ConnectorDoc {
+		for _, c := range d.Connectors {
+			if c.Name == "plan-sink" {
+				return c
+			}
+		}
+		t.Fatalf("plan-sink is not in the plan: %+v", d)
+		return apply.ConnectorDoc{}
+	}
+	if c := step(d); code != 3 || !d.ChangesPending || c.Action != apply.Create || !strings.Contains(strings.Join(c.Added, ","), "topics") {
+		t.Fatalf("create: exit %d, %+v\n%s", code, c, all)
+	}
+	if !strings.Contains(all, "not proven a member of the group") {
+		t.Errorf("the log does not say the worker was not proven ours:\n%s", all)
+	}
+	if code, out := applyRun(t, "--dir", dir, "--wait=0"); code != 0 {
+		t.Fatalf("apply: exit %d\n%s", code, out)
+	}
+	const marker = "plan-json-changed-topic"
+	writeFile(t, dir, "plan-sink.json", sinkJSON("plan-sink", marker, out, `,
+    "errors.tolerance": "all"`))
+	code, d, all = plan()
+	if c := step(d); code != 3 || c.Action != apply.Update || strings.Join(c.Changed, ",") != "topics" || strings.Join(c.Added, ",") != "errors.tolerance" || strings.Contains(all, marker) {
+		t.Fatalf("update: exit %d, %+v\n%s", code, c, all)
+	}
+	writeFile(t, dir, "plan-sink.json", sinkJSON("plan-sink", seedTopic, out, ""))
+	code, d, all = plan()
+	if c := step(d); code != 0 || d.ChangesPending || c.Action != apply.Unchanged {
+		t.Fatalf("no change: exit %d, %+v\n%s", code, c, all)
+	}
+	t.Logf("dry run through the REST API only: %v for the first plan", took.Round(10*time.Millisecond))
+}
+
+// TestDeclaredStateNeverRuns: connectors whose files say stopped and
+// paused, their status polled every 100 ms from before the apply, are
+// never seen RUNNING (connector or task): Kafka >= 3.7 creates them in
+// that initial_state.
+func TestDeclaredStateNeverRuns(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "connectors")
+	names := map[string]string{"born-stopped": "stopped", "born-paused": "paused"}
+	for n, st := range names {
+		writeFile(t, dir, n+".json", strings.Replace(sinkJSON(n, seedTopic, filepath.Join(t.TempDir(), n+".txt"), ""), `"config"`, `"state": "`+st+`", "config"`, 1))
+	}
+	var mu sync.Mutex
+	seen := map[string]map[string]int{}
+	polls := 0
+	stop := make(chan struct{})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		tick := time.NewTicker(100 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			select {
+			case <-stop:
+				return
+			case <-tick.C:
+			}
+			for n := range names {
+				var st apply.Status
+				resp, err := http.Get(worker.Spec.RESTURL + "/connectors/" + n + "/status")
+				if err != nil {
+					continue
+				}
+				if resp.StatusCode == http.StatusOK {
+					json.NewDecoder(resp.Body).Decode(&st)
+				}
+				resp.Body.Close()
+				mu.Lock()
+				polls++
+				if seen[n] == nil {
+					seen[n] = map[string]int{}
+				}
+				if st.Connector.State != "" {
+					seen[n]["connector "+st.Connector.State]++
+				}
+				for _, tk := range st.Tasks {
+					seen[n]["task "+tk.State]++
+				}
+				mu.Unlock()
+			}
+		}
+	}()
+	code, out := applyRun(t, "--dir", dir, "--wait=1m")
+	time.Sleep(2 * time.Second) // a little more watching after the apply
+	close(stop)
+	<-done
+	if code != 0 || !strings.Contains(out, "created born-stopped in state STOPPED (initial_state)") || !strings.Contains(out, "created born-paused in state PAUSED (initial_state)") || strings.Contains(out, "stop requested") {
+		t.Fatalf("apply: exit %d\n%s", code, out)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	t.Logf("%d status reads; states seen: %v", polls, seen)
+	for n, st := range names {
+		want := "connector " + strings.ToUpper(st)
+		if seen[n][want] == 0 {
+			t.Errorf("%s never seen %s: %v", n, want, seen[n])
+		}
+		for s := range seen[n] {
+			if strings.HasSuffix(s, "RUNNING") {
+				t.Errorf("%s was seen %s", n, s)
+			}
+		}
+	}
+}
+
+func sinkConfig(name, file string) map[string]string {
+	return map[string]string{"name": name, "connector.class": "org.apache.kafka.connect.file.FileStreamSinkConnector", "topics": seedTopic, "file": file}
+}
+
+// put PUTs v as JSON to the worker.
+func put(t *testing.T, path string, v any) {
+	t.Helper()
+	body, _ := json.Marshal(v)
+	req, _ := http.NewRequest(http.MethodPut, worker.Spec.RESTURL+path, bytes.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode >= 300 {
+		t.Fatalf("PUT %s answered %d", path, resp.StatusCode)
+	}
+}
