@@ -38,6 +38,10 @@ type Connector struct {
 	File string
 	// Lines maps each config key to its line in File (0: unknown).
 	Lines map[string]int
+	// Offsets, from a JSON definition's "offsets", are set when the
+	// connector is created (stopped, the offsets written, then started):
+	// where a renamed or moved connector resumes. nil: none.
+	Offsets *Offsets
 }
 
 // Where names a key's place in the file: "file:line" or just the file.
@@ -156,6 +160,8 @@ type jsonDoc struct {
 	// is accepted and they are ignored.
 	Tasks json.RawMessage `json:"tasks"`
 	Type  json.RawMessage `json:"type"`
+	// Offsets are Connect's offsets document or its list (KIP-875).
+	Offsets json.RawMessage `json:"offsets"`
 }
 
 // parseJSON reads {"name":..., "config":{...}, "state":...} or a bare
@@ -173,9 +179,9 @@ func parseJSON(path, base string, data []byte) (Connector, error) {
 	if wrappedForm(top) {
 		for _, k := range inFileOrder(data, top) {
 			switch k {
-			case "name", "config", "state", "tasks", "type":
+			case "name", "config", "state", "tasks", "type", "offsets":
 			default:
-				return Connector{}, &FileError{File: path, Line: keyLine(data, 0, k), Problem: fmt.Sprintf("unknown field %q: a definition has name, config and state (running, paused or stopped)%s", k, didYouMean(k))}
+				return Connector{}, &FileError{File: path, Line: keyLine(data, 0, k), Problem: fmt.Sprintf("unknown field %q: a definition has name, config, state (running, paused or stopped) and offsets%s", k, didYouMean(k))}
 			}
 		}
 		if _, ok := top["config"]; !ok {
@@ -197,6 +203,14 @@ func parseJSON(path, base string, data []byte) (Connector, error) {
 			}
 		}
 		cfgData = doc.Config
+		if len(doc.Offsets) > 0 && string(bytes.TrimSpace(doc.Offsets)) != "null" {
+			o, err := ParseOffsets(doc.Offsets)
+			if err != nil {
+				return Connector{}, &FileError{File: path, Line: keyLine(data, 0, "offsets"), Problem: "\"offsets\": " + err.Error()}
+			}
+			c.Offsets = o
+			c.Lines["offsets"] = keyLine(data, 0, "offsets")
+		}
 	}
 	off := int64(bytes.Index(data, cfgData))
 	cfg, err := stringMap(cfgData)

@@ -38,6 +38,9 @@ type ConnectorDoc struct {
 	Removed []string `json:"removed,omitempty"`
 	// State is the runtime state change, when there is one.
 	State *StateDoc `json:"state,omitempty"`
+	// Offsets is how many partitions' offsets a create sets before the
+	// connector first runs (its definition's "offsets").
+	Offsets int `json:"offsets,omitempty"`
 }
 
 // StateDoc is a state change: from the cluster's runtime state (empty for
@@ -81,6 +84,9 @@ func (p Plan) Doc(target, source string) PlanDoc {
 			case Removed:
 				c.Removed = append(c.Removed, ch.Key)
 			}
+		}
+		if s.Kind == Create && s.Desired.Offsets != nil {
+			c.Offsets = len(s.Desired.Offsets.Offsets)
 		}
 		if s.StateCall != "" {
 			c.State = &StateDoc{From: s.From, To: s.Expect, Request: s.StateCall}

@@ -242,6 +242,14 @@ func (r *runner) prepare(ctx context.Context) (*Listing, Plan, Result, bool) {
 		}
 	}
 	r.learn(listing)
+	for _, s := range plan.Steps {
+		if s.Kind != Create || s.Desired.Offsets == nil {
+			continue
+		}
+		if why := r.api.OffsetsSupported(ctx); why != "" {
+			invalid[s.Name] = append(invalid[s.Name], FieldError{Key: "offsets", Messages: []string{"cannot be set: " + why}})
+		}
+	}
 	printPlan(r.out, plan, r.red, r.api.Target.Raw, r.o.Source)
 	if len(invalid) > 0 {
 		r.planJSON(plan, invalid, nil)
@@ -405,6 +413,9 @@ func printPlan(out *printer, plan Plan, red *Redactor, target, source string) {
 			out.f("  + create     %s (%s)\n", s.Name, s.File)
 			for _, c := range s.Changes {
 				out.f("        %s = %s\n", c.Key, red.Value(c.Key, c.New))
+			}
+			if s.Desired.Offsets != nil {
+				out.f("        offsets: %d partitions, set before it first runs\n", len(s.Desired.Offsets.Offsets))
 			}
 		case Update:
 			out.f("  ~ update     %s (%s)\n", s.Name, s.File)

@@ -72,6 +72,9 @@ func (r *runner) step(ctx context.Context, s Step, until time.Time) error {
 			return err
 		}
 	}
+	if s.Kind == Create && s.Desired.Offsets != nil {
+		return r.startAt(ctx, s, initial != "", until)
+	}
 	if s.StateCall == "" || initial != "" {
 		return nil
 	}
@@ -180,10 +183,13 @@ func (r *runner) visible(ctx context.Context) {
 // create it running and then pause or stop it, which older workers need
 // (logged, since the connector runs meanwhile).
 func (r *runner) initialState(ctx context.Context, s Step) string {
-	if s.Kind != Create || s.StateCall == "" || s.Desired == nil {
+	if s.Kind != Create || s.Desired == nil {
 		return ""
 	}
 	want := strings.ToUpper(s.Desired.State)
+	if s.Desired.Offsets != nil {
+		want = "STOPPED" // its offsets are written before it first runs
+	}
 	if want != "PAUSED" && want != "STOPPED" {
 		return ""
 	}
@@ -197,4 +203,37 @@ func (r *runner) initialState(ctx context.Context, s Step) string {
 	}
 	r.o.Log.Info("creating the connector running, then setting its state", "connector", s.Name, "state", want, "why", why)
 	return ""
+}
+
+// startAt sets a new connector's offsets (its definition's "offsets")
+// before it first runs, then gives it its declared state: created STOPPED
+// (initial_state), or on a 3.6 worker created and stopped at once (it ran
+// meanwhile, logged), its offsets PATCHed and read back, then resumed or
+// paused as the definition says.
+func (r *runner) startAt(ctx context.Context, s Step, createdStopped bool, until time.Time) error {
+	return r.failover(ctx, func() error {
+		if !createdStopped {
+			r.o.Log.Info("the worker predates initial_state (Kafka 3.7): the connector was created running and is stopped to set its offsets", "connector", s.Name)
+			if err := r.api.SetState(ctx, s.Name, "stop", until); err != nil {
+				return err
+			}
+		}
+		if err := r.api.waitState(ctx, s.Name, "STOPPED", until); err != nil {
+			return err
+		}
+		if err := r.api.alterOffsets(ctx, s.Name, s.Desired.Offsets, until); err != nil {
+			return err
+		}
+		if err := r.api.verifyOffsets(ctx, s.Name, s.Desired.Offsets, until); err != nil {
+			return err
+		}
+		r.out.f("%s: offsets set (%d partitions, read back)\n", s.Name, len(s.Desired.Offsets.Offsets))
+		switch s.Desired.State {
+		case StateStopped:
+			return nil
+		case StatePaused:
+			return r.api.SetState(ctx, s.Name, "pause", until)
+		}
+		return r.api.SetState(ctx, s.Name, "resume", until)
+	}, func() {})
 }

@@ -25,6 +25,7 @@ var subcommands = []struct{ name, summary string }{
 	{"config", "print the worker configuration as the worker will see it, with where each value comes from"},
 	{"healthcheck", "exit 0 when the local worker has joined its group and serves requests"},
 	{"apply", "create, update (and with --prune delete) connectors from a directory of definitions, then wait until they run"},
+	{"offsets", "export a connector's offsets to a file, apply them from one, or reset them (Kafka >= 3.6, KIP-875): offsets export|apply|reset --url U --connector N [--file F]"},
 	{"repair", "raise the replication factor of __consumer_offsets and Connect's topics online (a single-replica __consumer_offsets); --execute to carry it out"},
 	{"lock", "lock acquire: wait in the worker for its turn to join (run by the worker's config provider)"},
 	{"version", "print the version"},
@@ -96,6 +97,8 @@ func (c *cli) runOwnCommand(ctx context.Context, cmd string, args []string) (cod
 		return c.applyCommand(ctx, args), true
 	case "repair":
 		return c.repairCommand(ctx, args), true
+	case "offsets":
+		return c.offsetsCommand(ctx, args), true
 	case "run", "prepare", "doctor", "healthcheck", "config":
 		return 0, false
 	default:
