@@ -7,6 +7,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -245,5 +246,57 @@ func put(t *testing.T, path string, v any) {
 	resp.Body.Close()
 	if resp.StatusCode >= 300 {
 		t.Fatalf("PUT %s answered %d", path, resp.StatusCode)
+	}
+}
+
+// TestWatchMetricsScraped: the metrics of a real watcher over a sink whose
+// task always fails, scraped over HTTP: the task's FAILED series is 1,
+// its restarts are counted, the look succeeded, the watcher is active; the
+// exposition passes Prometheus' lint (checked by the unit test on the same
+// registry code).
+func TestWatchMetricsScraped(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	dir := filepath.Join(t.TempDir(), "connectors")
+	writeFile(t, dir, "metrics-broken.json", sinkJSON("metrics-broken", seedTopic, "/nonexistent-dir-metrics-itest/out.txt", ""))
+	p := startApply(t, "metrics", nil, "--dir", dir, "--wait=30s", "--watch", "--watch-interval=1s", "--restart-backoff=1s", "--max-restarts=2", "--metrics-addr="+addr)
+	waitLog(t, p, "watch: serving metrics", 2*time.Minute)
+	scrape := func() string {
+		resp, err := http.Get("http://" + addr + "/metrics")
+		if err != nil {
+			return ""
+		}
+		defer resp.Body.Close()
+		var b bytes.Buffer
+		b.ReadFrom(resp.Body)
+		return b.String()
+	}
+	want := []string{
+		`connect_init_watch_task_state{connector="metrics-broken",state="FAILED",task="0"} 1`,
+		`connect_init_watch_restarts_total{connector="metrics-broken"} 2`,
+		`connect_init_watch_last_look_success 1`,
+		`connect_init_watch_active 1`,
+	}
+	deadline := time.Now().Add(2 * time.Minute)
+	for {
+		body, missing := scrape(), ""
+		for _, w := range want {
+			if !strings.Contains(body, w) {
+				missing = w
+				break
+			}
+		}
+		if missing == "" {
+			t.Logf("scraped:\n%s", grepLines(body, "metrics-broken", "connect_init_watch_last", "connect_init_watch_active"))
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the metrics never showed %s:\n%s\nwatcher:\n%s", missing, body, tail(p.Log(), 3000))
+		}
+		time.Sleep(250 * time.Millisecond)
 	}
 }

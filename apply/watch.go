@@ -54,6 +54,8 @@ type WatchOptions struct {
 	// lost mount), is said at that look: the watcher then keeps the last
 	// definitions it read and deletes nothing.
 	Dir string
+	// Metrics, when set, are told what each look saw and did.
+	Metrics *Metrics
 }
 
 func (o *WatchOptions) defaults() {
@@ -104,7 +106,9 @@ func Watch(ctx context.Context, api *API, desired []Connector, o WatchOptions) {
 			return
 		case <-r.clk.After(o.Interval):
 		}
-		if !mine.active(ctx, o.Active) {
+		act := mine.active(ctx, o.Active)
+		o.Metrics.setActive(act)
+		if !act {
 			clear(hist)
 			continue
 		}
@@ -115,12 +119,14 @@ func Watch(ctx context.Context, api *API, desired []Connector, o WatchOptions) {
 			if ctx.Err() != nil {
 				return
 			}
+			o.Metrics.looked(r.clk.Now(), nil, nil)
 			o.Log.Warn("watch: cannot read the connectors", "url", r.api.Target.Raw, "error", r.red.Scrub(err.Error()), "next_look", o.Interval.String())
 			r.moveOn(ctx, err)
 			continue
 		}
+		o.Metrics.looked(r.clk.Now(), l, desired)
 		r.learn(l)
-		r.repair(ctx, l)
+		r.repair(ctx, l, o.Metrics)
 		for _, d := range desired {
 			r.restartIfFailed(ctx, d.Name, l.Status[d.Name], hist, o)
 		}
@@ -218,7 +224,7 @@ func (d *turn) active(ctx context.Context, is func(context.Context) (bool, strin
 
 // repair puts back what drifted: the plan from the cluster's state, made
 // as Run makes it (under the lease, planned again, written once).
-func (r *runner) repair(ctx context.Context, l *Listing) {
+func (r *runner) repair(ctx context.Context, l *Listing, m *Metrics) {
 	plan := Compute(r.desired, l.Current, r.o.Prune)
 	if !plan.Writes() {
 		return
@@ -240,6 +246,7 @@ func (r *runner) repair(ctx context.Context, l *Listing) {
 	for _, s := range again.Steps {
 		if s.Kind != Unchanged {
 			r.o.Log.Info("watch: put back", "connector", s.Name, "action", string(s.Kind))
+			m.repaired(s.Name, s.Kind)
 		}
 	}
 }
@@ -314,6 +321,7 @@ func (r *runner) restartIfFailed(ctx context.Context, name string, st *Status, h
 		o.Log.Error("watch: restart failed", "connector", name, "cause", failed, "restart", h.n, "error", r.red.Scrub(err.Error()), "next_attempt", next)
 		return
 	}
+	o.Metrics.restarted(name)
 	o.Log.Warn("watch: restarted", "connector", name, "cause", failed, "restart", h.n, "next_attempt", next)
 }
 

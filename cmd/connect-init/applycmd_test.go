@@ -59,6 +59,8 @@ func TestApplyBadInput(t *testing.T) {
 		{args: []string{"--dir", good, "--nope"}, wants: []string{"flag provided but not defined: -nope"}},
 		{args: []string{"--dir", good, "extra"}, wants: []string{"takes no arguments"}},
 		{args: []string{"--dir", good, "--json"}, wants: []string{"--json", "without --dry-run"}},
+		{args: []string{"--dir", good, "--metrics-addr=:9464"}, wants: []string{"--metrics-addr", "without --watch"}},
+		{args: []string{"--dir", good, "--watch", "--metrics-addr=9464"}, wants: []string{"--metrics-addr", "not host:port"}},
 		{args: []string{"--dir", good, "--detailed-exitcode"}, wants: []string{"--detailed-exitcode", "without --dry-run"}},
 		{args: []string{"--dir", good, "--allow-empty-prune"}, wants: []string{"--allow-empty-prune", "without --prune"}},
 		{args: []string{"--dir", empty, "--prune"}, wants: []string{"refusing to prune", "defines no connector", "--allow-empty-prune", "jdbc.yaml", "setting=--dir"}},
