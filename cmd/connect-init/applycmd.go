@@ -76,6 +76,18 @@ func (c *cli) applyCommand(ctx context.Context, args []string) int {
 	if af.dryRun && af.url != "" {
 		return c.dryRunAt(ctx, s, af, conns, out, log)
 	}
+	// The metrics' address is taken before anything is written: one in
+	// use is bad input, not a line in the log after the apply.
+	var metrics *apply.Metrics
+	if af.watch && af.metricsAddr != "" {
+		metrics = apply.NewMetrics()
+		addr, err := apply.ServeMetrics(ctx, af.metricsAddr, metrics)
+		if err != nil {
+			logConfigError(log, &settings.ConfigError{Setting: "--metrics-addr", Problem: err.Error(), Fix: "choose a free host:port"})
+			return startup.ExitConfig
+		}
+		log.Info("watch: serving metrics", "url", "http://"+addr.String()+"/metrics")
+	}
 	cfg, clients, err := startup.LoadConfig(c.options, c.env, s, log)
 	if err != nil {
 		logConfigError(log, err)
@@ -119,7 +131,7 @@ func (c *cli) applyCommand(ctx context.Context, args []string) int {
 	if !af.watch || res.Code == apply.ExitBadDefinition {
 		return res.Code
 	}
-	c.watch(ctx, api, conns, s, af, f, opts)
+	c.watch(ctx, api, conns, s, af, f, opts, metrics)
 	code, _ = applyInterrupted(ctx, log)
 	return code
 }
@@ -127,17 +139,8 @@ func (c *cli) applyCommand(ctx context.Context, args []string) int {
 // watch keeps the desired state until a signal ends it. The child of run
 // (--wait-local) watches only while its worker leads the group, one
 // active watcher per Connect cluster, and ends with its worker.
-func (c *cli) watch(ctx context.Context, api *apply.API, conns []apply.Connector, s settings.Settings, af applyFlags, f *workers.Finder, opts apply.Options) {
-	wo := apply.WatchOptions{Options: opts, Interval: s.ApplyWatchInterval, RestartUnit: s.ApplyRestartBackoff, MaxRestarts: af.maxRestarts, Dir: af.dir}
-	if af.metricsAddr != "" {
-		wo.Metrics = apply.NewMetrics()
-		addr, err := apply.ServeMetrics(ctx, af.metricsAddr, wo.Metrics)
-		if err != nil {
-			opts.Log.Error("watch: the metrics are not served", "error", err.Error(), "fix", "choose a free --metrics-addr")
-		} else {
-			opts.Log.Info("watch: serving metrics", "url", "http://"+addr.String()+"/metrics")
-		}
-	}
+func (c *cli) watch(ctx context.Context, api *apply.API, conns []apply.Connector, s settings.Settings, af applyFlags, f *workers.Finder, opts apply.Options, metrics *apply.Metrics) {
+	wo := apply.WatchOptions{Options: opts, Interval: s.ApplyWatchInterval, RestartUnit: s.ApplyRestartBackoff, MaxRestarts: af.maxRestarts, Dir: af.dir, Metrics: metrics}
 	if af.waitLocal {
 		wo.Active = f.Leads
 	}

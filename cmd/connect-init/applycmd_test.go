@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"io"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -35,6 +36,11 @@ func TestApplyBadInput(t *testing.T) {
 	os.Mkdir(typo, 0o755)
 	typoFile := filepath.Join(typo, "t.json")
 	os.WriteFile(typoFile, []byte("{\n \"name\": \"t\",\n \"confg\": {\"connector.class\": \"C\"}\n}\n"), 0o644)
+	busy, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer busy.Close()
 	env := []string{"CONNECT_BOOTSTRAP_SERVERS=" + bootstrap, "CONNECT_GROUP_ID=g", "CONNECT_CONFIG_STORAGE_TOPIC=c",
 		"CONNECT_OFFSET_STORAGE_TOPIC=o", "CONNECT_STATUS_STORAGE_TOPIC=s", "CONNECT_INIT_IMAGE=confluent-dub",
 		"CONNECT_KEY_CONVERTER=x", "CONNECT_VALUE_CONVERTER=x", "CONNECT_REST_ADVERTISED_HOST_NAME=w"}
@@ -61,6 +67,7 @@ func TestApplyBadInput(t *testing.T) {
 		{args: []string{"--dir", good, "--json"}, wants: []string{"--json", "without --dry-run"}},
 		{args: []string{"--dir", good, "--metrics-addr=:9464"}, wants: []string{"--metrics-addr", "without --watch"}},
 		{args: []string{"--dir", good, "--watch", "--metrics-addr=9464"}, wants: []string{"--metrics-addr", "not host:port"}},
+		{args: []string{"--dir", good, "--watch", "--metrics-addr=" + busy.Addr().String()}, wants: []string{"setting=--metrics-addr", "address already in use"}},
 		{args: []string{"--dir", good, "--detailed-exitcode"}, wants: []string{"--detailed-exitcode", "without --dry-run"}},
 		{args: []string{"--dir", good, "--allow-empty-prune"}, wants: []string{"--allow-empty-prune", "without --prune"}},
 		{args: []string{"--dir", empty, "--prune"}, wants: []string{"refusing to prune", "defines no connector", "--allow-empty-prune", "jdbc.yaml", "setting=--dir"}},
