@@ -437,6 +437,9 @@ func printPlan(out *printer, plan Plan, red *Redactor, target, source string) {
 		if s.StateCall != "" {
 			out.f("        state: %s (then wait for %s)\n", s.StateCall, s.Expect)
 		}
+		if (s.Kind == Update || s.Kind == Unchanged) && s.Desired.Offsets != nil {
+			out.f("        offsets: not applied, the connector exists (they are set at creation; connect-init offsets apply sets them now)\n")
+		}
 	}
 	if len(plan.Kept) > 0 {
 		out.f("  not in the directory, kept (--prune deletes them): %s\n", strings.Join(plan.Kept, ", "))
