@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
@@ -384,6 +385,10 @@ func (c *cli) dryRunAt(ctx context.Context, s settings.Settings, af applyFlags, 
 	}
 	if err != nil {
 		log.Error("cannot plan against the worker", "gate", "apply", "url", af.url, "error", err.Error(), "fix", "give --url of a running Connect worker")
+		if af.json { // the pipeline still reads one document
+			b, _ := json.MarshalIndent(apply.PlanDoc{Target: af.url, Source: af.dir, Error: err.Error(), Connectors: []apply.ConnectorDoc{}, Kept: []string{}}, "", "  ")
+			_, _ = out.Write(append(b, '\n'))
+		}
 		return startup.ExitGate
 	}
 	log.Info("dry run through the REST API only: the worker is not proven a member of the group (that needs the brokers); nothing is written",

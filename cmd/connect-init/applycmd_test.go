@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"io"
 	"net"
 	"os"
@@ -127,5 +128,32 @@ func TestApplyInterrupted(t *testing.T) {
 		"CONNECT_OFFSET_STORAGE_TOPIC=o", "CONNECT_STATUS_STORAGE_TOPIC=s", "CONNECT_KEY_CONVERTER=x", "CONNECT_VALUE_CONVERTER=x"}
 	if code := run(ctx, []string{"apply", "--dir", dir}, env, io.Discard, &stderr); code != 128+15 {
 		t.Errorf("exit %d, want 143\n%s", code, stderr.String())
+	}
+}
+
+// TestDryRunURLUnreachable: --dry-run --json --url of a worker that does
+// not answer exits 1 with one JSON document naming the error on stdout,
+// and makes no connection to the brokers (it needs only the REST API).
+func TestDryRunURLUnreachable(t *testing.T) {
+	bootstrap, conns := countingListener(t)
+	dead, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	url := "http://" + dead.Addr().String()
+	dead.Close()
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "ok.json"), []byte(`{"connector.class": "C"}`), 0o644)
+	var stdout, stderr bytes.Buffer
+	code := run(context.Background(), []string{"apply", "--dir", dir, "--dry-run", "--json", "--url", url}, []string{"CONNECT_BOOTSTRAP_SERVERS=" + bootstrap}, &stdout, &stderr)
+	var doc struct {
+		Target string `json:"target"`
+		Error  string `json:"error"`
+	}
+	if code != startup.ExitGate || json.Unmarshal(stdout.Bytes(), &doc) != nil || doc.Error == "" || doc.Target != url {
+		t.Fatalf("exit %d, stdout %q\n%s", code, stdout.String(), stderr.String())
+	}
+	if n := conns.Load(); n != 0 {
+		t.Errorf("a dry run through --url opened %d connections to the bootstrap server", n)
 	}
 }
