@@ -49,7 +49,7 @@ func (c *cli) offsetsCommand(ctx context.Context, args []string) int {
 	var bad *settings.ConfigError
 	switch {
 	case verb != "export" && verb != "apply" && verb != "reset":
-		bad = &settings.ConfigError{Setting: "command line", Problem: fmt.Sprintf("offsets needs export, apply or reset (got %q)", verb), Fix: "e.g. connect-init offsets export --url http://connect:8083 --connector my-source --file my-source.offsets.json"}
+		bad = &settings.ConfigError{Setting: "command line", Problem: fmt.Sprintf("needs export, apply or reset after offsets (got %q)", verb), Fix: "e.g. connect-init offsets export --url http://connect:8083 --connector my-source --file my-source.offsets.json"}
 	case fs.NArg() > 0:
 		bad = &settings.ConfigError{Setting: "command line", Problem: fmt.Sprintf("takes no arguments (got %q)", fs.Args()), Fix: "name the connector with --connector"}
 	case url == "":
