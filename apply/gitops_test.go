@@ -210,3 +210,16 @@ func TestWatchLostMountDeletesNothing(t *testing.T) {
 		t.Fatalf("after the mount came back: %d deletes, %v", f.deleted, f.configs)
 	}
 }
+
+// A watcher given no definitions and no directory, with Prune, deletes
+// nothing either.
+func TestWatchWithoutDefinitionsPrunesNothing(t *testing.T) {
+	f := &fakeConnect{configs: map[string]map[string]string{"other": {"name": "other", "connector.class": "C"}}, status: running}
+	logs, _ := watchFake(t, f, nil, WatchOptions{Options: Options{Prune: true}, Interval: time.Second},
+		func(l string) bool { return strings.Count(l, "no connector definitions; nothing is deleted") >= 2 })
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.deleted != 0 {
+		t.Fatalf("%d deletes\n%s", f.deleted, logs)
+	}
+}

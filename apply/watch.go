@@ -149,6 +149,10 @@ type definitions struct {
 // prunes nothing; that is logged at every look, as long as it lasts.
 func (d *definitions) look() ([]Connector, bool) {
 	if d.dir == "" {
+		if CheckPrune("", d.last, nil, d.prune, d.allowEmpty) != nil {
+			d.log.Warn("watch: no connector definitions; nothing is deleted", "fix", (&PruneError{}).Fix())
+			return d.last, false
+		}
 		return d.last, d.prune
 	}
 	conns, skipped, err := Load(d.dir)
