@@ -97,10 +97,10 @@ func TestDryRunJSONThroughRESTOnly(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "connectors")
 	out := filepath.Join(t.TempDir(), "plan.txt")
 	writeFile(t, dir, "plan-sink.json", sinkJSON("plan-sink", seedTopic, out, ""))
-	plan := func() (int, apply.PlanDoc, string) {
+	plan := func(extra ...string) (int, apply.PlanDoc, string) {
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 		defer cancel()
-		cmd := exec.CommandContext(ctx, binary, "apply", "--dry-run", "--json", "--detailed-exitcode", "--url", worker.Spec.RESTURL, "--dir", dir)
+		cmd := exec.CommandContext(ctx, binary, append([]string{"apply", "--dry-run", "--json", "--detailed-exitcode", "--url", worker.Spec.RESTURL, "--dir", dir}, extra...)...)
 		cmd.Env = testbed.BaseEnv()
 		var stdout, stderr bytes.Buffer
 		cmd.Stdout, cmd.Stderr = &stdout, &stderr
@@ -152,6 +152,24 @@ func TestDryRunJSONThroughRESTOnly(t *testing.T) {
 	code, d, all = plan()
 	if c := step(d); code != 0 || d.ChangesPending || c.Action != apply.Unchanged {
 		t.Fatalf("no change: exit %d, %+v\n%s", code, c, all)
+	}
+	// With --prune, a connector no file defines is a delete in the plan,
+	// and still there after it.
+	put(t, "/connectors/plan-orphan/config", sinkConfig("plan-orphan", filepath.Join(t.TempDir(), "orphan.txt")))
+	for deadline := time.Now().Add(time.Minute); connectorConfig(t, "plan-orphan") == nil; time.Sleep(100 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("plan-orphan never listed after its PUT")
+		}
+	}
+	code, d, all = plan("--prune")
+	deletes := map[string]bool{}
+	for _, c := range d.Connectors {
+		if c.Action == apply.Delete {
+			deletes[c.Name] = true
+		}
+	}
+	if code != 3 || !deletes["plan-orphan"] || d.Summary[apply.Delete] != len(deletes) || connectorConfig(t, "plan-orphan") == nil {
+		t.Fatalf("prune: exit %d, deletes %v\n%s", code, deletes, all)
 	}
 	t.Logf("dry run through the REST API only: %v for the first plan", took.Round(10*time.Millisecond))
 }
