@@ -52,14 +52,18 @@ type applyFlags struct {
 	metricsAddr string
 }
 
-// applyCommand is `connect-init apply [--dir D] [--prune] [--dry-run]
+// applyCommand is `connect-init apply [--dir D] [--prune
+// [--allow-empty-prune]] [--dry-run [--json] [--detailed-exitcode]]
 // [--wait=5m] [--url U] [--wait-local] [--write-timeout=100s] [--watch
-// [--watch-interval=30s] [--restart-backoff=1m] [--max-restarts=7]]`;
-// with --watch it runs until a signal ends it. Exit 0: all applied and in the
-// desired state; 1: a connector or task failed, a write failed, no worker
-// of the group answered, or the wait timed out; 2: a bad file (named with
-// its line), a definition Connect's validation refused, or bad flags;
-// 128+signal when SIGTERM or SIGINT stopped it.
+// [--watch-interval=30s] [--restart-backoff=1m] [--max-restarts=7]
+// [--metrics-addr=host:port]]`; with --watch it runs until a signal ends
+// it. Exit 0: all applied and in the desired state; 1: a connector or task
+// failed, a write failed, no worker of the group answered, or the wait
+// timed out; 2: a bad file (named with its line), a definition Connect's
+// validation refused, a prune of a directory that defines nothing, or bad
+// flags; 3: a dry run with --detailed-exitcode that would write;
+// 128+signal when SIGTERM or SIGINT stopped it. --dry-run with --url
+// reads only that worker's REST API (dryRunAt).
 func (c *cli) applyCommand(ctx context.Context, args []string) int {
 	s, af, code, done := c.applyArgs(args)
 	if done {
