@@ -7,11 +7,16 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
 	"net"
 	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -316,5 +321,62 @@ func TestWatchMetricsScraped(t *testing.T) {
 			t.Fatalf("the metrics never showed %s:\n%s\nwatcher:\n%s", missing, body, tail(p.Log(), 3000))
 		}
 		time.Sleep(250 * time.Millisecond)
+	}
+}
+
+// TestOlderWorkerVersion: the real worker behind a proxy that reports
+// Kafka 3.5.1 in GET / (nothing else changed): a connector declared
+// paused is created running and then paused, as before KIP-980, said in
+// the log; a definition with offsets is refused before anything is
+// written (exit 2), and `offsets export` is refused with the reason
+// (exit 1).
+func TestOlderWorkerVersion(t *testing.T) {
+	target, _ := url.Parse(worker.Spec.RESTURL)
+	proxy := httputil.NewSingleHostReverseProxy(target)
+	proxy.ModifyResponse = func(resp *http.Response) error {
+		if resp.Request.URL.Path != "/" || resp.Request.Method != http.MethodGet {
+			return nil
+		}
+		var root map[string]any
+		if err := json.NewDecoder(resp.Body).Decode(&root); err != nil {
+			return err
+		}
+		resp.Body.Close()
+		root["version"] = "3.5.1"
+		b, _ := json.Marshal(root)
+		resp.Body = io.NopCloser(bytes.NewReader(b))
+		resp.ContentLength = int64(len(b))
+		resp.Header.Set("Content-Length", strconv.Itoa(len(b)))
+		return nil
+	}
+	srv := httptest.NewServer(proxy)
+	defer srv.Close()
+	dir := filepath.Join(t.TempDir(), "connectors")
+	// A running connector on a member: the proof that the proxy's worker
+	// is of our group.
+	writeFile(t, dir, "fallback-anchor.json", sinkJSON("fallback-anchor", seedTopic, filepath.Join(t.TempDir(), "anchor.txt"), ""))
+	if code, out := applyRun(t, "--dir", dir, "--wait=1m"); code != 0 {
+		t.Fatalf("anchor: exit %d\n%s", code, out)
+	}
+	writeFile(t, dir, "fallback-paused.json", strings.Replace(sinkJSON("fallback-paused", seedTopic, filepath.Join(t.TempDir(), "p.txt"), ""), `"config"`, `"state": "paused", "config"`, 1))
+	code, out := applyRun(t, "--dir", dir, "--url", srv.URL, "--wait=1m")
+	if code != 0 || !strings.Contains(out, "fallback-paused: pause requested") || !strings.Contains(out, "predates initial_state") || strings.Contains(out, "(initial_state)") || !strings.Contains(out, "fallback-paused: ok: connector PAUSED") {
+		t.Fatalf("paused on 3.5.1: exit %d\n%s", code, out)
+	}
+	writeFile(t, dir, "fallback-offsets.json", `{"name": "fallback-offsets", "config": {"connector.class": "org.apache.kafka.connect.file.FileStreamSinkConnector", "topics": "x", "file": "/tmp/x"},
+ "offsets": [{"partition": {"kafka_topic": "x", "kafka_partition": 0}, "offset": {"kafka_offset": 1}}]}`)
+	before := configEnd(t)
+	code, out = applyRun(t, "--dir", dir, "--url", srv.URL)
+	if code != 2 || !strings.Contains(out, "fallback-offsets.json:2: offsets: cannot be set") || !strings.Contains(out, "from Kafka 3.6 on") || connectorConfig(t, "fallback-offsets") != nil {
+		t.Fatalf("offsets on 3.5.1: exit %d\n%s", code, out)
+	}
+	if after := configEnd(t); after != before {
+		t.Errorf("a refused definition wrote %d records", after-before)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	code, out, err := testbed.Run(ctx, binary, []string{"offsets", "export", "--url", srv.URL, "--connector", "fallback-anchor"}, testbed.BaseEnv())
+	if err != nil || code != 1 || !strings.Contains(out, "offsets refused") || !strings.Contains(out, "Kafka 3.5.1") {
+		t.Fatalf("offsets export on 3.5.1: exit %d %v\n%s", code, err, out)
 	}
 }
