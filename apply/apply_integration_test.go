@@ -416,7 +416,9 @@ func TestPausedAndStopped(t *testing.T) {
 		return strings.Replace(sinkJSON("state-sink", seedTopic, file, ""), `"config"`, `"state": "`+state+`", "config"`, 1)
 	}
 	writeFile(t, dir, "state-sink.json", withState("paused"))
-	if code, out := applyRun(t, "--dir", dir); code != 0 || !strings.Contains(out, "state-sink: pause requested") || !strings.Contains(out, "state-sink: ok: connector PAUSED") {
+	// Created paused (initial_state, Kafka >= 3.7, the test bed's
+	// versions): no pause request after the create.
+	if code, out := applyRun(t, "--dir", dir); code != 0 || !strings.Contains(out, "created state-sink in state PAUSED (initial_state)") || strings.Contains(out, "pause requested") || !strings.Contains(out, "state-sink: ok: connector PAUSED") {
 		t.Fatalf("paused: exit %d\n%s", code, out)
 	}
 	writeFile(t, dir, "state-sink.json", withState("stopped"))

@@ -23,6 +23,8 @@ type API struct {
 	// Clock paces the waits; nil is the system clock. The writes' repeats
 	// wait on REST's own Clock.
 	Clock clock.Clock
+	// version is the worker's version, read by Version.
+	version string
 }
 
 // TaskStatus is one task's runtime status.
@@ -222,6 +224,22 @@ func (a *API) PutConfig(ctx context.Context, name string, cfg map[string]string,
 		return found && len(diff(got, cfg)) == 0, err
 	}
 	return a.write(ctx, restclient.Write{Method: http.MethodPut, Path: path, Body: body, Landed: landed, Until: until}, http.StatusOK, http.StatusCreated)
+}
+
+// Create creates a connector in an initial state (RUNNING, PAUSED or
+// STOPPED): POST /connectors {"name", "config", "initial_state"}, Kafka >=
+// 3.7 (KIP-980; CreateConnectorRequest). It is repeated as PutConfig is,
+// and after an ambiguous failure a cluster that holds the config counts as
+// done. Connect answers 409 both during a rebalance and for a connector
+// that exists; restclient.Write repeats either until until, so a
+// concurrent create is kept out by the apply lease, not here.
+func (a *API) Create(ctx context.Context, name string, cfg map[string]string, initial string, until time.Time) (restclient.WriteResult, error) {
+	body, _ := json.Marshal(map[string]any{"name": name, "config": cfg, "initial_state": initial})
+	landed := func(ctx context.Context) (bool, error) {
+		got, found, err := a.Config(ctx, name)
+		return found && len(diff(got, cfg)) == 0, err
+	}
+	return a.write(ctx, restclient.Write{Method: http.MethodPost, Path: "connectors", Body: body, Landed: landed, Until: until}, http.StatusCreated, http.StatusOK)
 }
 
 // Config reads GET /connectors/<name>/config; found is false on 404.

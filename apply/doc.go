@@ -31,6 +31,18 @@
 // (restclient.Write), and, under a lease per group (Options.Lease), made
 // once however many applies run: each plans again once it holds it.
 //
+// For GitOps and day-2 work (issue 31): a prune of a directory that
+// defines nothing is refused (CheckPrune; the usual cause is a lost mount
+// or a ConfigMap written as YAML, not a wish to delete everything), and the
+// watcher, which reads its directory again at every look, deletes nothing
+// while it is empty or unreadable; a dry run's plan is one JSON document
+// (PlanDoc) with key names and never values, and needs only the REST API
+// (Direct); a connector declared stopped or paused is created so with
+// initial_state on Kafka >= 3.7, never running; offsets are code
+// (SetOffsets: compared first, then stop, PATCH or DELETE, read back,
+// state put back; a definition's "offsets" at creation); the watcher
+// serves Prometheus metrics (Metrics).
+//
 // The package knows Connect's REST API only (through restclient); which
 // worker to talk to, and the proof that it belongs to the right group, are
 // the business of package connect/workers, which the command wires.

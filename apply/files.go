@@ -38,6 +38,10 @@ type Connector struct {
 	File string
 	// Lines maps each config key to its line in File (0: unknown).
 	Lines map[string]int
+	// Offsets, from a JSON definition's "offsets", are set when the
+	// connector is created (stopped, the offsets written, then started):
+	// where a renamed or moved connector resumes. nil: none.
+	Offsets *Offsets
 }
 
 // Where names a key's place in the file: "file:line" or just the file.
@@ -156,6 +160,8 @@ type jsonDoc struct {
 	// is accepted and they are ignored.
 	Tasks json.RawMessage `json:"tasks"`
 	Type  json.RawMessage `json:"type"`
+	// Offsets are Connect's offsets document or its list (KIP-875).
+	Offsets json.RawMessage `json:"offsets"`
 }
 
 // parseJSON reads {"name":..., "config":{...}, "state":...} or a bare
@@ -170,13 +176,16 @@ func parseJSON(path, base string, data []byte) (Connector, error) {
 	}
 	c := Connector{Name: base, File: path, Lines: map[string]int{}}
 	cfgData := data
-	if _, wrapped := top["config"]; wrapped {
-		for k := range top {
+	if wrappedForm(top) {
+		for _, k := range inFileOrder(data, top) {
 			switch k {
-			case "name", "config", "state", "tasks", "type":
+			case "name", "config", "state", "tasks", "type", "offsets":
 			default:
-				return Connector{}, &FileError{File: path, Line: keyLine(data, 0, k), Problem: fmt.Sprintf("unknown field %q next to \"config\": a definition has name, config and state (running, paused or stopped)", k)}
+				return Connector{}, &FileError{File: path, Line: keyLine(data, 0, k), Problem: fmt.Sprintf("unknown field %q: a definition has name, config, state (running, paused or stopped) and offsets%s", k, didYouMean(k))}
 			}
+		}
+		if _, ok := top["config"]; !ok {
+			return Connector{}, &FileError{File: path, Problem: "\"config\" is missing: a definition is {\"name\": ..., \"config\": {...}} (a bare config holds only strings, numbers and booleans)"}
 		}
 		var doc jsonDoc
 		if err := json.Unmarshal(data, &doc); err != nil {
@@ -194,6 +203,14 @@ func parseJSON(path, base string, data []byte) (Connector, error) {
 			}
 		}
 		cfgData = doc.Config
+		if len(doc.Offsets) > 0 && string(bytes.TrimSpace(doc.Offsets)) != "null" {
+			o, err := ParseOffsets(doc.Offsets)
+			if err != nil {
+				return Connector{}, &FileError{File: path, Line: keyLine(data, 0, "offsets"), Problem: "\"offsets\": " + err.Error()}
+			}
+			c.Offsets = o
+			c.Lines["offsets"] = keyLine(data, 0, "offsets")
+		}
 	}
 	off := int64(bytes.Index(data, cfgData))
 	cfg, err := stringMap(cfgData)
@@ -216,6 +233,63 @@ func parseJSON(path, base string, data []byte) (Connector, error) {
 		c.Name = n
 	}
 	return finish(c)
+}
+
+// wrappedForm tells the wrapped form ({"name", "config", "state"}) from a
+// bare config. A "config" field makes it wrapped; so does any field whose
+// value is an object, which a bare config (strings, numbers, booleans) can
+// never hold: "confg": {...} is a typo of the wrapped form, and naming it
+// an unknown field says so, where reading it as a bare config would blame
+// the value of a config key nobody meant.
+func wrappedForm(top map[string]json.RawMessage) bool {
+	if _, ok := top["config"]; ok {
+		return true
+	}
+	for _, v := range top {
+		if t := bytes.TrimSpace(v); len(t) > 0 && t[0] == '{' {
+			return true
+		}
+	}
+	return false
+}
+
+// inFileOrder is top's keys in the order the file gives them, so that the
+// first unknown field reported is the first one a reader meets.
+func inFileOrder(data []byte, top map[string]json.RawMessage) []string {
+	keys := sortedKeys(top)
+	sort.SliceStable(keys, func(i, j int) bool { return keyLine(data, 0, keys[i]) < keyLine(data, 0, keys[j]) })
+	return keys
+}
+
+// didYouMean suggests the known field a typo is closest to.
+func didYouMean(k string) string {
+	for _, f := range []string{"config", "name", "state"} {
+		if editDistance(strings.ToLower(k), f) <= 2 {
+			return fmt.Sprintf("; did you mean %q?", f)
+		}
+	}
+	return ""
+}
+
+// editDistance is the Levenshtein distance of two short strings.
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur := make([]int, len(b)+1)
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev = cur
+	}
+	return prev[len(b)]
 }
 
 // stringMap decodes a JSON object of scalars, as Connect's Jackson mapping

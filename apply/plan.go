@@ -60,6 +60,9 @@ type Step struct {
 	Expect string
 	// Desired is the definition (nil for a delete).
 	Desired *Connector
+	// From is the connector's runtime state in the cluster ("" for a
+	// create).
+	From string
 }
 
 // WritesConfig reports whether the step PUTs the configuration.
@@ -110,7 +113,8 @@ func Compute(desired []Connector, current map[string]Current, prune bool) Plan {
 			}
 		} else {
 			st.Changes = diff(cur.Config, d.Config)
-			st.StateCall, st.Expect = stateCall(d.State, strings.ToUpper(cur.State))
+			st.From = strings.ToUpper(cur.State)
+			st.StateCall, st.Expect = stateCall(d.State, st.From)
 			st.Kind = Unchanged
 			if len(st.Changes) > 0 || st.StateCall != "" {
 				st.Kind = Update
@@ -123,7 +127,7 @@ func Compute(desired []Connector, current map[string]Current, prune bool) Plan {
 			continue
 		}
 		if prune {
-			p.Steps = append(p.Steps, Step{Name: name, Kind: Delete})
+			p.Steps = append(p.Steps, Step{Name: name, Kind: Delete, From: strings.ToUpper(current[name].State)})
 		} else {
 			p.Kept = append(p.Kept, name)
 		}

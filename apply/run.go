@@ -23,6 +23,10 @@ const (
 	// ExitBadDefinition: a file is bad, or Connect's validation refused a
 	// definition; nothing was written.
 	ExitBadDefinition = 2
+	// ExitChangesPending: a dry run with Options.DetailedExitCode found
+	// writes to make (terraform plan -detailed-exitcode's 2 is taken by
+	// bad input here).
+	ExitChangesPending = 3
 )
 
 // Defaults of Options.
@@ -78,6 +82,16 @@ type Options struct {
 	Clock clock.Clock
 	// Prune deletes the cluster's connectors no file defines.
 	Prune bool
+	// AllowEmptyPrune lets Prune run with no definition at all, deleting
+	// every connector (--allow-empty-prune); without it such a Run is
+	// refused (a *PruneError, exit 2) before anything is read.
+	AllowEmptyPrune bool
+	// JSON prints a dry run's plan as one JSON document (PlanDoc) and
+	// nothing else on Out.
+	JSON bool
+	// DetailedExitCode makes a dry run that finds writes to make exit
+	// ExitChangesPending instead of ExitOK.
+	DetailedExitCode bool
 	// DryRun stops after the plan and the validation.
 	DryRun bool
 	// Wait bounds the wait for the desired states, and the repeats of
@@ -139,6 +153,14 @@ type runner struct {
 func Run(ctx context.Context, api *API, desired []Connector, o Options) Result {
 	o.defaults()
 	r := &runner{api: api, desired: desired, o: o, out: &printer{w: o.Out}, red: NewRedactor(), clk: clock.Or(o.Clock)}
+	if o.JSON {
+		r.out = &printer{w: io.Discard}
+	}
+	if err := CheckPrune(o.Source, desired, nil, o.Prune, o.AllowEmptyPrune); err != nil {
+		r.out.f("%v\n", err)
+		o.Log.Error("refusing to prune", "error", err.Error())
+		return Result{Code: ExitBadDefinition}
+	}
 	listing, plan, res, done := r.prepare(ctx)
 	if done {
 		return res
@@ -194,6 +216,7 @@ func (r *runner) prepare(ctx context.Context) (*Listing, Plan, Result, bool) {
 	listing, err := r.api.List(ctx)
 	if err != nil {
 		r.out.f("cannot read the cluster's connectors: %v\n", err)
+		r.planJSON(Plan{}, nil, err)
 		return nil, Plan{}, Result{Code: ExitFailed}, true
 	}
 	plan := Compute(r.desired, listing.Current, r.o.Prune)
@@ -208,6 +231,7 @@ func (r *runner) prepare(ctx context.Context) (*Listing, Plan, Result, bool) {
 		v, err := r.api.Validate(ctx, s.Desired.Config)
 		if err != nil {
 			r.out.f("cannot validate %s (%s): %s\n", s.Name, s.File, r.red.Scrub(err.Error()))
+			r.planJSON(plan, nil, fmt.Errorf("cannot validate %s (%s): %w", s.Name, s.File, err))
 			return nil, plan, Result{Code: ExitFailed, Plan: plan, Failed: []string{s.Name}}, true
 		}
 		for _, k := range v.Passwords {
@@ -218,13 +242,27 @@ func (r *runner) prepare(ctx context.Context) (*Listing, Plan, Result, bool) {
 		}
 	}
 	r.learn(listing)
+	for _, s := range plan.Steps {
+		if s.Kind != Create || s.Desired.Offsets == nil {
+			continue
+		}
+		if why := r.api.OffsetsSupported(ctx); why != "" {
+			invalid[s.Name] = append(invalid[s.Name], FieldError{Key: "offsets", Messages: []string{"cannot be set: " + why}})
+		}
+	}
 	printPlan(r.out, plan, r.red, r.api.Target.Raw, r.o.Source)
 	if len(invalid) > 0 {
+		r.planJSON(plan, invalid, nil)
 		return nil, plan, r.refused(plan, invalid), true
 	}
 	if r.o.DryRun {
 		r.out.f("\ndry run: nothing was written\n")
-		return nil, plan, Result{Code: ExitOK, Plan: plan}, true
+		r.planJSON(plan, nil, nil)
+		code := ExitOK
+		if r.o.DetailedExitCode && plan.Writes() {
+			code = ExitChangesPending
+		}
+		return nil, plan, Result{Code: code, Plan: plan}, true
 	}
 	return listing, plan, Result{}, false
 }
@@ -376,6 +414,9 @@ func printPlan(out *printer, plan Plan, red *Redactor, target, source string) {
 			for _, c := range s.Changes {
 				out.f("        %s = %s\n", c.Key, red.Value(c.Key, c.New))
 			}
+			if s.Desired.Offsets != nil {
+				out.f("        offsets: %d partitions, set before it first runs\n", len(s.Desired.Offsets.Offsets))
+			}
 		case Update:
 			out.f("  ~ update     %s (%s)\n", s.Name, s.File)
 			for _, c := range s.Changes {
@@ -395,6 +436,9 @@ func printPlan(out *printer, plan Plan, red *Redactor, target, source string) {
 		}
 		if s.StateCall != "" {
 			out.f("        state: %s (then wait for %s)\n", s.StateCall, s.Expect)
+		}
+		if (s.Kind == Update || s.Kind == Unchanged) && s.Desired.Offsets != nil {
+			out.f("        offsets: not applied, the connector exists (they are set at creation; connect-init offsets apply sets them now)\n")
 		}
 	}
 	if len(plan.Kept) > 0 {

@@ -43,6 +43,17 @@ type fakeConnect struct {
 	onRestart func(path string)
 	// deleted counts DELETEs.
 	deleted int
+	// version is GET /'s "version" ("" answers 404); created records the
+	// initial_state of each POST /connectors.
+	version string
+	created map[string]string
+	// offsets are the connectors' offsets; offsetWrites counts PATCHes
+	// and DELETEs of them; states records the state calls in order, and
+	// state the last per connector (RUNNING when none).
+	offsets      map[string]*Offsets
+	offsetWrites int
+	states       []string
+	state        map[string]string
 }
 
 func (f *fakeConnect) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -53,6 +64,25 @@ func (f *fakeConnect) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	switch {
+	case r.Method == http.MethodGet && r.URL.Path == "/" && f.version != "":
+		io.WriteString(w, `{"version":"`+f.version+`","commit":"c","kafka_cluster_id":"k"}`)
+	case r.Method == http.MethodPost && r.URL.Path == "/connectors":
+		var req struct {
+			Name         string            `json:"name"`
+			Config       map[string]string `json:"config"`
+			InitialState string            `json:"initial_state"`
+		}
+		json.NewDecoder(r.Body).Decode(&req)
+		if f.created == nil {
+			f.created = map[string]string{}
+		}
+		f.configs[req.Name], f.created[req.Name] = req.Config, req.InitialState
+		if f.state == nil {
+			f.state = map[string]string{}
+		}
+		f.state[req.Name] = req.InitialState
+		w.WriteHeader(http.StatusCreated)
+		io.WriteString(w, `{}`)
 	case r.Method == http.MethodGet && strings.HasSuffix(r.URL.Path, "/config"):
 		c, ok := f.configs[strings.TrimSuffix(strings.TrimPrefix(r.URL.Path, "/connectors/"), "/config")]
 		if !ok {
@@ -107,6 +137,50 @@ func (f *fakeConnect) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		w.WriteHeader(http.StatusCreated)
 		io.WriteString(w, `{}`)
+	case r.Method == http.MethodPut && (strings.HasSuffix(r.URL.Path, "/stop") || strings.HasSuffix(r.URL.Path, "/pause") || strings.HasSuffix(r.URL.Path, "/resume")):
+		parts := strings.Split(r.URL.Path, "/")
+		call := parts[len(parts)-1]
+		f.states = append(f.states, call)
+		if f.state == nil {
+			f.state = map[string]string{}
+		}
+		f.state[parts[2]] = map[string]string{"stop": "STOPPED", "pause": "PAUSED", "resume": "RUNNING"}[call]
+		w.WriteHeader(http.StatusAccepted)
+	case strings.HasSuffix(r.URL.Path, "/status"):
+		name := strings.Split(r.URL.Path, "/")[2]
+		st := &Status{}
+		st.Connector.State = "RUNNING"
+		if v := f.state[name]; v != "" {
+			st.Connector.State = v
+		}
+		json.NewEncoder(w).Encode(st)
+	case strings.HasSuffix(r.URL.Path, "/offsets"):
+		name := strings.Split(r.URL.Path, "/")[2]
+		if f.offsets == nil {
+			f.offsets = map[string]*Offsets{}
+		}
+		if r.Method != http.MethodGet && f.state[name] != "STOPPED" {
+			w.WriteHeader(http.StatusBadRequest)
+			io.WriteString(w, `{"error_code":400,"message":"Connectors must be in the STOPPED state before their offsets can be modified."}`)
+			return
+		}
+		switch r.Method {
+		case http.MethodGet:
+			o := f.offsets[name]
+			if o == nil {
+				o = &Offsets{Offsets: []PartitionOffset{}}
+			}
+			json.NewEncoder(w).Encode(o)
+			return
+		case http.MethodPatch:
+			b, _ := io.ReadAll(r.Body)
+			o, _ := ParseOffsets(b)
+			f.offsets[name] = o
+		case http.MethodDelete:
+			delete(f.offsets, name)
+		}
+		f.offsetWrites++
+		io.WriteString(w, `{"message":"The offsets for this connector have been altered successfully"}`)
 	case r.Method == http.MethodPost && strings.HasSuffix(r.URL.Path, "/restart"):
 		if f.onRestart != nil {
 			f.onRestart(r.URL.Path + "?" + r.URL.RawQuery)

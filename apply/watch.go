@@ -47,6 +47,15 @@ type WatchOptions struct {
 	// hand). A watcher that stands by forgets its restart counts, since
 	// the active one kept its own.
 	Active func(ctx context.Context) (active bool, why string)
+	// Dir, when set, is read again at every look (Load), so that the
+	// watcher follows the repository (a git-sync sidecar, a ConfigMap
+	// update). A directory that cannot be read or holds a bad file, or,
+	// with Prune and without AllowEmptyPrune, defines no connector (a
+	// lost mount), is said at that look: the watcher then keeps the last
+	// definitions it read and deletes nothing.
+	Dir string
+	// Metrics, when set, are told what each look saw and did.
+	Metrics *Metrics
 }
 
 func (o *WatchOptions) defaults() {
@@ -89,6 +98,7 @@ func Watch(ctx context.Context, api *API, desired []Connector, o WatchOptions) {
 	r := &runner{api: api, desired: desired, o: o.Options, out: &printer{w: o.Out}, red: NewRedactor(), clk: clock.Or(o.Clock)}
 	hist := map[string]*restarts{}
 	mine := &turn{log: o.Log}
+	defs := &definitions{dir: o.Dir, last: desired, prune: o.Prune, allowEmpty: o.AllowEmptyPrune, log: o.Log}
 	o.Log.Info("watching the connectors", "interval", o.Interval.String(), "restart_unit", o.RestartUnit.String(), "max_restarts", o.MaxRestarts, "prune", o.Prune)
 	for {
 		select {
@@ -96,25 +106,96 @@ func Watch(ctx context.Context, api *API, desired []Connector, o WatchOptions) {
 			return
 		case <-r.clk.After(o.Interval):
 		}
-		if !mine.active(ctx, o.Active) {
+		act := mine.active(ctx, o.Active)
+		o.Metrics.setActive(act)
+		if !act {
 			clear(hist)
 			continue
 		}
+		r.desired, r.o.Prune = defs.look()
+		desired = r.desired
 		l, err := r.api.List(ctx)
 		if err != nil {
 			if ctx.Err() != nil {
 				return
 			}
+			o.Metrics.looked(r.clk.Now(), nil, nil)
 			o.Log.Warn("watch: cannot read the connectors", "url", r.api.Target.Raw, "error", r.red.Scrub(err.Error()), "next_look", o.Interval.String())
 			r.moveOn(ctx, err)
 			continue
 		}
+		o.Metrics.looked(r.clk.Now(), l, desired)
 		r.learn(l)
-		r.repair(ctx, l)
+		r.repair(ctx, l, o.Metrics)
 		for _, d := range desired {
 			r.restartIfFailed(ctx, d.Name, l.Status[d.Name], hist, o)
 		}
 	}
+}
+
+// definitions are the watcher's desired connectors, read again from dir
+// at every look.
+type definitions struct {
+	dir        string
+	last       []Connector
+	prune      bool
+	allowEmpty bool
+	log        *slog.Logger
+}
+
+// look reads the directory and returns the definitions to keep and
+// whether to prune at this look. A read that fails, or a prune of a
+// directory that defines nothing, keeps the last definitions read and
+// prunes nothing; that is logged at every look, as long as it lasts.
+func (d *definitions) look() ([]Connector, bool) {
+	if d.dir == "" {
+		if CheckPrune("", d.last, nil, d.prune, d.allowEmpty) != nil {
+			d.log.Warn("watch: no connector definitions; nothing is deleted", "fix", (&PruneError{}).Fix())
+			return d.last, false
+		}
+		return d.last, d.prune
+	}
+	conns, skipped, err := Load(d.dir)
+	if err != nil {
+		d.log.Warn("watch: cannot read the connector definitions; nothing is deleted, the last definitions read are kept",
+			"dir", d.dir, "error", err.Error(), "kept", len(d.last), "next_look", "at the next interval")
+		return d.last, false
+	}
+	if perr := CheckPrune(d.dir, conns, nil, d.prune, d.allowEmpty); perr != nil {
+		var sus []string
+		for _, s := range Suspects(d.dir, skipped) {
+			sus = append(sus, s.Name)
+		}
+		d.log.Warn("watch: the connectors directory defines no connector (a lost mount?); nothing is deleted, the last definitions read are kept",
+			"dir", d.dir, "suspects", strings.Join(sus, ","), "kept", len(d.last), "fix", (&PruneError{}).Fix(), "next_look", "at the next interval")
+		return d.last, false
+	}
+	if added, removed := changedNames(d.last, conns); len(added)+len(removed) > 0 {
+		d.log.Info("watch: the definitions changed", "dir", d.dir, "added", strings.Join(added, ","), "removed", strings.Join(removed, ","))
+	}
+	d.last = conns
+	return conns, d.prune
+}
+
+// changedNames are the connector names new has and old has not, and the
+// other way round.
+func changedNames(old, new []Connector) (added, removed []string) {
+	was, is := map[string]bool{}, map[string]bool{}
+	for _, c := range old {
+		was[c.Name] = true
+	}
+	for _, c := range new {
+		is[c.Name] = true
+		if !was[c.Name] {
+			added = append(added, c.Name)
+		}
+	}
+	for _, c := range old {
+		if !is[c.Name] {
+			removed = append(removed, c.Name)
+		}
+	}
+	return added, removed
 }
 
 // turn logs a watcher's turns between acting and standing by, once per
@@ -147,7 +228,7 @@ func (d *turn) active(ctx context.Context, is func(context.Context) (bool, strin
 
 // repair puts back what drifted: the plan from the cluster's state, made
 // as Run makes it (under the lease, planned again, written once).
-func (r *runner) repair(ctx context.Context, l *Listing) {
+func (r *runner) repair(ctx context.Context, l *Listing, m *Metrics) {
 	plan := Compute(r.desired, l.Current, r.o.Prune)
 	if !plan.Writes() {
 		return
@@ -169,6 +250,7 @@ func (r *runner) repair(ctx context.Context, l *Listing) {
 	for _, s := range again.Steps {
 		if s.Kind != Unchanged {
 			r.o.Log.Info("watch: put back", "connector", s.Name, "action", string(s.Kind))
+			m.repaired(s.Name, s.Kind)
 		}
 	}
 }
@@ -243,6 +325,7 @@ func (r *runner) restartIfFailed(ctx context.Context, name string, st *Status, h
 		o.Log.Error("watch: restart failed", "connector", name, "cause", failed, "restart", h.n, "error", r.red.Scrub(err.Error()), "next_attempt", next)
 		return
 	}
+	o.Metrics.restarted(name)
 	o.Log.Warn("watch: restarted", "connector", name, "cause", failed, "restart", h.n, "next_attempt", next)
 }
 

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 	"time"
 
 	"github.com/connect-init/connect-init/restclient"
@@ -45,12 +46,21 @@ func (r *runner) step(ctx context.Context, s Step, until time.Time) error {
 			r.out.f("deleted %s\n", s.Name)
 		})
 	}
+	initial := r.initialState(ctx, s)
 	if s.WritesConfig() {
 		var res restclient.WriteResult
 		err := r.failover(ctx, func() (err error) {
+			if initial != "" {
+				res, err = r.api.Create(ctx, s.Name, s.Desired.Config, initial, until)
+				return err
+			}
 			res, err = r.api.PutConfig(ctx, s.Name, s.Desired.Config, until)
 			return err
 		}, func() {
+			if initial != "" {
+				r.out.f("created %s in state %s (initial_state)\n", s.Name, initial)
+				return
+			}
 			verb := map[Kind]string{Create: "created", Update: "updated"}[s.Kind]
 			if res.Landed {
 				r.out.f("%s %s (its answer was lost; read back: the cluster holds the new config)\n", verb, s.Name)
@@ -62,7 +72,10 @@ func (r *runner) step(ctx context.Context, s Step, until time.Time) error {
 			return err
 		}
 	}
-	if s.StateCall == "" {
+	if s.Kind == Create && s.Desired.Offsets != nil {
+		return r.startAt(ctx, s, initial != "", until)
+	}
+	if s.StateCall == "" || initial != "" {
 		return nil
 	}
 	return r.failover(ctx, func() error { return r.api.SetState(ctx, s.Name, s.StateCall, until) }, func() {
@@ -162,4 +175,65 @@ func (r *runner) visible(ctx context.Context) {
 			}
 		}
 	}
+}
+
+// initialState is the initial_state to create s's connector in: its
+// paused or stopped state on a worker of Kafka 3.7 or later (KIP-980:
+// POST /connectors with "initial_state"), so that it never runs; "" to
+// create it running and then pause or stop it, which older workers need
+// (logged, since the connector runs meanwhile).
+func (r *runner) initialState(ctx context.Context, s Step) string {
+	if s.Kind != Create || s.Desired == nil {
+		return ""
+	}
+	want := strings.ToUpper(s.Desired.State)
+	if s.Desired.Offsets != nil {
+		want = "STOPPED" // its offsets are written before it first runs
+	}
+	if want != "PAUSED" && want != "STOPPED" {
+		return ""
+	}
+	v, err := r.api.Version(ctx)
+	if err == nil && AtLeast(v, 3, 7) {
+		return want
+	}
+	why := "the worker's version " + v + " predates initial_state (Kafka 3.7, KIP-980)"
+	if err != nil {
+		why = "the worker's version cannot be read: " + r.red.Scrub(err.Error())
+	}
+	r.o.Log.Info("creating the connector running, then setting its state", "connector", s.Name, "state", want, "why", why)
+	return ""
+}
+
+// startAt sets a new connector's offsets (its definition's "offsets")
+// before it first runs, then gives it its declared state: created STOPPED
+// (initial_state), or on a 3.6 worker created and stopped at once (it ran
+// meanwhile, logged), its offsets PATCHed and read back, then resumed or
+// paused as the definition says.
+func (r *runner) startAt(ctx context.Context, s Step, createdStopped bool, until time.Time) error {
+	return r.failover(ctx, func() error {
+		if !createdStopped {
+			r.o.Log.Info("the worker predates initial_state (Kafka 3.7): the connector was created running and is stopped to set its offsets", "connector", s.Name)
+			if err := r.api.SetState(ctx, s.Name, "stop", until); err != nil {
+				return err
+			}
+		}
+		if err := r.api.waitState(ctx, s.Name, "STOPPED", until); err != nil {
+			return err
+		}
+		if err := r.api.alterOffsets(ctx, s.Name, s.Desired.Offsets, until); err != nil {
+			return err
+		}
+		if err := r.api.verifyOffsets(ctx, s.Name, s.Desired.Offsets, until); err != nil {
+			return err
+		}
+		r.out.f("%s: offsets set (%d partitions, read back)\n", s.Name, len(s.Desired.Offsets.Offsets))
+		switch s.Desired.State {
+		case StateStopped:
+			return nil
+		case StatePaused:
+			return r.api.SetState(ctx, s.Name, "pause", until)
+		}
+		return r.api.SetState(ctx, s.Name, "resume", until)
+	}, func() {})
 }

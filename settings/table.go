@@ -26,6 +26,9 @@ const (
 	Apply       Command = "apply"
 	Repair      Command = "repair"
 	LockAcquire Command = "lock"
+	// Offsets is `offsets export|apply|reset`: it talks to one worker's
+	// REST API only, so it takes the REST credentials and nothing else.
+	Offsets Command = "offsets"
 )
 
 // Setting is one of connect-init's own settings: one row of the table
@@ -175,7 +178,7 @@ const Redacted = "(redacted)"
 
 // rest are the commands that call a worker's REST API, and so send the
 // REST credentials.
-var rest = []Command{Run, Doctor, ShowConfig, Healthcheck, Apply, LockAcquire}
+var rest = []Command{Run, Doctor, ShowConfig, Healthcheck, Apply, LockAcquire, Offsets}
 
 // Table is the settings table, a copy: no caller can change the rows
 // every command reads.

@@ -3,10 +3,13 @@ package main
 import (
 	"context"
 	"errors"
+	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
+	"strconv"
 	"strings"
 	"time"
 
@@ -38,16 +41,28 @@ type applyFlags struct {
 	// maxRestarts times in a row.
 	watch       bool
 	maxRestarts int
+	// allowEmptyPrune, json and detailedExitCode are apply.Options'
+	// AllowEmptyPrune, JSON and DetailedExitCode.
+	allowEmptyPrune  bool
+	json             bool
+	detailedExitCode bool
+	// metricsAddr, with --watch, is where the watcher's Prometheus
+	// metrics are served ("" none).
+	metricsAddr string
 }
 
-// applyCommand is `connect-init apply [--dir D] [--prune] [--dry-run]
+// applyCommand is `connect-init apply [--dir D] [--prune
+// [--allow-empty-prune]] [--dry-run [--json] [--detailed-exitcode]]
 // [--wait=5m] [--url U] [--wait-local] [--write-timeout=100s] [--watch
-// [--watch-interval=30s] [--restart-backoff=1m] [--max-restarts=7]]`;
-// with --watch it runs until a signal ends it. Exit 0: all applied and in the
-// desired state; 1: a connector or task failed, a write failed, no worker
-// of the group answered, or the wait timed out; 2: a bad file (named with
-// its line), a definition Connect's validation refused, or bad flags;
-// 128+signal when SIGTERM or SIGINT stopped it.
+// [--watch-interval=30s] [--restart-backoff=1m] [--max-restarts=7]
+// [--metrics-addr=host:port]]`; with --watch it runs until a signal ends
+// it. Exit 0: all applied and in the desired state; 1: a connector or task
+// failed, a write failed, no worker of the group answered, or the wait
+// timed out; 2: a bad file (named with its line), a definition Connect's
+// validation refused, a prune of a directory that defines nothing, or bad
+// flags; 3: a dry run with --detailed-exitcode that would write;
+// 128+signal when SIGTERM or SIGINT stopped it. --dry-run with --url
+// reads only that worker's REST API (dryRunAt).
 func (c *cli) applyCommand(ctx context.Context, args []string) int {
 	s, af, code, done := c.applyArgs(args)
 	if done {
@@ -60,6 +75,21 @@ func (c *cli) applyCommand(ctx context.Context, args []string) int {
 	conns, ok := loadDefinitions(log, s, af)
 	if !ok {
 		return startup.ExitConfig
+	}
+	if af.dryRun && af.url != "" {
+		return c.dryRunAt(ctx, s, af, conns, out, log)
+	}
+	// The metrics' address is taken before anything is written: one in
+	// use is bad input, not a line in the log after the apply.
+	var metrics *apply.Metrics
+	if af.watch && af.metricsAddr != "" {
+		metrics = apply.NewMetrics()
+		addr, err := apply.ServeMetrics(ctx, af.metricsAddr, metrics)
+		if err != nil {
+			logConfigError(log, &settings.ConfigError{Setting: "--metrics-addr", Problem: err.Error(), Fix: "choose a free host:port"})
+			return startup.ExitConfig
+		}
+		log.Info("watch: serving metrics", "url", "http://"+addr.String()+"/metrics")
 	}
 	cfg, clients, err := startup.LoadConfig(c.options, c.env, s, log)
 	if err != nil {
@@ -109,7 +139,7 @@ func (c *cli) applyCommand(ctx context.Context, args []string) int {
 	if !af.watch || res.Code == apply.ExitBadDefinition {
 		return res.Code
 	}
-	c.watch(ctx, api, conns, s, af, f, opts)
+	c.watch(ctx, api, conns, s, af, f, opts, metrics)
 	code, _ = applyInterrupted(ctx, log)
 	return code
 }
@@ -117,8 +147,8 @@ func (c *cli) applyCommand(ctx context.Context, args []string) int {
 // watch keeps the desired state until a signal ends it. The child of run
 // (--wait-local) watches only while its worker leads the group, one
 // active watcher per Connect cluster, and ends with its worker.
-func (c *cli) watch(ctx context.Context, api *apply.API, conns []apply.Connector, s settings.Settings, af applyFlags, f *workers.Finder, opts apply.Options) {
-	wo := apply.WatchOptions{Options: opts, Interval: s.ApplyWatchInterval, RestartUnit: s.ApplyRestartBackoff, MaxRestarts: af.maxRestarts}
+func (c *cli) watch(ctx context.Context, api *apply.API, conns []apply.Connector, s settings.Settings, af applyFlags, f *workers.Finder, opts apply.Options, metrics *apply.Metrics) {
+	wo := apply.WatchOptions{Options: opts, Interval: s.ApplyWatchInterval, RestartUnit: s.ApplyRestartBackoff, MaxRestarts: af.maxRestarts, Dir: af.dir, Metrics: metrics}
 	if af.waitLocal {
 		wo.Active = f.Leads
 	}
@@ -136,7 +166,7 @@ func applyOptions(c *cli, af applyFlags, f *workers.Finder, out io.Writer, log *
 	lease := &workers.Lease{Config: f.Config, Clients: f.Clients, Log: log, Clock: c.clock,
 		Identity: workers.Identity(af.waitLocal, f.Config.AdvertisedURL)}
 	o := apply.Options{Out: out, Log: log, Clock: c.clock, Prune: af.prune, DryRun: af.dryRun, Wait: af.wait, Source: af.dir,
-		Lease: lease.Take}
+		Lease: lease.Take, AllowEmptyPrune: af.allowEmptyPrune, JSON: af.json, DetailedExitCode: af.detailedExitCode}
 	if af.url == "" && !af.waitLocal {
 		o.Workers = f
 	}
@@ -152,6 +182,10 @@ func (c *cli) applyArgs(args []string) (s settings.Settings, af applyFlags, code
 	spec := command{name: settings.Apply, usage: "apply [--dir D] [--prune] [--dry-run] [--watch] [flags]", flags: func(fs *flag.FlagSet) {
 		fs.BoolVar(&af.prune, "prune", false, "delete the cluster's connectors that no file defines")
 		fs.BoolVar(&af.dryRun, "dry-run", false, "print the plan and Connect's validation, write nothing")
+		fs.BoolVar(&af.allowEmptyPrune, "allow-empty-prune", false, "with --prune, allow a directory that defines no connector (deletes every connector)")
+		fs.BoolVar(&af.json, "json", false, "with --dry-run, print the plan as one JSON document (key names, never values)")
+		fs.StringVar(&af.metricsAddr, "metrics-addr", "", "with --watch, serve the watcher's Prometheus metrics on this host:port at /metrics (e.g. :9464)")
+		fs.BoolVar(&af.detailedExitCode, "detailed-exitcode", false, "with --dry-run, exit 3 when applying would write anything (0 nothing, 1 error, 2 bad input)")
 		fs.DurationVar(&af.wait, "wait", 5*time.Minute, "how long to wait for every connector and task to be in the desired state (0: do not wait)")
 		fs.StringVar(&af.url, "url", "", "the REST URL of a worker of the group (default: CONNECT_INIT_PEERS, else the group's members)")
 		fs.BoolVar(&af.waitLocal, "wait-local", false, "wait for this container's worker to be ready, then apply once (started by run)")
@@ -186,6 +220,16 @@ func checkApplyFlags(fs *flag.FlagSet, af applyFlags) error {
 		return &settings.ConfigError{Setting: "--watch", Problem: "is given with --dry-run, which writes nothing", Fix: "use one of them"}
 	case af.watch && af.maxRestarts <= 0:
 		return &settings.ConfigError{Setting: "--max-restarts", Problem: fmt.Sprintf("must be positive (got %d)", af.maxRestarts), Fix: "e.g. --max-restarts=7"}
+	case af.json && !af.dryRun:
+		return &settings.ConfigError{Setting: "--json", Problem: "is given without --dry-run", Fix: "add --dry-run: the JSON document is the plan of a dry run"}
+	case af.detailedExitCode && !af.dryRun:
+		return &settings.ConfigError{Setting: "--detailed-exitcode", Problem: "is given without --dry-run", Fix: "add --dry-run: exit 3 says a dry run found changes pending"}
+	case af.metricsAddr != "" && !af.watch:
+		return &settings.ConfigError{Setting: "--metrics-addr", Problem: "is given without --watch", Fix: "add --watch: the metrics are the watcher's"}
+	case af.metricsAddr != "" && !validHostPort(af.metricsAddr):
+		return &settings.ConfigError{Setting: "--metrics-addr", Problem: fmt.Sprintf("%q is not host:port", af.metricsAddr), Fix: "e.g. --metrics-addr=:9464"}
+	case af.allowEmptyPrune && !af.prune:
+		return &settings.ConfigError{Setting: "--allow-empty-prune", Problem: "is given without --prune", Fix: "add --prune, or leave --allow-empty-prune out"}
 	case af.waitLocal && af.url != "":
 		return &settings.ConfigError{Setting: "--url", Problem: "is given with --wait-local, which applies to this container's worker", Fix: "use one of them"}
 	case af.url != "":
@@ -216,10 +260,22 @@ func loadDefinitions(log *slog.Logger, s settings.Settings, af applyFlags) ([]ap
 			"fix", "correct the file; nothing was written")
 		return nil, false
 	}
-	for _, f := range skipped {
-		log.Info("ignored a file of the connectors directory", "file", f, "why", "only *.json and *.properties are definitions")
+	suspects := apply.Suspects(af.dir, skipped)
+	suspect := map[string]bool{}
+	for _, sp := range suspects {
+		suspect[sp.Name] = true
+		log.Warn("a file of the connectors directory looks like a definition but is not read", "file", sp.Name, "why", sp.Why)
 	}
-	if len(conns) == 0 && !af.prune {
+	for _, f := range skipped {
+		if !suspect[f] {
+			log.Info("ignored a file of the connectors directory", "file", f, "why", "only *.json and *.properties are definitions")
+		}
+	}
+	if err := apply.CheckPrune(af.dir, conns, suspects, af.prune, af.allowEmptyPrune); err != nil {
+		log.Error("refusing to prune", "gate", "apply", "error", err.Error(), "setting", s.Name("CONNECT_INIT_CONNECTORS_DIR"), "fix", err.(*apply.PruneError).Fix())
+		return nil, false
+	}
+	if len(conns) == 0 {
 		log.Warn("no connector definitions", "dir", af.dir)
 	}
 	return conns, true
@@ -264,6 +320,11 @@ func logApplyResult(log *slog.Logger, res apply.Result) {
 			"fix", "start the worker again, or apply through another worker of the group (without --url apply moves on by itself)")
 		return
 	}
+	if res.Code == apply.ExitChangesPending {
+		log.Info("dry run: changes pending", "gate", "apply", "create", res.Plan.Count(apply.Create), "update", res.Plan.Count(apply.Update),
+			"delete", res.Plan.Count(apply.Delete), "exit", res.Code)
+		return
+	}
 	if res.Code != startup.ExitOK {
 		log.Error("apply failed", "gate", "apply", "failed", strings.Join(res.Failed, ","), "exit", res.Code)
 		return
@@ -298,4 +359,52 @@ func (p *prefixWriter) flush() {
 		_, _ = io.WriteString(p.w, p.prefix+string(p.buf)+"\n")
 		p.buf = nil
 	}
+}
+
+// dryRunAt is `apply --dry-run --url U`: it reaches only U's REST API, so
+// a CI runner that reaches no broker can plan (apply.Direct). The worker
+// settings serve only for the REST client's TLS, when they can be read.
+func (c *cli) dryRunAt(ctx context.Context, s settings.Settings, af applyFlags, conns []apply.Connector, out io.Writer, log *slog.Logger) int {
+	rest := &restclient.Client{Timeout: 10 * time.Second, Clock: c.clock, Auth: s.RESTAuth()}
+	if cfg, err := c.options.Load(c.env, s); err == nil {
+		rest.TLS = cfg.RESTClientTLS
+	} else {
+		log.Debug("dry run through --url: the worker settings are not used", "gate", "apply", "error", err.Error())
+	}
+	api, version, err := apply.Direct(ctx, rest, af.url)
+	if code, stopped := applyInterrupted(ctx, log); stopped {
+		return code
+	}
+	if err != nil {
+		fix := "give --url of a running Connect worker"
+		var refused *restclient.AuthError
+		if errors.As(err, &refused) {
+			fix = refused.Fix()
+		}
+		log.Error("cannot plan against the worker", "gate", "apply", "url", af.url, "error", err.Error(), "fix", fix)
+		if af.json { // the pipeline still reads one document
+			b, _ := json.MarshalIndent(apply.PlanDoc{Target: af.url, Source: af.dir, Error: err.Error(), Connectors: []apply.ConnectorDoc{}, Kept: []string{}}, "", "  ")
+			_, _ = out.Write(append(b, '\n'))
+		}
+		return startup.ExitGate
+	}
+	log.Info("dry run through the REST API only: the worker is not proven a member of the group (that needs the brokers); nothing is written",
+		"gate", "apply", "url", api.Target.Raw, "version", version, "dir", af.dir, "definitions", len(conns), "prune", af.prune)
+	res := apply.Run(ctx, api, conns, apply.Options{Out: out, Log: log, Clock: c.clock, Prune: af.prune, DryRun: true, Source: af.dir,
+		AllowEmptyPrune: af.allowEmptyPrune, JSON: af.json, DetailedExitCode: af.detailedExitCode})
+	if code, stopped := applyInterrupted(ctx, log); stopped {
+		return code
+	}
+	logApplyResult(log, res)
+	return res.Code
+}
+
+// validHostPort reports whether a is host:port with a numeric port.
+func validHostPort(a string) bool {
+	_, port, err := net.SplitHostPort(a)
+	if err != nil {
+		return false
+	}
+	n, err := strconv.Atoi(port)
+	return err == nil && n >= 0 && n <= 65535
 }

@@ -3,7 +3,9 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"io"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -26,6 +28,20 @@ func TestApplyBadInput(t *testing.T) {
 	good := filepath.Join(dir, "good")
 	os.Mkdir(good, 0o755)
 	os.WriteFile(filepath.Join(good, "ok.json"), []byte(`{"connector.class": "C", "db.password": "S3CRET-MARKER"}`), 0o644)
+	// A directory whose only file is YAML defines nothing: a prune of it
+	// is refused.
+	empty := filepath.Join(dir, "empty")
+	os.Mkdir(empty, 0o755)
+	os.WriteFile(filepath.Join(empty, "jdbc.yaml"), []byte("name: jdbc\nconfig:\n  connector.class: C\n"), 0o644)
+	typo := filepath.Join(dir, "typo")
+	os.Mkdir(typo, 0o755)
+	typoFile := filepath.Join(typo, "t.json")
+	os.WriteFile(typoFile, []byte("{\n \"name\": \"t\",\n \"confg\": {\"connector.class\": \"C\"}\n}\n"), 0o644)
+	busy, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer busy.Close()
 	env := []string{"CONNECT_BOOTSTRAP_SERVERS=" + bootstrap, "CONNECT_GROUP_ID=g", "CONNECT_CONFIG_STORAGE_TOPIC=c",
 		"CONNECT_OFFSET_STORAGE_TOPIC=o", "CONNECT_STATUS_STORAGE_TOPIC=s", "CONNECT_INIT_IMAGE=confluent-dub",
 		"CONNECT_KEY_CONVERTER=x", "CONNECT_VALUE_CONVERTER=x", "CONNECT_REST_ADVERTISED_HOST_NAME=w"}
@@ -49,6 +65,15 @@ func TestApplyBadInput(t *testing.T) {
 		{args: []string{"--dir", good, "--url", "http://x", "--wait-local"}, wants: []string{"--url", "--wait-local"}},
 		{args: []string{"--dir", good, "--nope"}, wants: []string{"flag provided but not defined: -nope"}},
 		{args: []string{"--dir", good, "extra"}, wants: []string{"takes no arguments"}},
+		{args: []string{"--dir", good, "--json"}, wants: []string{"--json", "without --dry-run"}},
+		{args: []string{"--dir", good, "--metrics-addr=:9464"}, wants: []string{"--metrics-addr", "without --watch"}},
+		{args: []string{"--dir", good, "--watch", "--metrics-addr=9464"}, wants: []string{"--metrics-addr", "not host:port"}},
+		{args: []string{"--dir", good, "--watch", "--metrics-addr=" + busy.Addr().String()}, wants: []string{"setting=--metrics-addr", "address already in use"}},
+		{args: []string{"--dir", good, "--detailed-exitcode"}, wants: []string{"--detailed-exitcode", "without --dry-run"}},
+		{args: []string{"--dir", good, "--allow-empty-prune"}, wants: []string{"--allow-empty-prune", "without --prune"}},
+		{args: []string{"--dir", empty, "--prune"}, wants: []string{"refusing to prune", "defines no connector", "--allow-empty-prune", "jdbc.yaml", "setting=--dir"}},
+		{args: []string{"--dir", empty, "--prune", "--watch"}, wants: []string{"refusing to prune"}},
+		{args: []string{"--dir", typo}, wants: []string{typoFile + ":3:", `unknown field \"confg\"`}},
 		{args: []string{"--dir", good}, env: []string{"CONNECT_GROUP_ID="}, wants: []string{"group.id"}},
 	} {
 		var stdout, stderr bytes.Buffer
@@ -90,9 +115,45 @@ func TestApplyInterrupted(t *testing.T) {
 	ctx, cancel := context.WithCancelCause(context.Background())
 	cancel(&entrypoint.SignalError{Signal: syscall.SIGTERM})
 	var stderr bytes.Buffer
+	// A directory whose only file is YAML defines nothing: a prune of it
+	// is refused.
+	empty := filepath.Join(dir, "empty")
+	os.Mkdir(empty, 0o755)
+	os.WriteFile(filepath.Join(empty, "jdbc.yaml"), []byte("name: jdbc\nconfig:\n  connector.class: C\n"), 0o644)
+	typo := filepath.Join(dir, "typo")
+	os.Mkdir(typo, 0o755)
+	typoFile := filepath.Join(typo, "t.json")
+	os.WriteFile(typoFile, []byte("{\n \"name\": \"t\",\n \"confg\": {\"connector.class\": \"C\"}\n}\n"), 0o644)
 	env := []string{"CONNECT_BOOTSTRAP_SERVERS=" + bootstrap, "CONNECT_GROUP_ID=g", "CONNECT_CONFIG_STORAGE_TOPIC=c",
 		"CONNECT_OFFSET_STORAGE_TOPIC=o", "CONNECT_STATUS_STORAGE_TOPIC=s", "CONNECT_KEY_CONVERTER=x", "CONNECT_VALUE_CONVERTER=x"}
 	if code := run(ctx, []string{"apply", "--dir", dir}, env, io.Discard, &stderr); code != 128+15 {
 		t.Errorf("exit %d, want 143\n%s", code, stderr.String())
+	}
+}
+
+// TestDryRunURLUnreachable: --dry-run --json --url of a worker that does
+// not answer exits 1 with one JSON document naming the error on stdout,
+// and makes no connection to the brokers (it needs only the REST API).
+func TestDryRunURLUnreachable(t *testing.T) {
+	bootstrap, conns := countingListener(t)
+	dead, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	url := "http://" + dead.Addr().String()
+	dead.Close()
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "ok.json"), []byte(`{"connector.class": "C"}`), 0o644)
+	var stdout, stderr bytes.Buffer
+	code := run(context.Background(), []string{"apply", "--dir", dir, "--dry-run", "--json", "--url", url}, []string{"CONNECT_BOOTSTRAP_SERVERS=" + bootstrap}, &stdout, &stderr)
+	var doc struct {
+		Target string `json:"target"`
+		Error  string `json:"error"`
+	}
+	if code != startup.ExitGate || json.Unmarshal(stdout.Bytes(), &doc) != nil || doc.Error == "" || doc.Target != url {
+		t.Fatalf("exit %d, stdout %q\n%s", code, stdout.String(), stderr.String())
+	}
+	if n := conns.Load(); n != 0 {
+		t.Errorf("a dry run through --url opened %d connections to the bootstrap server", n)
 	}
 }

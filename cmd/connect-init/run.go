@@ -37,6 +37,7 @@ func subcommands() []subcommand {
 			func(c *cli, _ context.Context, args []string) int { return c.configCommand(args) }},
 		{"healthcheck", "exit 0 when the local worker has joined its group and serves requests", (*cli).healthcheckCommand},
 		{"apply", "create, update (and with --prune delete) connectors from a directory of definitions, then wait until they run", (*cli).applyCommand},
+		{"offsets", "export a connector's offsets to a file, apply them from one, or reset them (Kafka >= 3.6, KIP-875): offsets export|apply|reset --url U --connector N [--file F]", (*cli).offsetsCommand},
 		{"repair", "raise the replication factor of __consumer_offsets and Connect's topics online (a single-replica __consumer_offsets); --execute to carry it out", (*cli).repairCommand},
 		{"lock", "lock acquire: wait in the worker for its turn to join (run by the worker's config provider)", (*cli).lockCommand},
 		{"version", "print the version",
