@@ -90,6 +90,8 @@ type svc struct {
 	bare       bool
 	// mounts are --mount specs (type=bind,src=...,dst=...).
 	mounts []string
+	// extra are more `docker service create` flags (--secret, --health-cmd).
+	extra []string
 }
 
 func (s svc) create(t *testing.T, ctx context.Context) {
@@ -108,6 +110,7 @@ func (s svc) create(t *testing.T, ctx context.Context) {
 	for _, m := range s.mounts {
 		args = append(args, "--mount", m)
 	}
+	args = append(args, s.extra...)
 	switch {
 	case s.bare:
 		args = append(args, "--entrypoint", "/etc/confluent/docker/run", bed.Image)
