@@ -153,6 +153,7 @@ func eightAtOnce(ctx context.Context, t *testing.T, c *testbed.Cluster) {
 	}
 	wg.Wait()
 	waited := 0
+	what := map[string]int{}
 	for i, p := range procs {
 		if codes[i] != 0 {
 			t.Errorf("prepare %d: exit %d\n%s", i, codes[i], p.Log())
@@ -160,9 +161,14 @@ func eightAtOnce(ctx context.Context, t *testing.T, c *testbed.Cluster) {
 		if strings.Contains(p.Log(), "waiting for the cluster to finish creating or moving") {
 			waited++
 		}
+		for _, line := range strings.Split(p.Log(), "\n") {
+			if i := strings.Index(line, "waiting_for="); i >= 0 && strings.Contains(line, "finish creating or moving") {
+				what[strings.SplitN(line[i:], " answer=", 2)[0]]++
+			}
+		}
 	}
-	t.Logf("eight prepare at once on a brand-new cluster: all done in %s; %d of them logged a look again on a cluster at work",
-		time.Since(start).Round(time.Millisecond), waited)
+	t.Logf("eight prepare at once on a brand-new cluster: all done in %s; %d of them logged a look again on a cluster at work: %v",
+		time.Since(start).Round(time.Millisecond), waited, what)
 }
 
 // coordinatorThroughLie runs the coordinator gate through the proxy while
