@@ -462,3 +462,47 @@ func TestGroupGateDescribeLooksAgainOnNotYet(t *testing.T) {
 		}
 	})
 }
+
+// lookAgain's wait line: none for one lagging answer, then at the second
+// "not yet" and at least every 5 s; at ctx's end the last "not yet" answer
+// is what the step reports, not the context's error.
+func TestLookAgainWaitLines(t *testing.T) {
+	clk := clock.NewStepping(time.Unix(0, 0))
+	log, buf := bufferLog()
+	looks := 0
+	_, err := lookAgain(context.Background(), clk, log, "coordinator", "something", true, func() (int, error) {
+		looks++
+		if looks <= 60 { // 60 looks 200 ms apart: 12 s of "not yet"
+			return 0, sarama.ErrLeaderNotAvailable
+		}
+		return 1, nil
+	})
+	if err != nil || looks != 61 {
+		t.Fatalf("lookAgain = %v after %d looks, want an answer after 61", err, looks)
+	}
+	if n := strings.Count(buf.String(), waitLine); n < 3 || n > 4 {
+		t.Errorf("%d wait lines over 12 s, want one at the second look and then one every 5 s:\n%s", n, buf)
+	}
+	if !strings.Contains(buf.String(), `waiting_for=something`) || !strings.Contains(buf.String(), "gate=coordinator") {
+		t.Errorf("the wait line does not name the step and what it waits for:\n%s", buf)
+	}
+
+	ctx, cancel := context.WithCancel(context.Background())
+	looks = 0
+	_, err = lookAgain(ctx, clock.NewStepping(time.Unix(0, 0)), nil, "topics", "x", true, func() (int, error) {
+		looks++
+		if looks == 3 {
+			cancel()
+		}
+		return 0, sarama.ErrNotController
+	})
+	if !errors.Is(err, sarama.ErrNotController) {
+		t.Fatalf("at ctx's end lookAgain = %v, want the last answer (NOT_CONTROLLER)", err)
+	}
+	if e := lookFailed("describe x", err); !strings.Contains(e.Error(), "not yet") {
+		t.Errorf("lookFailed = %v, want it to say not yet", e)
+	}
+	if e := lookFailed("describe x", sarama.ErrTopicAuthorizationFailed); strings.Contains(e.Error(), "not yet") {
+		t.Errorf("lookFailed = %v on a final answer, want no not yet", e)
+	}
+}
