@@ -62,10 +62,20 @@ func lookAgain[T any](ctx context.Context, clk clock.Clock, log *slog.Logger, st
 // lookFailed is the message of a look that ended in err: a "not yet"
 // answer (the deadline came first, or doctor's one look) says that the
 // cluster was still at work, so nobody blames a cluster that only needed
-// more time; a final answer is shown as it is.
+// more time; a final answer is shown as it is. The cause stays in the
+// chain (errors.Is sees the Kafka code).
 func lookFailed(what string, err error) error {
 	if kafka.NotYet(err) {
-		return fmt.Errorf("%s: not yet, the cluster is still creating or moving it: %s", what, kafka.ExplainConnError(err))
+		return &lookError{msg: fmt.Sprintf("%s: not yet, the cluster is still creating or moving it: %s", what, kafka.ExplainConnError(err)), err: err}
 	}
-	return fmt.Errorf("%s: %s", what, kafka.ExplainConnError(err))
+	return &lookError{msg: fmt.Sprintf("%s: %s", what, kafka.ExplainConnError(err)), err: err}
 }
+
+// lookError is lookFailed's error: its words, and the cause underneath.
+type lookError struct {
+	msg string
+	err error
+}
+
+func (e *lookError) Error() string { return e.msg }
+func (e *lookError) Unwrap() error { return e.err }
