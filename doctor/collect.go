@@ -354,10 +354,16 @@ func scanHere(ctx context.Context, cfg *settings.Config, log *slog.Logger) (*plu
 	return inv, ""
 }
 
-// consumerOffsetsMissing asks a reachable broker whether __consumer_offsets
-// exists, with automatic topic creation off.
+// consumerOffsetsMissing asks the reachable brokers whether
+// __consumer_offsets exists, with automatic topic creation off. Right
+// after a FindCoordinator made the cluster create it, a broker whose
+// metadata lags still answers UNKNOWN_TOPIC_OR_PARTITION: the topic is
+// missing only when every broker that answers says so; one that knows it
+// (or answers "not yet" otherwise, kafka.NotYet: a leader being elected)
+// means it exists. A final answer (TOPIC_AUTHORIZATION_FAILED) is an error.
 func consumerOffsetsMissing(ctx context.Context, cfg *sarama.Config, brokers *gate.BrokerReport) (bool, error) {
 	var lastErr error
+	unknown := 0
 	for _, b := range brokers.Brokers {
 		if !b.Up {
 			continue
@@ -367,20 +373,29 @@ func consumerOffsetsMissing(ctx context.Context, cfg *sarama.Config, brokers *ga
 			lastErr = err
 			continue
 		}
+		found := false
 		for _, t := range md.Topics {
 			if t.Name != "__consumer_offsets" {
 				continue
 			}
+			found = true
 			switch {
 			case errors.Is(t.Err, sarama.ErrNoError):
 				return false, nil
 			case errors.Is(t.Err, sarama.ErrUnknownTopicOrPartition):
-				return true, nil
+				unknown++
+			case kafka.NotYet(t.Err):
+				return false, nil
 			default:
 				return false, fmt.Errorf("describe __consumer_offsets: %w", t.Err)
 			}
 		}
-		return false, errors.New("describe __consumer_offsets: the broker's answer does not mention it")
+		if !found {
+			lastErr = errors.New("the broker's answer does not mention it")
+		}
+	}
+	if unknown > 0 {
+		return true, nil
 	}
 	if lastErr == nil {
 		lastErr = errors.New("no broker is reachable")

@@ -132,7 +132,7 @@ func (g *CoordinatorGate) Check(ctx context.Context) (*CoordinatorReport, error)
 	rep.FindError = ""
 	rep.CoordinatorID = coord.ID()
 	rep.CoordinatorAddr = coord.Addr()
-	if err := g.readPartition(rep); err != nil {
+	if err := g.readPartition(ctx, rep); err != nil {
 		return rep, err
 	}
 	if err := rep.Judge(g.Strict); err != nil {
@@ -171,6 +171,11 @@ func (g *CoordinatorGate) findCoordinator(ctx context.Context, rep *CoordinatorR
 			rep.FindError = "find coordinator of group " + strconv.Quote(g.GroupID) + ": " + kafka.ExplainConnError(err)
 		}
 		if ctx.Err() != nil {
+			return nil, true
+		}
+		if !kafka.NotYet(err) {
+			// An answer waiting cannot change (GROUP_AUTHORIZATION_FAILED,
+			// INVALID_GROUP_ID, refused credentials): fail now.
 			return nil, true
 		}
 		if lastLook.IsZero() || clk.Now().Sub(lastLook) >= 5*time.Second {
@@ -214,22 +219,53 @@ func (g *CoordinatorGate) logWaiting(rep *CoordinatorReport, err error) {
 // metadata shows it, and the coordinator's offsets.topic.replication.factor.
 // Partitions of other groups may be offline (a dead broker holding their
 // only replica): that is no failure of ours, the metadata read still holds
-// every partition.
-func (g *CoordinatorGate) readPartition(rep *CoordinatorReport) error {
-	if err := g.Client.RefreshMetadata(consumerOffsetsTopic); err != nil && !errors.Is(err, sarama.ErrLeaderNotAvailable) {
-		return &GateError{Gate: step.Coordinator, Err: fmt.Errorf("describe %s: %s", consumerOffsetsTopic, kafka.ExplainConnError(err))}
+// every partition. FindCoordinator may just have made the cluster create
+// the topic, and the broker this read reaches may not know it yet
+// (UNKNOWN_TOPIC_OR_PARTITION), nor a leader for the group's partition:
+// those answers are "not yet", and with Wait the read looks again
+// (lookAgain) until ctx ends.
+func (g *CoordinatorGate) readPartition(ctx context.Context, rep *CoordinatorReport) error {
+	type partition struct {
+		count    int
+		leader   int32
+		replicas []int32
+		isr      []int32
 	}
-	parts, err := g.Client.Partitions(consumerOffsetsTopic)
-	if err != nil || len(parts) == 0 {
-		return &GateError{Gate: step.Coordinator, Err: fmt.Errorf("describe %s: %v", consumerOffsetsTopic, err)}
+	p, err := lookAgain(ctx, g.Clock, g.Log, step.Coordinator, consumerOffsetsTopic+" in the metadata, with a leader for the group's partition", g.Wait,
+		func() (partition, error) {
+			var p partition
+			if err := g.Client.RefreshMetadata(consumerOffsetsTopic); err != nil && !errors.Is(err, sarama.ErrLeaderNotAvailable) {
+				return p, err
+			}
+			parts, err := g.Client.Partitions(consumerOffsetsTopic)
+			if err != nil {
+				return p, err
+			}
+			if len(parts) == 0 {
+				return p, &notYetGap{what: consumerOffsetsTopic + " shows no partitions yet"}
+			}
+			p.count = len(parts)
+			id := GroupPartition(g.GroupID, len(parts))
+			p.leader = -1
+			leader, err := g.Client.Leader(consumerOffsetsTopic, id)
+			switch {
+			case err == nil:
+				p.leader = leader.ID()
+			case g.Wait:
+				// The coordinator answered for this partition, so it has a
+				// leader: a metadata read that shows none lags.
+				return p, fmt.Errorf("partition %d: %w", id, err)
+			}
+			p.replicas, _ = g.Client.Replicas(consumerOffsetsTopic, id)
+			p.isr, _ = g.Client.InSyncReplicas(consumerOffsetsTopic, id)
+			return p, nil
+		})
+	if err != nil {
+		return &GateError{Gate: step.Coordinator, Err: lookFailed("describe "+consumerOffsetsTopic, err)}
 	}
-	rep.Partitions = len(parts)
-	rep.Partition = GroupPartition(g.GroupID, len(parts))
-	rep.Replicas, _ = g.Client.Replicas(consumerOffsetsTopic, rep.Partition)
-	rep.ISR, _ = g.Client.InSyncReplicas(consumerOffsetsTopic, rep.Partition)
-	if leader, err := g.Client.Leader(consumerOffsetsTopic, rep.Partition); err == nil {
-		rep.Leader = leader.ID()
-	}
+	rep.Partitions = p.count
+	rep.Partition = GroupPartition(g.GroupID, p.count)
+	rep.Leader, rep.Replicas, rep.ISR = p.leader, p.replicas, p.isr
 	rep.Brokers = len(g.Client.Brokers())
 	if configs, err := kafka.DescribeConfig(g.Admin, sarama.ConfigResource{Type: sarama.BrokerResource,
 		Name: strconv.Itoa(int(rep.CoordinatorID)), ConfigNames: []string{offsetsTopicReplicationFactor}}); err == nil {

@@ -277,7 +277,12 @@ func (g *GroupGate) Check(ctx context.Context) (*GroupReport, error) {
 	rep.Snapshots = snap.count
 	rep.Waited = snap.waited
 	rep.Window = window
-	hw, lso, err := offsets(ctx)
+	type ends struct{ hw, lso int64 }
+	e, err := lookAgain(ctx, clk, log, step.Group, "the end offset of config topic "+g.ConfigTopic, g.UntilCalm, func() (ends, error) {
+		hw, lso, err := offsets(ctx)
+		return ends{hw, lso}, err
+	})
+	hw, lso := e.hw, e.lso
 	if err != nil {
 		rep.ConfigEndOffset, rep.ConfigStableOffset = -1, -1
 		rep.ConfigOffsetsError = err.Error()
@@ -344,9 +349,17 @@ func (g *GroupGate) waitSnapshot(ctx context.Context, ww *windowWatch, describe 
 			}
 		} else {
 			lastErr = err
+			if !kafka.NotYet(err) && ctx.Err() == nil {
+				// GROUP_AUTHORIZATION_FAILED and the like: waiting cannot
+				// change the answer.
+				break
+			}
 		}
 		elapsed := clk.Now().Sub(start)
-		if elapsed >= wait {
+		// No description yet and the coordinator still loading or moving
+		// (COORDINATOR_LOAD_IN_PROGRESS, NOT_COORDINATOR...): run looks
+		// again until its timeout, not only for StableWait.
+		if elapsed >= wait && !(g.UntilCalm && snap.desc == nil && lastErr != nil) {
 			break
 		}
 		if clk.Now().Sub(lastLog) >= 5*time.Second {
@@ -354,7 +367,7 @@ func (g *GroupGate) waitSnapshot(ctx context.Context, ww *windowWatch, describe 
 				log.Info("waiting for a Stable snapshot of the worker group", "group", g.GroupID, "state", snap.desc.State,
 					"members", len(snap.desc.Members), "waited", elapsed.Round(time.Second).String(), "max_wait", wait.String())
 			} else {
-				log.Info("waiting to describe the worker group", "group", g.GroupID, "error", kafka.ExplainConnError(lastErr))
+				log.Info("waiting to describe the worker group", "gate", step.Group, "group", g.GroupID, "waiting_for", "the group's coordinator to answer DescribeGroups", "error", kafka.ExplainConnError(lastErr))
 			}
 			lastLog = clk.Now()
 		}
@@ -595,7 +608,7 @@ func (g *GroupGate) ConfigEndOffsets(ctx context.Context) (hw, lso int64, err er
 		return -1, -1, errors.New("no client to read the config topic's offsets with")
 	}
 	if err := g.Client.RefreshMetadata(g.ConfigTopic); err != nil {
-		return -1, -1, fmt.Errorf("metadata of config topic %q: %s", g.ConfigTopic, kafka.ExplainConnError(err))
+		return -1, -1, fmt.Errorf("metadata of config topic %q: %w", g.ConfigTopic, err)
 	}
 	leader, err := g.Client.Leader(g.ConfigTopic, 0)
 	if err != nil {
@@ -624,10 +637,10 @@ func (g *GroupGate) ConfigEndOffsets(ctx context.Context) (hw, lso int64, err er
 		return b.Offset, nil
 	}
 	if hw, err = read(sarama.ReadUncommitted); err != nil {
-		return -1, -1, fmt.Errorf("end offset of config topic %q: %s", g.ConfigTopic, kafka.ExplainConnError(err))
+		return -1, -1, fmt.Errorf("end offset of config topic %q: %w", g.ConfigTopic, err)
 	}
 	if lso, err = read(sarama.ReadCommitted); err != nil {
-		return -1, -1, fmt.Errorf("last stable offset of config topic %q: %s", g.ConfigTopic, kafka.ExplainConnError(err))
+		return -1, -1, fmt.Errorf("last stable offset of config topic %q: %w", g.ConfigTopic, err)
 	}
 	return hw, lso, nil
 }

@@ -206,12 +206,18 @@ func (g *GroupGate) readIdentity(ctx context.Context, rep *GroupReport) *identit
 	if len(rep.Members) == 0 {
 		return in
 	}
-	in.config, in.configErr = store.ReadConfig(ctx, g.Client, g.ConfigTopic)
+	// Our config and status topics were just created or checked by the
+	// topics step: a read that meets a leader being elected is "not yet",
+	// and run (UntilCalm) reads again rather than judge the members
+	// without Connect's records.
+	in.config, in.configErr = lookAgain(ctx, g.Clock, g.Log, step.Group, "config topic "+g.ConfigTopic+" to be read", g.UntilCalm,
+		func() (*store.ConfigLog, error) { return store.ReadConfig(ctx, g.Client, g.ConfigTopic) })
 	if in.configErr != nil {
 		in.config = nil
 	}
 	if id.Cluster.StatusTopic != "" {
-		in.status, in.statusErr = store.ReadStatus(ctx, g.Client, id.Cluster.StatusTopic)
+		in.status, in.statusErr = lookAgain(ctx, g.Clock, g.Log, step.Group, "status topic "+id.Cluster.StatusTopic+" to be read", g.UntilCalm,
+			func() (*store.StatusLog, error) { return store.ReadStatus(ctx, g.Client, id.Cluster.StatusTopic) })
 	}
 	return in
 }

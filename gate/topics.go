@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -180,21 +182,60 @@ func (g *TopicGate) Ensure(ctx context.Context) (*TopicReport, error) {
 	}
 
 	rep, err := g.judgeUntilSettled(ctx, clk, existing, created)
-	if err != nil {
+	if err != nil || !g.Create {
+		g.logWarnings(rep)
 		return rep, err
 	}
-	if !g.Create {
-		return rep, nil
-	}
-	if err := g.waitPropagated(ctx, clk); err != nil {
+	if err := g.waitPropagated(ctx, clk, created); err != nil {
+		g.logWarnings(rep)
 		return rep, err
 	}
+	if rep.warned() {
+		// The first judgement may have read metadata that lagged the
+		// creation (fewer replicas or in-sync replicas than the topic has):
+		// judge again on what every broker now shows.
+		if existing, err = g.describe(ctx); err == nil {
+			if again, err := g.judgeUntilSettled(ctx, clk, existing, created); again != nil {
+				rep = again
+				if err != nil {
+					g.logWarnings(rep)
+					return rep, err
+				}
+			}
+		}
+	}
+	g.logWarnings(rep)
 	rep.Propagated = true
 	return rep, nil
 }
 
-// judgeUntilSettled reads the topics' settings, runs the checks and logs
-// the warnings. When the only errors are transient (a partition between
+// warned reports whether any topic has a warning.
+func (r *TopicReport) warned() bool {
+	for _, t := range r.Topics {
+		if len(t.Warnings) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// logWarnings logs the report's warnings, once, on the last judgement.
+func (g *TopicGate) logWarnings(rep *TopicReport) {
+	if rep == nil {
+		return
+	}
+	for _, t := range rep.Topics {
+		for _, c := range t.Checks {
+			if c.Severity == checks.Warning {
+				g.Log.Warn("internal topic check", "gate", step.Topics, "check", c.ID, "topic", t.Name,
+					"error", c.Summary+" ("+c.Evidence+")", "fix", c.Fix)
+			}
+		}
+	}
+}
+
+// judgeUntilSettled reads the topics' settings and runs the checks (Ensure
+// logs the warnings of the last judgement). When the only errors are transient (a partition between
 // leaders) and the gate waits (Create), it reads again until ctx ends.
 func (g *TopicGate) judgeUntilSettled(ctx context.Context, clk clock.Clock, existing map[string]*sarama.TopicMetadata, created map[string]bool) (*TopicReport, error) {
 	lastLog := clk.Now()
@@ -202,8 +243,8 @@ func (g *TopicGate) judgeUntilSettled(ctx context.Context, clk clock.Clock, exis
 		rep := g.look(ctx, existing, created)
 		err := rep.Err()
 		if err != nil && g.Create && checks.OnlyTransient(rep.errors()) && ctx.Err() == nil {
-			if clk.Now().Sub(lastLog) >= 5*time.Second {
-				g.Log.Info("waiting for internal topics", "gate", step.Topics, "error", checks.Join(rep.errors()))
+			if clk.Now().Sub(lastLog) >= waitLineEvery {
+				g.Log.Info("waiting for internal topics", "gate", step.Topics, "waiting_for", "a leader for every partition", "error", checks.Join(rep.errors()))
 				lastLog = clk.Now()
 			}
 			select {
@@ -222,14 +263,6 @@ func (g *TopicGate) judgeUntilSettled(ctx context.Context, clk clock.Clock, exis
 				return rep, err
 			}
 			continue
-		}
-		for _, t := range rep.Topics {
-			for _, c := range t.Checks {
-				if c.Severity == checks.Warning {
-					g.Log.Warn("internal topic check", "gate", step.Topics, "check", c.ID, "topic", t.Name,
-						"error", c.Summary+" ("+c.Evidence+")", "fix", c.Fix)
-				}
-			}
 		}
 		return rep, err
 	}
@@ -274,39 +307,63 @@ func (g *TopicGate) names() []string {
 	return n
 }
 
-// describe returns metadata for the internal topics that exist.
+// describe returns metadata for the internal topics that exist. A topic
+// the answer does not know (UNKNOWN_TOPIC_OR_PARTITION) is missing; an
+// answer of a cluster at work (NOT_CONTROLLER, LEADER_NOT_AVAILABLE for a
+// topic being created, a broker restarting) is looked at again while the
+// gate waits (Create); an answer waiting cannot change fails.
 func (g *TopicGate) describe(ctx context.Context) (map[string]*sarama.TopicMetadata, error) {
-	mds, err := bounded(ctx, func() ([]*sarama.TopicMetadata, error) { return g.Admin.DescribeTopics(g.names()) })
-	if err != nil {
-		return nil, &GateError{Gate: step.Topics, Err: fmt.Errorf("describe internal topics: %s", kafka.ExplainConnError(err))}
-	}
-	out := map[string]*sarama.TopicMetadata{}
-	for _, md := range mds {
-		switch {
-		case errors.Is(md.Err, sarama.ErrNoError):
-			out[md.Name] = md
-		case errors.Is(md.Err, sarama.ErrUnknownTopicOrPartition):
-		default:
-			return nil, &GateError{Gate: step.Topics, Err: fmt.Errorf("describe topic %q: %w", md.Name, md.Err)}
+	out, err := lookAgain(ctx, g.Clock, g.Log, step.Topics, "the internal topics' metadata", g.Create, func() (map[string]*sarama.TopicMetadata, error) {
+		mds, err := g.Admin.DescribeTopics(g.names())
+		if err != nil {
+			return nil, err
 		}
+		out := map[string]*sarama.TopicMetadata{}
+		for _, md := range mds {
+			switch {
+			case errors.Is(md.Err, sarama.ErrNoError):
+				out[md.Name] = md
+			case errors.Is(md.Err, sarama.ErrUnknownTopicOrPartition):
+			default:
+				return nil, fmt.Errorf("topic %q: %w", md.Name, md.Err)
+			}
+		}
+		return out, nil
+	})
+	if err != nil {
+		return nil, &GateError{Gate: step.Topics, Err: lookFailed("describe internal topics", err)}
 	}
 	return out, nil
 }
 
-// describeUntilPresent re-describes until the controller's metadata shows
-// every topic (creation is asynchronous in KRaft).
+// describeUntilPresent re-describes until the metadata shows every topic
+// (creation is asynchronous in KRaft: a topic just created is unknown to a
+// broker whose metadata lags, "not yet").
 func (g *TopicGate) describeUntilPresent(ctx context.Context, clk clock.Clock) (map[string]*sarama.TopicMetadata, error) {
-	for {
+	ex, err := lookAgain(ctx, clk, g.Log, step.Topics, "the internal topics just created to show in the metadata", true, func() (map[string]*sarama.TopicMetadata, error) {
 		ex, err := g.describe(ctx)
-		if err == nil && len(ex) == len(g.Specs) {
-			return ex, nil
+		if err != nil {
+			return nil, err
 		}
-		select {
-		case <-ctx.Done():
-			return nil, &GateError{Gate: step.Topics, Err: fmt.Errorf("internal topics not visible after creation: %w", ctx.Err())}
-		case <-clk.After(100 * time.Millisecond):
+		var missing []string
+		for _, s := range g.Specs {
+			if ex[s.Name] == nil {
+				missing = append(missing, s.Name)
+			}
 		}
+		if len(missing) > 0 {
+			return nil, &notYetGap{what: "not in the metadata yet: " + strings.Join(missing, ", ")}
+		}
+		return ex, nil
+	})
+	if err != nil {
+		var ge *GateError
+		if errors.As(err, &ge) {
+			return nil, err
+		}
+		return nil, &GateError{Gate: step.Topics, Err: lookFailed("internal topics not visible after creation", err)}
 	}
+	return ex, nil
 }
 
 // create sends one CreateTopics request for s, bounded by ctx.
@@ -315,7 +372,14 @@ func (g *TopicGate) create(ctx context.Context, s settings.TopicSpec, validateOn
 	for k, v := range s.Configs {
 		entries[k] = &v
 	}
-	_, err := bounded(ctx, func() (struct{}, error) {
+	what := "the controller to create topic " + strconv.Quote(s.Name)
+	if validateOnly {
+		what = "the controller to validate topic " + strconv.Quote(s.Name)
+	}
+	// NOT_CONTROLLER, REQUEST_TIMED_OUT (the controller busy; the topic may
+	// be created meanwhile, and the next attempt says TOPIC_ALREADY_EXISTS)
+	// and the like are looked at again; what the broker refuses fails.
+	_, err := lookAgain(ctx, g.Clock, g.Log, step.Topics, what, true, func() (struct{}, error) {
 		return struct{}{}, g.Admin.CreateTopic(s.Name, &sarama.TopicDetail{
 			NumPartitions: s.Partitions, ReplicationFactor: s.ReplicationFactor, ConfigEntries: entries,
 		}, validateOnly)
@@ -386,8 +450,8 @@ func layout(s settings.TopicSpec, md *sarama.TopicMetadata, cfg topicConfig) Top
 // existing topics in one request. Each topic gets its own answer, kadm
 // style: a topic the broker refuses to describe does not stamp its error
 // on the others. A topic just created may be unknown to the broker that
-// answers for a moment (metadata propagation), so that error is retried
-// until ctx ends.
+// answers for a moment (metadata propagation): that answer and every other
+// "not yet" (kafka.NotYet) is asked again until ctx ends, logging every 5 s.
 func (g *TopicGate) describeTopicConfigs(ctx context.Context, existing map[string]*sarama.TopicMetadata) map[string]topicConfig {
 	clk := clock.Or(g.Clock)
 	var resources []*sarama.ConfigResource
@@ -401,6 +465,7 @@ func (g *TopicGate) describeTopicConfigs(ctx context.Context, existing map[strin
 	if len(resources) == 0 {
 		return out
 	}
+	lastLog := clk.Now()
 	for {
 		clear(out)
 		retry := false
@@ -409,14 +474,14 @@ func (g *TopicGate) describeTopicConfigs(ctx context.Context, existing map[strin
 		})
 		if err != nil {
 			// The request itself failed: that is every topic's answer.
-			retry = errors.Is(err, sarama.ErrUnknownTopicOrPartition)
+			retry = kafka.NotYet(err)
 			for _, r := range resources {
 				out[r.Name] = topicConfig{err: kafka.ExplainConnError(err)}
 			}
 		}
 		for _, r := range results {
 			if r.ErrorCode != sarama.ErrNoError {
-				retry = retry || errors.Is(r.ErrorCode, sarama.ErrUnknownTopicOrPartition)
+				retry = retry || kafka.CodeNotYet(r.ErrorCode)
 				msg := r.ErrorCode.Error()
 				if r.ErrorMsg != "" {
 					msg += " (" + r.ErrorMsg + ")"
@@ -430,8 +495,18 @@ func (g *TopicGate) describeTopicConfigs(ctx context.Context, existing map[strin
 			}
 			out[r.Name] = topicConfig{values: values}
 		}
-		if !retry {
+		if !retry || !g.Create {
 			return out
+		}
+		if clk.Now().Sub(lastLog) >= waitLineEvery {
+			var errs []string
+			for _, name := range sortedTopicNames(out) {
+				if out[name].err != "" {
+					errs = append(errs, name+": "+out[name].err)
+				}
+			}
+			g.Log.Info("waiting for the cluster to finish creating or moving", "gate", step.Topics, "waiting_for", "the internal topics' settings", "answer", strings.Join(errs, "; "))
+			lastLog = clk.Now()
 		}
 		select {
 		case <-ctx.Done():
@@ -443,20 +518,16 @@ func (g *TopicGate) describeTopicConfigs(ctx context.Context, existing map[strin
 
 // waitPropagated waits until every registered broker's own metadata shows
 // every internal topic with a leader for every partition: the propagation
-// race the operators of incident 1 suspected.
-func (g *TopicGate) waitPropagated(ctx context.Context, clk clock.Clock) error {
-	var last string
-	for {
-		last = g.propagationGap(ctx)
-		if last == "" {
-			return nil
-		}
-		select {
-		case <-ctx.Done():
-			return &GateError{Gate: step.Topics, Err: fmt.Errorf("internal topics not visible on every broker: %s", last)}
-		case <-clk.After(100 * time.Millisecond):
-		}
+// race the operators of incident 1 suspected. A gap is "not yet" and
+// logged every 5 s; an answer waiting cannot change (a broker refusing
+// this principal the topic's metadata) fails at once.
+func (g *TopicGate) waitPropagated(ctx context.Context, clk clock.Clock, created map[string]bool) error {
+	_, err := lookAgain(ctx, clk, g.Log, step.Topics, "the internal topics, not visible on every broker yet with a leader for every partition", true,
+		func() (struct{}, error) { return struct{}{}, g.propagationGap(ctx, created) })
+	if err != nil {
+		return &GateError{Gate: step.Topics, Err: lookFailed("internal topics not visible on every broker", err)}
 	}
+	return nil
 }
 
 // liveBrokers are the registered brokers that are not fenced: a stopped
@@ -485,16 +556,23 @@ func (g *TopicGate) liveBrokers() ([]kafka.Registration, error) {
 	return out, err
 }
 
-// propagationGap returns "" when every broker sees every topic with
-// leaders, else what is missing where.
-func (g *TopicGate) propagationGap(ctx context.Context) string {
+// propagationGap returns nil when every broker sees every topic with
+// leaders, and for the topics this run created (created) every replica it
+// was created with; else what is missing where, as an error kafka.NotYet
+// classifies: a gap or a "not yet" code is looked at again, a final code
+// (TOPIC_AUTHORIZATION_FAILED) is not.
+func (g *TopicGate) propagationGap(ctx context.Context, created map[string]bool) error {
 	brokers, err := bounded(ctx, func() ([]kafka.Registration, error) { return g.liveBrokers() })
 	if err != nil {
-		return "describe cluster: " + kafka.ExplainConnError(err)
+		return fmt.Errorf("describe cluster: %w", err)
 	}
 	want := map[string]int{}
+	rf := map[string]int{}
 	for _, s := range g.Specs {
 		want[s.Name] = -1
+		if created[s.Name] && s.ReplicationFactor > 0 {
+			rf[s.Name] = int(s.ReplicationFactor)
+		}
 	}
 	mds := make([]*sarama.MetadataResponse, len(brokers))
 	errs := make([]error, len(brokers))
@@ -509,25 +587,38 @@ func (g *TopicGate) propagationGap(ctx context.Context) string {
 	wg.Wait()
 	for i, b := range brokers {
 		if errs[i] != nil {
-			return fmt.Sprintf("broker %d at %s: %s", b.ID, b.Addr, kafka.ExplainConnError(errs[i]))
+			return fmt.Errorf("broker %d at %s: %w", b.ID, b.Addr, errs[i])
 		}
 		for _, t := range mds[i].Topics {
 			if !errors.Is(t.Err, sarama.ErrNoError) {
-				return fmt.Sprintf("broker %d does not know topic %q yet (%v)", b.ID, t.Name, t.Err)
+				return fmt.Errorf("broker %d does not know topic %q yet: %w", b.ID, t.Name, t.Err)
 			}
 			if len(t.Partitions) == 0 {
-				return fmt.Sprintf("broker %d shows topic %q without partitions", b.ID, t.Name)
+				return &notYetGap{what: fmt.Sprintf("broker %d shows topic %q without partitions", b.ID, t.Name)}
 			}
 			for _, p := range t.Partitions {
 				if p.Leader < 0 || !errors.Is(p.Err, sarama.ErrNoError) && !errors.Is(p.Err, sarama.ErrReplicaNotAvailable) {
-					return fmt.Sprintf("broker %d shows topic %q partition %d without a leader", b.ID, t.Name, p.ID)
+					return &notYetGap{what: fmt.Sprintf("broker %d shows topic %q partition %d without a leader", b.ID, t.Name, p.ID)}
+				}
+				if n := rf[t.Name]; n > 0 && len(p.Replicas) < n {
+					return &notYetGap{what: fmt.Sprintf("broker %d shows topic %q partition %d with %d of the %d replicas it was created with", b.ID, t.Name, p.ID, len(p.Replicas), n)}
 				}
 			}
 			if n, ok := want[t.Name]; ok && n >= 0 && n != len(t.Partitions) {
-				return fmt.Sprintf("brokers disagree on the partition count of %q", t.Name)
+				return &notYetGap{what: fmt.Sprintf("brokers disagree on the partition count of %q", t.Name)}
 			}
 			want[t.Name] = len(t.Partitions)
 		}
 	}
-	return ""
+	return nil
+}
+
+// sortedTopicNames are m's keys in order, for stable wait lines.
+func sortedTopicNames(m map[string]topicConfig) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
 }

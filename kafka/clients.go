@@ -108,8 +108,14 @@ func newSeededClient(bootstrap []string, cfg *sarama.Config, seedTopics []string
 	if err != nil {
 		return nil, fmt.Errorf("connect to %v: %s", bootstrap, ExplainConnError(err))
 	}
+	// The seed read only teaches the client the brokers: an answer with a
+	// "not yet" code (a topic not created yet, a leader being elected, the
+	// controller moving) leaves the gates to read again. A failure to talk
+	// fails here, as an ACL does: the brokers gate has just talked to every
+	// broker, so it is likely the admin.* settings' own.
 	err = client.RefreshMetadata(seedTopics...)
-	if err != nil && !errors.Is(err, sarama.ErrUnknownTopicOrPartition) && !errors.Is(err, sarama.ErrLeaderNotAvailable) {
+	var code sarama.KError
+	if err != nil && !(errors.As(err, &code) && CodeNotYet(code)) {
 		client.Close()
 		return nil, fmt.Errorf("read metadata from %v: %s", bootstrap, ExplainConnError(err))
 	}

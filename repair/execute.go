@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/connect-init/connect-init/internal/clock"
+	"github.com/connect-init/connect-init/kafka/notyet"
 )
 
 // Reassignment is one partition reassignment in progress, as
@@ -132,7 +133,7 @@ func (x *Executor) Look(ctx context.Context, req Request) (Result, State, error)
 	for i, t := range req.Topics {
 		names[i] = t.Name
 	}
-	st, err := x.Cluster.Describe(ctx, names)
+	st, err := x.describe(ctx, names)
 	if err != nil {
 		return Result{}, st, fmt.Errorf("read the cluster: %w", err)
 	}
@@ -234,6 +235,34 @@ func (x *Executor) Run(ctx context.Context, req Request) (res Result, err error)
 	return res, x.verify(ctx, topics, moves)
 }
 
+// describe reads the cluster, looking again while its answer is "not
+// yet" (notyet.Is: the controller moving, a leader being elected, a broker
+// restarting) until ctx ends, with a wait line every 5 s; an answer
+// waiting cannot change is returned at once.
+func (x *Executor) describe(ctx context.Context, topics []string) (State, error) {
+	clk := clock.Or(x.Clock)
+	log := x.Log
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	var lastLog time.Time
+	for n := 0; ; n++ {
+		st, err := x.Cluster.Describe(ctx, topics)
+		if err == nil || !notyet.Is(err) || ctx.Err() != nil {
+			return st, err
+		}
+		if n == 1 || n > 1 && clk.Now().Sub(lastLog) >= 5*time.Second {
+			log.Info("waiting for the cluster to finish creating or moving", "waiting_for", "the topics' metadata", "answer", err.Error())
+			lastLog = clk.Now()
+		}
+		select {
+		case <-ctx.Done():
+			return st, err
+		case <-clk.After(200 * time.Millisecond):
+		}
+	}
+}
+
 // follow polls until every move is done or ctx ends.
 func (x *Executor) follow(ctx context.Context, clk clock.Clock, log *slog.Logger, req Request, topics []string, moves []Move, res *Result) error {
 	poll := req.Poll
@@ -311,7 +340,7 @@ func (x *Executor) verify(ctx context.Context, topics []string, moves []Move) er
 	if len(moves) == 0 {
 		return nil
 	}
-	st, err := x.Cluster.Describe(ctx, topics)
+	st, err := x.describe(ctx, topics)
 	if err != nil {
 		return fmt.Errorf("verify the result: %w", err)
 	}

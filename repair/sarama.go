@@ -12,6 +12,8 @@ import (
 	"sync"
 
 	"github.com/IBM/sarama"
+
+	"github.com/connect-init/connect-init/kafka/notyet"
 )
 
 // Names of the throttle settings (Kafka's, as kafka-reassign-partitions
@@ -66,6 +68,11 @@ func (c *SaramaCluster) Describe(ctx context.Context, topics []string) (State, e
 	req := &sarama.ListPartitionReassignmentsRequest{TimeoutMs: 30000}
 	for _, t := range md.Topics {
 		if !errors.Is(t.Err, sarama.ErrNoError) {
+			if slices.Contains(topics, t.Name) && notyet.Code(t.Err) {
+				// A topic being created or moved (LEADER_NOT_AVAILABLE):
+				// not "missing"; Executor looks again.
+				return st, fmt.Errorf("topic %s: %w", t.Name, t.Err)
+			}
 			continue
 		}
 		ids := make([]int32, 0, len(t.Partitions))

@@ -1,0 +1,81 @@
+package gate
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/connect-init/connect-init/internal/clock"
+	"github.com/connect-init/connect-init/kafka"
+)
+
+// Pauses of lookAgain: between two looks, and between two wait lines.
+const (
+	lookAgainEvery = 200 * time.Millisecond
+	waitLineEvery  = 5 * time.Second
+)
+
+// notYetGap is a look that found the cluster still at work without an
+// error code to show for it (a partition with no leader yet, a topic
+// with fewer partitions than created): kafka.NotYet says "not yet".
+type notYetGap struct{ what string }
+
+func (e *notYetGap) Error() string { return e.what }
+
+// lookAgain is the one loop of every read a step makes of something the
+// cluster may still be creating or moving: it calls look until its answer
+// is final (no error, or an error kafka.NotYet calls final), or ctx ends.
+// While the answer is "not yet" it logs, at the second look and then at
+// least every 5 s, one constant wait line naming the step, what it waits
+// for and the last answer. At ctx's end it returns the last "not yet"
+// error (ctx's own error when there was none), so the step's message says
+// what the cluster last answered. wait false is doctor's one look.
+func lookAgain[T any](ctx context.Context, clk clock.Clock, log *slog.Logger, step, what string, wait bool, look func() (T, error)) (T, error) {
+	clk = clock.Or(clk)
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	var lastLog time.Time
+	var last error
+	for n := 0; ; n++ {
+		v, err := bounded(ctx, look)
+		if ctx.Err() != nil && err != nil && last != nil {
+			return v, last
+		}
+		if err == nil || !kafka.NotYet(err) || !wait || ctx.Err() != nil {
+			return v, err
+		}
+		last = err
+		if n == 1 || n > 1 && clk.Now().Sub(lastLog) >= waitLineEvery {
+			log.Info("waiting for the cluster to finish creating or moving", "gate", step, "waiting_for", what, "answer", kafka.ExplainConnError(err))
+			lastLog = clk.Now()
+		}
+		select {
+		case <-ctx.Done():
+			return v, last
+		case <-clk.After(lookAgainEvery):
+		}
+	}
+}
+
+// lookFailed is the message of a look that ended in err: a "not yet"
+// answer (the deadline came first, or doctor's one look) says that the
+// cluster was still at work, so nobody blames a cluster that only needed
+// more time; a final answer is shown as it is. The cause stays in the
+// chain (errors.Is sees the Kafka code).
+func lookFailed(what string, err error) error {
+	if kafka.NotYet(err) {
+		return &lookError{msg: fmt.Sprintf("%s: not yet, the cluster is still creating or moving it: %s", what, kafka.ExplainConnError(err)), err: err}
+	}
+	return &lookError{msg: fmt.Sprintf("%s: %s", what, kafka.ExplainConnError(err)), err: err}
+}
+
+// lookError is lookFailed's error: its words, and the cause underneath.
+type lookError struct {
+	msg string
+	err error
+}
+
+func (e *lookError) Error() string { return e.msg }
+func (e *lookError) Unwrap() error { return e.err }
