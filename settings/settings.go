@@ -93,6 +93,9 @@ type Settings struct {
 	// (apply --restart-backoff): restart n+1 of a connector follows
 	// restart n by min(n*n+n, 60) units.
 	ApplyRestartBackoff time.Duration
+	// ApplyMetricsAddr is where the watcher serves its Prometheus metrics
+	// (host:port; empty: none): apply --metrics-addr, and run's watcher.
+	ApplyMetricsAddr string
 	// Image is the image flavour (confluent-dub, confluent-ub, debezium,
 	// apache, properties); empty means detect it from the image's files.
 	Image string

@@ -2,6 +2,7 @@ package settings
 
 import (
 	"fmt"
+	"net"
 	"slices"
 	"strconv"
 	"strings"
@@ -151,6 +152,9 @@ var table = []Setting{
 	{Env: "CONNECT_INIT_APPLY_RESTART_BACKOFF", Flag: "restart-backoff", Default: "1m", Commands: []Command{Run, ShowConfig, Apply}, FlagCommands: []Command{Apply},
 		Help:  "the unit of the watcher's restart backoff: restart n+1 follows restart n by min(n*n+n, 60) units",
 		field: func(s *Settings) any { return &s.ApplyRestartBackoff }, check: Settings.checkApplyRestartBackoff},
+	{Env: "CONNECT_INIT_APPLY_METRICS_ADDR", Flag: "metrics-addr", Commands: []Command{Run, ShowConfig, Apply}, FlagCommands: []Command{Apply},
+		Help:  "where the watcher (`apply --watch`, and `run`'s with `CONNECT_INIT_APPLY_WATCH`) serves its Prometheus metrics at `/metrics`, as `host:port` (e.g. `:9464`); unset: none",
+		field: func(s *Settings) any { return &s.ApplyMetricsAddr }, check: Settings.checkApplyMetricsAddr},
 	// The REST credentials (restauth.go checks them together). The secrets
 	// have no flag: a command line is visible to every process.
 	{Env: RESTUsername, Flag: "rest-username", Commands: rest,
@@ -420,6 +424,17 @@ func (s Settings) checkApplyWatch() error {
 	if s.ApplyWatch && strings.TrimSpace(s.ConnectorsDir) == "" {
 		return s.badSetting("CONNECT_INIT_APPLY_WATCH", "is true, but CONNECT_INIT_CONNECTORS_DIR is not set: there is no desired state to keep",
 			"set CONNECT_INIT_CONNECTORS_DIR to the directory of connector definitions, or leave CONNECT_INIT_APPLY_WATCH unset")
+	}
+	return nil
+}
+
+func (s Settings) checkApplyMetricsAddr() error {
+	if s.ApplyMetricsAddr == "" {
+		return nil
+	}
+	_, port, err := net.SplitHostPort(s.ApplyMetricsAddr)
+	if n, perr := strconv.Atoi(port); err != nil || perr != nil || n < 0 || n > 65535 {
+		return s.badSetting("CONNECT_INIT_APPLY_METRICS_ADDR", fmt.Sprintf("is not host:port (got %q)", s.ApplyMetricsAddr), "use e.g. :9464 (every address) or 127.0.0.1:9464")
 	}
 	return nil
 }

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/connect-init/connect-init/settings"
 	"github.com/connect-init/connect-init/step"
 )
 
@@ -40,17 +41,7 @@ func startApplyChild(st *state, executable func() (string, error), log *slog.Log
 		log.Warn("cannot start the connector apply beside the worker", "gate", step.Exec, "error", err.Error(), "fix", "run connect-init apply as a one-shot job instead")
 		return
 	}
-	args := []string{"apply", "--wait-local", "--dir", s.ConnectorsDir, "--timeout", s.Timeout.String(), "--log-format", s.LogFormat, "--log-level", s.LogLevel}
-	if s.WorkerConfig != "" {
-		args = append(args, "--worker-config", s.WorkerConfig)
-	}
-	if s.Image != "" {
-		args = append(args, "--image", s.Image)
-	}
-	if s.ApplyWatch {
-		args = append(args, "--watch")
-	}
-	child := exec.Command(self, args...)
+	child := exec.Command(self, applyChildArgs(s)...)
 	child.Env = st.env
 	child.Stdout, child.Stderr = os.Stderr, os.Stderr
 	child.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
@@ -60,4 +51,24 @@ func startApplyChild(st *state, executable func() (string, error), log *slog.Log
 	}
 	log.Info("started the connector apply beside the worker", "gate", step.Exec, "pid", child.Process.Pid, "dir", s.ConnectorsDir)
 	_ = child.Process.Release()
+}
+
+// applyChildArgs is the command line of run's apply child: apply
+// --wait-local with run's settings; with CONNECT_INIT_APPLY_WATCH it
+// watches, serving metrics at CONNECT_INIT_APPLY_METRICS_ADDR when set.
+func applyChildArgs(s settings.Settings) []string {
+	args := []string{"apply", "--wait-local", "--dir", s.ConnectorsDir, "--timeout", s.Timeout.String(), "--log-format", s.LogFormat, "--log-level", s.LogLevel}
+	if s.WorkerConfig != "" {
+		args = append(args, "--worker-config", s.WorkerConfig)
+	}
+	if s.Image != "" {
+		args = append(args, "--image", s.Image)
+	}
+	if s.ApplyWatch {
+		args = append(args, "--watch")
+		if s.ApplyMetricsAddr != "" {
+			args = append(args, "--metrics-addr", s.ApplyMetricsAddr)
+		}
+	}
+	return args
 }

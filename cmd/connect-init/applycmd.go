@@ -8,8 +8,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net"
-	"strconv"
 	"strings"
 	"time"
 
@@ -49,6 +47,9 @@ type applyFlags struct {
 	// metricsAddr, with --watch, is where the watcher's Prometheus
 	// metrics are served ("" none).
 	metricsAddr string
+	// metricsFlag is set when --metrics-addr was given (not only the
+	// variable, which run's one-shot apply may see too).
+	metricsFlag bool
 }
 
 // applyCommand is `connect-init apply [--dir D] [--prune
@@ -86,7 +87,7 @@ func (c *cli) applyCommand(ctx context.Context, args []string) int {
 		metrics = apply.NewMetrics()
 		addr, err := apply.ServeMetrics(ctx, af.metricsAddr, metrics)
 		if err != nil {
-			logConfigError(log, &settings.ConfigError{Setting: "--metrics-addr", Problem: err.Error(), Fix: "choose a free host:port"})
+			logConfigError(log, &settings.ConfigError{Setting: s.Name("CONNECT_INIT_APPLY_METRICS_ADDR"), Problem: err.Error(), Fix: "choose a free host:port"})
 			return startup.ExitConfig
 		}
 		log.Info("watch: serving metrics", "url", "http://"+addr.String()+"/metrics")
@@ -184,7 +185,6 @@ func (c *cli) applyArgs(args []string) (s settings.Settings, af applyFlags, code
 		fs.BoolVar(&af.dryRun, "dry-run", false, "print the plan and Connect's validation, write nothing")
 		fs.BoolVar(&af.allowEmptyPrune, "allow-empty-prune", false, "with --prune, allow a directory that defines no connector (deletes every connector)")
 		fs.BoolVar(&af.json, "json", false, "with --dry-run, print the plan as one JSON document (key names, never values)")
-		fs.StringVar(&af.metricsAddr, "metrics-addr", "", "with --watch, serve the watcher's Prometheus metrics on this host:port at /metrics (e.g. :9464)")
 		fs.BoolVar(&af.detailedExitCode, "detailed-exitcode", false, "with --dry-run, exit 3 when applying would write anything (0 nothing, 1 error, 2 bad input)")
 		fs.DurationVar(&af.wait, "wait", 5*time.Minute, "how long to wait for every connector and task to be in the desired state (0: do not wait)")
 		fs.StringVar(&af.url, "url", "", "the REST URL of a worker of the group (default: CONNECT_INIT_PEERS, else the group's members)")
@@ -198,6 +198,7 @@ func (c *cli) applyArgs(args []string) (s settings.Settings, af applyFlags, code
 		return s, af, code, true
 	}
 	af.dir = s.ConnectorsDir
+	af.metricsAddr, af.metricsFlag = s.ApplyMetricsAddr, s.Flags["CONNECT_INIT_APPLY_METRICS_ADDR"] != ""
 	if err := mergeProblems(problems, checkApplyFlags(fs, af)); err != nil {
 		reportProblems(c.earlyLogger(s, args), err)
 		return s, af, startup.ExitConfig, true
@@ -224,10 +225,8 @@ func checkApplyFlags(fs *flag.FlagSet, af applyFlags) error {
 		return &settings.ConfigError{Setting: "--json", Problem: "is given without --dry-run", Fix: "add --dry-run: the JSON document is the plan of a dry run"}
 	case af.detailedExitCode && !af.dryRun:
 		return &settings.ConfigError{Setting: "--detailed-exitcode", Problem: "is given without --dry-run", Fix: "add --dry-run: exit 3 says a dry run found changes pending"}
-	case af.metricsAddr != "" && !af.watch:
+	case af.metricsFlag && !af.watch:
 		return &settings.ConfigError{Setting: "--metrics-addr", Problem: "is given without --watch", Fix: "add --watch: the metrics are the watcher's"}
-	case af.metricsAddr != "" && !validHostPort(af.metricsAddr):
-		return &settings.ConfigError{Setting: "--metrics-addr", Problem: fmt.Sprintf("%q is not host:port", af.metricsAddr), Fix: "e.g. --metrics-addr=:9464"}
 	case af.allowEmptyPrune && !af.prune:
 		return &settings.ConfigError{Setting: "--allow-empty-prune", Problem: "is given without --prune", Fix: "add --prune, or leave --allow-empty-prune out"}
 	case af.waitLocal && af.url != "":
@@ -399,12 +398,3 @@ func (c *cli) dryRunAt(ctx context.Context, s settings.Settings, af applyFlags, 
 	return res.Code
 }
 
-// validHostPort reports whether a is host:port with a numeric port.
-func validHostPort(a string) bool {
-	_, port, err := net.SplitHostPort(a)
-	if err != nil {
-		return false
-	}
-	n, err := strconv.Atoi(port)
-	return err == nil && n >= 0 && n <= 65535
-}
