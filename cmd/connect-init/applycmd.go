@@ -2,8 +2,8 @@ package main
 
 import (
 	"context"
-	"errors"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -397,4 +397,3 @@ func (c *cli) dryRunAt(ctx context.Context, s settings.Settings, af applyFlags, 
 	logApplyResult(log, res)
 	return res.Code
 }
-
