@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/connect-init/connect-init/exitcode"
 	"github.com/connect-init/connect-init/internal/clock"
 	"github.com/connect-init/connect-init/restclient"
 )
@@ -16,17 +17,16 @@ import (
 const (
 	// ExitOK: everything applied, and every connector of the directory
 	// and its tasks are in the desired state.
-	ExitOK = 0
+	ExitOK = exitcode.OK
 	// ExitFailed: a connector or task failed, a write failed, the worker
 	// stopped answering, or the wait timed out.
-	ExitFailed = 1
+	ExitFailed = exitcode.Failed
 	// ExitBadDefinition: a file is bad, or Connect's validation refused a
 	// definition; nothing was written.
-	ExitBadDefinition = 2
+	ExitBadDefinition = exitcode.Config
 	// ExitChangesPending: a dry run with Options.DetailedExitCode found
-	// writes to make (terraform plan -detailed-exitcode's 2 is taken by
-	// bad input here).
-	ExitChangesPending = 3
+	// writes to make.
+	ExitChangesPending = exitcode.ChangesPending
 )
 
 // Defaults of Options.

@@ -10,6 +10,7 @@ import (
 
 	"github.com/connect-init/connect-init/checks"
 	"github.com/connect-init/connect-init/connect/plugins"
+	"github.com/connect-init/connect-init/exitcode"
 	"github.com/connect-init/connect-init/gate"
 )
 
@@ -123,7 +124,7 @@ func NewDocument(s *Snapshot, findings []checks.Result, version string, now time
 	}
 	doc.Counts = countFindings(findings)
 	if doc.Counts.Error > 0 {
-		doc.ExitCode = 1
+		doc.ExitCode = exitcode.Failed
 	}
 	c := &doc.Cluster
 	c.Topics, c.Peers, c.Skipped = []Topic{}, s.Peers, s.Skipped

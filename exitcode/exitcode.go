@@ -12,4 +12,8 @@ const (
 	Failed = 1
 	// Config: bad configuration or usage; nothing was touched.
 	Config = 2
+	// ChangesPending: a dry run (apply --dry-run --detailed-exitcode)
+	// found writes to make; terraform plan -detailed-exitcode's 2 is taken
+	// by bad input here.
+	ChangesPending = 3
 )

@@ -133,7 +133,7 @@ func TestNarrowPackages(t *testing.T) {
 		"repair":         {"internal/clock", "kafka/notyet"},
 		"security":       {"workerconfig"},
 		"gate/peers":     {"internal/clock", "restclient", "workerconfig", "security", "step"},
-		"apply":          {"internal/clock", "restclient", "workerconfig"},
+		"apply":          {"internal/clock", "restclient", "workerconfig", "exitcode"},
 	}
 	all := imports(t)
 	for pkg, ok := range allowed {
