@@ -57,7 +57,7 @@ type Setting struct {
 	FlagCommands []Command
 	// Help is one line: what the setting does.
 	Help string
-	// Secret is never shown: `config` and -h print "(redacted)" for a
+	// Secret is never shown: `config` and -h print "[hidden]" (as for a worker secret) for a
 	// value it has.
 	Secret bool
 	// Common puts the setting in the README's short table of the settings
@@ -178,7 +178,7 @@ var table = []Setting{
 }
 
 // Redacted stands for a secret's value wherever settings are shown.
-const Redacted = "(redacted)"
+const Redacted = "[hidden]"
 
 // rest are the commands that call a worker's REST API, and so send the
 // REST credentials.

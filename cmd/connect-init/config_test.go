@@ -60,3 +60,27 @@ func TestConfigDebeziumOnlyVariables(t *testing.T) {
 		t.Error("a secret reached the output")
 	}
 }
+
+// TestConfigRedactsRESTSecrets: the REST password and token are shown as
+// set, never their values, in text and JSON, and also when another
+// setting is bad; the files are shown by path.
+func TestConfigRedactsRESTSecrets(t *testing.T) {
+	for _, extra := range [][]string{nil, {"CONNECT_INIT_LOCK_PERMITS=0"}} {
+		for _, args := range [][]string{{"config"}, {"config", "--json"}} {
+			env := append([]string{"CONNECT_BOOTSTRAP_SERVERS=kafka:9092", "CONNECT_GROUP_ID=g", "CONNECT_CONFIG_STORAGE_TOPIC=c",
+				"CONNECT_OFFSET_STORAGE_TOPIC=o", "CONNECT_STATUS_STORAGE_TOPIC=s", "CONNECT_REST_ADVERTISED_HOST_NAME=w",
+				"CONNECT_KEY_CONVERTER=org.apache.kafka.connect.json.JsonConverter", "CONNECT_VALUE_CONVERTER=org.apache.kafka.connect.json.JsonConverter",
+				"CONNECT_INIT_REST_USERNAME=admin", "CONNECT_INIT_REST_PASSWORD=" + secretMarker}, extra...)
+			var stdout, stderr bytes.Buffer
+			c := newCLI(env, &stdout, &stderr)
+			c.run(context.Background(), args)
+			out := stdout.String() + stderr.String()
+			if strings.Contains(out, secretMarker) {
+				t.Errorf("%v %v: the password reached the output:\n%s", extra, args, out)
+			}
+			if !strings.Contains(stdout.String(), settings.Redacted) || !strings.Contains(stdout.String(), "CONNECT_INIT_REST_PASSWORD") {
+				t.Errorf("%v %v: the password is not listed as set:\n%s", extra, args, stdout.String())
+			}
+		}
+	}
+}
