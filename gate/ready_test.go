@@ -28,7 +28,8 @@ func (noGroupAdmin) DescribeConsumerGroups([]string) ([]*sarama.GroupDescription
 func TestWorkerReadinessOverREST(t *testing.T) {
 	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == "/health" {
-			w.WriteHeader(404) // an old worker
+			w.WriteHeader(404) // an old worker: Jersey's 404, as Connect maps it
+			w.Write([]byte(`{"error_code":404,"message":"HTTP 404 Not Found"}`))
 			return
 		}
 		n := strings.TrimPrefix(r.URL.Path, "/connectors/")

@@ -143,7 +143,8 @@ func TestHealthOldWorkerRule(t *testing.T) {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch {
 		case r.URL.Path == "/health":
-			w.WriteHeader(404) // before Kafka 3.9
+			w.WriteHeader(404) // before Kafka 3.9: Jersey's 404 through ConnectExceptionMapper
+			w.Write([]byte(`{"error_code":404,"message":"HTTP 404 Not Found"}`))
 		case strings.HasPrefix(r.URL.Path, "/connectors/"):
 			n := strings.TrimPrefix(r.URL.Path, "/connectors/")
 			name.Store(n)
@@ -155,5 +156,29 @@ func TestHealthOldWorkerRule(t *testing.T) {
 	r := (&Client{}).Health(context.Background(), target(t, srv), nil)
 	if !r.Ready || !strings.Contains(r.Reason, "the herder answered") || !strings.HasPrefix(name.Load().(string), ProbeConnectorPrefix) {
 		t.Fatalf("old worker: %+v", r)
+	}
+}
+
+// TestHealthGenericNotFoundIsStarting: Jetty's own 404 on /health (the
+// resources not registered yet, any version) is "starting", and the
+// herder is not asked: asking would race the registration and could take
+// a new worker for an old, ready one.
+func TestHealthGenericNotFoundIsStarting(t *testing.T) {
+	var probed atomic.Bool
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if strings.HasPrefix(r.URL.Path, "/connectors/") {
+			probed.Store(true)
+			n := strings.TrimPrefix(r.URL.Path, "/connectors/")
+			w.WriteHeader(404)
+			w.Write([]byte(`{"error_code":404,"message":"Connector ` + n + ` not found"}`))
+			return
+		}
+		w.WriteHeader(404)
+		w.Write([]byte("<html><body><h2>HTTP ERROR 404 Not Found</h2></body></html>"))
+	}))
+	t.Cleanup(srv.Close)
+	r := (&Client{}).Health(context.Background(), target(t, srv), nil)
+	if r.Ready || !strings.Contains(r.Reason, "generic 404") || probed.Load() {
+		t.Fatalf("generic 404: %+v, probed %v", r, probed.Load())
 	}
 }

@@ -76,6 +76,13 @@ func (c *Client) Health(ctx context.Context, t Target, dial net.IP) Readiness {
 	case resp.Status != http.StatusNotFound:
 		r.Reason = fmt.Sprintf("GET /health answered %d%s", resp.Status, detail(resp.Body))
 		return r
+	case !connectNotFound(resp.Body):
+		// Jetty's own 404: the resources are not registered yet, on any
+		// version. Asking the herder now would race their registration
+		// (seen on 4.3.1: /health a generic 404, then the probe the
+		// herder's 404 a moment later, taken for an old worker's ready).
+		r.Reason = "GET /health answered a generic 404, not Connect's: the REST server listens but its resources are not registered yet (the worker is starting)"
+		return r
 	}
 
 	// A worker older than Kafka 3.9: ask through the herder's queue.
@@ -116,6 +123,16 @@ func refused(r *Readiness, t Target, resp Response, a Auth) bool {
 func connectHealthy(body []byte) bool {
 	var s connectStatus
 	return json.Unmarshal(body, &s) == nil && s.Status == "healthy"
+}
+
+// connectNotFound reports whether a 404 is Connect's JSON answer for a
+// path it has no resource for ({"error_code":404,...}:
+// ConnectExceptionMapper maps Jersey's NotFoundException), which is how a
+// worker before Kafka 3.9 answers GET /health once its resources are
+// registered.
+func connectNotFound(body []byte) bool {
+	var s connectStatus
+	return json.Unmarshal(body, &s) == nil && s.ErrorCode == http.StatusNotFound
 }
 
 // herderNotFound reports whether body is Connect's JSON error for the
