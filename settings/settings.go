@@ -56,6 +56,11 @@ type Settings struct {
 	LockLease time.Duration `split_words:"true" default:"3m"`
 	// LockPermits is how many workers may start at once.
 	LockPermits int `split_words:"true" default:"1"`
+	// LockUnavailableAfter is how long run waits in the lock queue while
+	// the lock topic cannot be written (no leader, or fewer in-sync
+	// replicas than min.insync.replicas) before it starts the worker
+	// without the lock, with a warning; 0 waits without bound.
+	LockUnavailableAfter time.Duration `split_words:"true" default:"2m"`
 	// LockMode is where a worker waits for its turn: auto (in the worker,
 	// after its plugin scan, when the provider jar is installed and the
 	// command's configuration can be extended), worker, or exec (before
@@ -115,6 +120,13 @@ type Settings struct {
 // minimum waiter lease (lock.MinLease); a shorter one is refused rather than
 // silently raised.
 const MinLockLease = time.Second
+
+// MinLockUnavailableAfter is the shortest nonzero
+// CONNECT_INIT_LOCK_UNAVAILABLE_AFTER: a KRaft cluster replaces a dead
+// partition leader after broker.session.timeout.ms (9 s) and an election,
+// and a bound shorter than that would start workers without the lock at
+// every routine failover.
+const MinLockUnavailableAfter = 15 * time.Second
 
 // Name is how messages name the setting whose variable is envName: the flag
 // when the value came from one, else the variable.
@@ -250,6 +262,9 @@ func (s Settings) validateLimits() error {
 	case s.LockLease < MinLockLease:
 		return s.badSetting("CONNECT_INIT_LOCK_LEASE", fmt.Sprintf("is %s, below the lock's minimum of %s", s.LockLease, MinLockLease),
 			"use at least 1s; the lease should cover a worker's start, e.g. 3m")
+	case s.LockUnavailableAfter < 0, s.LockUnavailableAfter > 0 && s.LockUnavailableAfter < MinLockUnavailableAfter:
+		return s.badSetting("CONNECT_INIT_LOCK_UNAVAILABLE_AFTER", fmt.Sprintf("is %s; it must be 0 (wait without bound) or at least %s, longer than a broker failover", s.LockUnavailableAfter, MinLockUnavailableAfter),
+			"use e.g. 2m, or 0 to never start without the lock")
 	}
 	return nil
 }
