@@ -77,6 +77,13 @@ func TestChaos(t *testing.T) {
 		for _, v := range r.Violations {
 			t.Errorf("%s", v)
 		}
+		// Written after every round, so that a run cut short still
+		// leaves the table of the rounds it ran.
+		if path := os.Getenv("CONNECT_INIT_CHAOS_TABLE"); path != "" {
+			if err := os.WriteFile(path, []byte(tal.table(seed)), 0o644); err != nil {
+				t.Error(err)
+			}
+		}
 	}
 
 	// Must run first: the cluster is brand-new (no __consumer_offsets).
@@ -160,11 +167,6 @@ func TestChaos(t *testing.T) {
 			t.Logf("round seed %d (the whole run replays with CONNECT_INIT_CHAOS_SEED=%d and the same CONNECT_INIT_CHAOS_ROUNDS)", rs, seed)
 			report(t, r)
 		})
-	}
-	if path := os.Getenv("CONNECT_INIT_CHAOS_TABLE"); path != "" {
-		if err := os.WriteFile(path, []byte(tal.table(seed)), 0o644); err != nil {
-			t.Error(err)
-		}
 	}
 }
 

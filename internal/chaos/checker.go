@@ -178,11 +178,6 @@ func checkSafety(h *History) []Violation {
 // ticket has acquired already or was silent for longer than its lease (a
 // skipped waiter) at the claim's broker time.
 func checkOrder(h *History) []Violation {
-	type member struct {
-		last   Record
-		ticket int64
-		seen   bool
-	}
 	tickets := map[string]int64{}
 	for _, r := range h.Records {
 		if r.Scope != h.Scope || r.Release || r.Tombstone || r.State != "waiting" {

@@ -577,9 +577,10 @@ func newProc(b *Bed, o Options, group, topic, name string, proxied bool) (*proc,
 	return &proc{c: &Contender{Name: name, Identity: fmt.Sprintf("http://127.0.0.1:%d/", port)}, port: port, proxied: proxied, env: env}, nil
 }
 
-// start runs `connect-init run -- standin` for p.
-func (p *proc) start(b *Bed, binary, dir string, readyAfter time.Duration) error {
+// start runs `connect-init run -- standin` for p, with extra stand-in flags.
+func (p *proc) start(b *Bed, binary, dir string, readyAfter time.Duration, standinFlags ...string) error {
 	argv := []string{binary, "run", "--", b.Standin, "-listen", fmt.Sprintf("127.0.0.1:%d", p.port), "-ready-after", readyAfter.String()}
+	argv = append(argv, standinFlags...)
 	var err error
 	p.p, err = testbed.StartProcess(p.c.Name, argv, p.env, dir, filepath.Join(dir, p.c.Name+".log"))
 	return err

@@ -17,13 +17,13 @@ import (
 )
 
 // StaleClaim is the round that tells a validated lock from one that is
-// not. Three contenders: H holds and is slow to get ready; Z queues next
-// and is SIGSTOPped for longer than its lease; X queues after Z on a link
-// whose answers arrive 3 s late (a downstream latency toxic). Once the
-// log's broker time passes Z's lease, X sees Z dead and H expired and
-// claims, 3 s behind the log; the harness resumes Z the moment that record
-// lands, and Z, on a fast link, heartbeats (keeping its ticket) and claims
-// before X's claim arrives. Validation makes X's claim lose (Z was a live
+// not. Three contenders: H holds until the harness makes its stand-in
+// ready; Z queues next and is SIGSTOPped for longer than its lease; X
+// queues after Z on a link whose answers arrive 3 s late (a downstream
+// latency toxic). Once Z is dead in broker time the harness makes H ready;
+// X, the first live waiter, releases H and claims 3 s behind the log; the
+// harness resumes Z the moment the release lands, and Z, on a fast link,
+// heartbeats (keeping its ticket) and claims before X's claim arrives. Validation makes X's claim lose (Z was a live
 // waiter of an earlier ticket when it landed); without validation both
 // proceed and two holders start at once.
 func StaleClaim(ctx context.Context, b *Bed, binary string, seed int64, logf func(string, ...any)) (*Result, error) {
@@ -47,13 +47,15 @@ func StaleClaim(ctx context.Context, b *Bed, binary string, seed int64, logf fun
 			px.Toxics.ResetToxics(context.Background())
 		}
 	}()
-	add := func(name string, proxied bool, readyAfter time.Duration) (*proc, error) {
-		p, err := newProc(b, o, group, topic, name, proxied)
+	add := func(name string, proxied bool, lockLease, readyAfter time.Duration, flags ...string) (*proc, error) {
+		oo := o
+		oo.LockLease = lockLease
+		p, err := newProc(b, oo, group, topic, name, proxied)
 		if err != nil {
 			return nil, err
 		}
 		procs = append(procs, p)
-		return p, p.start(b, binary, dir, readyAfter)
+		return p, p.start(b, binary, dir, readyAfter, flags...)
 	}
 	wait := func(what string, cond func() bool) error {
 		deadline := time.Now().Add(3 * time.Minute)
@@ -70,21 +72,22 @@ func StaleClaim(ctx context.Context, b *Bed, binary string, seed int64, logf fun
 		return nil
 	}
 	start := time.Now()
-	h, err := add("H", false, 45*time.Second)
+	hReady := filepath.Join(dir, "H.ready")
+	h, err := add("H", false, 10*time.Minute, 0, "-ready-file", hReady)
 	if err != nil {
 		return nil, err
 	}
 	if err := wait("H to acquire", func() bool { return !h.get().Acquired.IsZero() }); err != nil {
 		return nil, err
 	}
-	z, err := add("Z", false, 15*time.Second)
+	z, err := add("Z", false, lease, 15*time.Second)
 	if err != nil {
 		return nil, err
 	}
 	if err := wait("Z to queue", func() bool { return !z.get().Waiting.IsZero() }); err != nil {
 		return nil, err
 	}
-	x, err := add("X", true, time.Second)
+	x, err := add("X", true, lease, time.Second)
 	if err != nil {
 		return nil, err
 	}
@@ -118,8 +121,25 @@ func StaleClaim(ctx context.Context, b *Bed, binary string, seed int64, logf fun
 	}); err != nil {
 		return nil, err
 	}
+	if err := os.WriteFile(hReady, nil, 0o644); err != nil {
+		return nil, err
+	}
+	if err := wait("X to release H", func() bool {
+		recs, err := b.readTopic(ctx, topic)
+		if err != nil {
+			return false
+		}
+		for _, r := range recs {
+			if r.Release && r.Identity == h.c.Identity {
+				return true
+			}
+		}
+		return false
+	}); err != nil {
+		return nil, err
+	}
 	_ = z.p.Signal(syscall.SIGCONT)
-	logf("stale-claim: Z resumed %s after its lease ran out in broker time", time.Since(dead).Round(time.Millisecond))
+	logf("stale-claim: H released with Z dead; Z resumed")
 	if err := wait("Z and X to start", func() bool {
 		return (!z.get().Ready.IsZero() || z.p.Exited()) && (!x.get().Ready.IsZero() || x.p.Exited())
 	}); err != nil {

@@ -18,6 +18,7 @@ func main() {
 	listen := flag.String("listen", "127.0.0.1:8083", "address to serve /health on")
 	maxLife := flag.Duration("max-life", 15*time.Minute, "exit after this long even if nobody stops us")
 	readyAfter := flag.Duration("ready-after", 0, "wait this long before serving /health, as a worker that takes time to join (the fault harness)")
+	readyFile := flag.String("ready-file", "", "and wait until this file exists (the fault harness decides when the worker is ready)")
 	flag.Parse()
 	mux := http.NewServeMux()
 	mux.HandleFunc("/health", func(w http.ResponseWriter, _ *http.Request) {
@@ -29,6 +30,12 @@ func main() {
 		os.Exit(0)
 	}()
 	time.Sleep(*readyAfter)
+	for *readyFile != "" {
+		if _, err := os.Stat(*readyFile); err == nil {
+			break
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
 	l, err := net.Listen("tcp", *listen)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "standin:", err)
