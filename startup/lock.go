@@ -33,7 +33,12 @@ import (
 func TakeLock(ctx context.Context, cfg *settings.Config, clients *kafka.Clients, log *slog.Logger) ([]string, error) {
 	s := cfg.Settings
 	url := cfg.AdvertisedURL // derived and checked by the settings gate
-	if err := lock.EnsureTopic(ctx, clients.Admin, cfg.LockTopic, cfg.LockReplicationFactor); err != nil {
+	// Creating or checking the topic looks again on answers that waiting
+	// can change (a broker just killed), within CONNECT_INIT_TIMEOUT: the
+	// queue's wait is unbounded, this is not.
+	ectx, cancel := context.WithTimeout(ctx, s.Timeout)
+	defer cancel()
+	if err := lock.EnsureTopic(ectx, clients.Admin, cfg.LockTopic, cfg.LockReplicationFactor); err != nil {
 		return nil, &gate.GateError{Gate: step.Lock, Err: err,
 			Fix: "point CONNECT_INIT_LOCK_TOPIC at a topic that is free for connect-init, or set CONNECT_INIT_LOCK=false"}
 	}

@@ -22,8 +22,8 @@ import (
 // queues after Z on a link whose answers arrive 3 s late (a downstream
 // latency toxic). Once Z is dead in broker time the harness makes H ready;
 // X, the first live waiter, releases H and claims 3 s behind the log; the
-// harness resumes Z the moment the release lands, and Z, on a fast link,
-// heartbeats (keeping its ticket) and claims before X's claim arrives. Validation makes X's claim lose (Z was a live
+// harness resumes Z 3 s after the release lands, and Z, on a fast link,
+// heartbeats (keeping its ticket) before X's claim arrives. Validation makes X's claim lose (Z was a live
 // waiter of an earlier ticket when it landed); without validation both
 // proceed and two holders start at once.
 func StaleClaim(ctx context.Context, b *Bed, binary string, seed int64, logf func(string, ...any)) (*Result, error) {
@@ -124,6 +124,7 @@ func StaleClaim(ctx context.Context, b *Bed, binary string, seed int64, logf fun
 	if err := os.WriteFile(hReady, nil, 0o644); err != nil {
 		return nil, err
 	}
+	var released time.Time
 	if err := wait("X to release H", func() bool {
 		recs, err := b.readTopic(ctx, topic)
 		if err != nil {
@@ -131,6 +132,7 @@ func StaleClaim(ctx context.Context, b *Bed, binary string, seed int64, logf fun
 		}
 		for _, r := range recs {
 			if r.Release && r.Identity == h.c.Identity {
+				released = r.Time
 				return true
 			}
 		}
@@ -138,8 +140,14 @@ func StaleClaim(ctx context.Context, b *Bed, binary string, seed int64, logf fun
 	}); err != nil {
 		return nil, err
 	}
+	// X reads the release in the first fetch answered after it lands
+	// (within one fetch cycle, 3.5 s on its link) and its claim lands
+	// 3 s after that answer left the broker. Resuming Z 3 s after the
+	// release puts Z's heartbeat inside that window for every answer sent
+	// in the release's first 3 s: most rounds; the control allows several.
+	time.Sleep(time.Until(released.Add(3 * time.Second)))
 	_ = z.p.Signal(syscall.SIGCONT)
-	logf("stale-claim: H released with Z dead; Z resumed")
+	logf("stale-claim: H released with Z dead; Z resumed 3 s after the release")
 	if err := wait("Z and X to start", func() bool {
 		return (!z.get().Ready.IsZero() || z.p.Exited()) && (!x.get().Ready.IsZero() || x.p.Exited())
 	}); err != nil {
