@@ -8,7 +8,7 @@ GOBIN := $(shell $(GO) env GOPATH)/bin
 # "context deadline exceeded" when a duration runs out (golang/go#75804).
 FUZZTIME ?= 50000x
 
-.PHONY: build jar deps demo test unit lint integration containers smoke-3x smoke-zk fuzz bench clean
+.PHONY: build jar deps demo test unit lint integration containers smoke-3x smoke-zk fuzz bench chaos clean
 
 ## build: the static binary, version stamped
 build:
@@ -80,6 +80,20 @@ fuzz:
 
 bench: jar
 	$(GO) run ./internal/bench
+
+## chaos: the startup lock's fault harness, long: CI's short version plus $(CHAOS_ROUNDS) rounds of
+## 8 contenders with faults drawn from a seed (CHAOS_SEED=n replays a run), then the table between the
+## chaos-table markers of docs/benchmarks.md is replaced. About 1.5 min a round: run it on a quiet machine.
+CHAOS_ROUNDS ?= 50
+CHAOS_SEED ?=
+chaos:
+	mkdir -p bin
+	CONNECT_INIT_CHAOS_ROUNDS=$(CHAOS_ROUNDS) CONNECT_INIT_CHAOS_SEED=$(CHAOS_SEED) CONNECT_INIT_CHAOS_TABLE=$(CURDIR)/bin/chaos-table.md \
+		$(GO) test -tags integration -count=1 -timeout 600m -run TestChaos -v ./internal/chaos/ | tee bin/chaos.log; \
+	status=$${PIPESTATUS[0]}; \
+	awk -v table=bin/chaos-table.md '/<!-- chaos-table:end -->/{while((getline l < table)>0) print l; skip=0} !skip{print} /<!-- chaos-table:start -->/{skip=1}' \
+		docs/benchmarks.md > bin/benchmarks.md.new && mv bin/benchmarks.md.new docs/benchmarks.md; \
+	exit $$status
 
 clean:
 	rm -rf bin

@@ -3,6 +3,7 @@ package lock
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -78,7 +79,7 @@ func TestAcquireOnlyOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 	opened := 0
-	boom := errors.New("no topic here")
+	boom := fmt.Errorf("%w: no topic here", errLayout) // final: not retried
 	l.open = func() (recordLog, logBounds, error) {
 		opened++
 		return nil, logBounds{}, boom

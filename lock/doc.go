@@ -27,7 +27,9 @@
 // record it ends, and is ignored for any other hold, so a late release can
 // never end a later hold. A tombstone on the member key is a withdrawal.
 // The ticket is the offset of the member's first request ("ticket":-1 in
-// that request itself means "this record's offset"); it fixes queue order.
+// that request itself means "this record's offset"; a request written
+// again by the same incarnation before it read the first back keeps the
+// first one's ticket); it fixes queue order.
 // The incarnation is random per Acquire and, with seq, lets a member
 // recognise its own records in the log.
 //

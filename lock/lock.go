@@ -35,6 +35,13 @@ const (
 // owns the entry, and two processes must never share an identity.
 var ErrSuperseded = errors.New("lock: another process with the same identity joined the queue after this one")
 
+// ErrUnavailable is returned by Acquire, with Config.UnavailableAfter set,
+// when the lock topic could not be written (or opened) for that long: its
+// partition has no leader, or fewer in-sync replicas than
+// min.insync.replicas. The caller decides what a start without the lock
+// means (connect-init starts the worker with a warning).
+var ErrUnavailable = errors.New("lock: the startup lock topic cannot be written")
+
 // ErrAcquired is returned by a second call to Acquire on the same Lock: a
 // Lock stands for one start of one member.
 var ErrAcquired = errors.New("lock: Acquire was already called on this Lock")
@@ -100,6 +107,11 @@ type Config struct {
 	// WithdrawTimeout bounds the best-effort withdrawal when Acquire's
 	// context ends.
 	WithdrawTimeout time.Duration
+	// UnavailableAfter, when positive, bounds how long Acquire keeps
+	// waiting while the lock topic cannot be written: from the first failed
+	// write (or open) with none of our records read back since, Acquire
+	// returns ErrUnavailable after this long. Zero waits without bound.
+	UnavailableAfter time.Duration
 	// Ready is the readiness check; nil means holders are released only by
 	// their hold lease.
 	Ready ReadyFunc
@@ -159,6 +171,8 @@ func New(cfg Config) (*Lock, error) {
 		return nil, errors.New("lock: durations must not be negative")
 	case cfg.PollInterval > cfg.Lease/3:
 		return nil, fmt.Errorf("lock: poll interval %v must be at most a third of the lease %v, or dead waiters and expired holders are noticed too late", cfg.PollInterval, cfg.Lease)
+	case cfg.UnavailableAfter < 0:
+		return nil, fmt.Errorf("lock: unavailable-after %v must not be negative", cfg.UnavailableAfter)
 	case cfg.HoldLease < cfg.Lease:
 		return nil, fmt.Errorf("lock: hold lease %v must not be shorter than the waiter lease %v", cfg.HoldLease, cfg.Lease)
 	}
@@ -198,11 +212,12 @@ func (l *Lock) Acquire(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	log, b, err := l.open()
+	log, b, since, err := l.openRetrying(ctx)
 	if err != nil {
 		return err
 	}
 	s := newSession(l, log, inc, b)
+	s.unavailableSince = since
 	return s.end(ctx, s.loop(ctx))
 }
 
@@ -212,4 +227,43 @@ func incarnation() (string, error) {
 		return "", fmt.Errorf("lock: generating an incarnation id: %w", err)
 	}
 	return hex.EncodeToString(b[:]), nil
+}
+
+// openRetrying opens the lock topic, and opens it again while the failure
+// is one that waiting can change (no leader for the partition yet, a
+// broker that does not know the just-created topic, brokers unreachable
+// for a moment): every second, with a warning, until ctx ends or, with
+// UnavailableAfter set, until the topic has been unavailable that long. A
+// topic of the wrong layout fails at once. It returns when the first
+// failure happened (zero if none), which the session keeps counting from.
+func (l *Lock) openRetrying(ctx context.Context) (recordLog, logBounds, time.Time, error) {
+	clk := l.cfg.Clock
+	var since time.Time
+	for {
+		log, b, err := l.open()
+		if err == nil {
+			return log, b, since, nil
+		}
+		if errors.Is(err, errLayout) {
+			return nil, b, since, err
+		}
+		if since.IsZero() {
+			since = clk.Now()
+		}
+		if ua := l.cfg.UnavailableAfter; ua > 0 && clk.Now().Sub(since) >= ua {
+			return nil, b, since, l.unavailable(ua, err)
+		}
+		l.log.Warn("the startup lock topic cannot be opened yet; retrying", "partition", 0, "error", err)
+		select {
+		case <-ctx.Done():
+			return nil, b, since, ctx.Err()
+		case <-clk.After(time.Second):
+		}
+	}
+}
+
+// unavailable is ErrUnavailable naming the topic, the partition and the
+// last cause.
+func (l *Lock) unavailable(after time.Duration, cause error) error {
+	return fmt.Errorf("%w: topic %q partition 0: nothing written for %v (last error: %v)", ErrUnavailable, l.cfg.Topic, after, cause)
 }

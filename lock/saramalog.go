@@ -238,22 +238,37 @@ func producerConfig(base *sarama.Config) *sarama.Config {
 	c.Producer.Return.Errors = true
 	c.Producer.Partitioner = sarama.NewManualPartitioner
 	c.Consumer.Return.Errors = true
+	// Follow a new partition leader promptly: after a fetch error sarama's
+	// partition consumer waits Consumer.Retry.Backoff (2 s by default),
+	// refreshes the metadata and picks the leader again; while the old
+	// leader is dead and not yet replaced every such try fails, so the
+	// backoff is added to the cluster's own failover once more. A
+	// quarter-second costs a metadata request four times a second during a
+	// failover.
+	if c.Consumer.Retry.Backoff > 250*time.Millisecond || c.Consumer.Retry.Backoff == 0 {
+		c.Consumer.Retry.Backoff = 250 * time.Millisecond
+	}
 	c.Consumer.IsolationLevel = sarama.ReadUncommitted
 	return &c
 }
+
+// errLayout marks a lock topic that is missing or of the wrong layout:
+// waiting cannot fix it (EnsureTopic, which runs first, waits until every
+// broker knows a topic it creates).
+var errLayout = errors.New("lock: wrong topic layout")
 
 // checkPartitions fails fast, with the fix in the message, when the lock
 // topic is missing or has the wrong layout.
 func checkPartitions(client sarama.Client, topic string) error {
 	parts, err := client.Partitions(topic)
 	if errors.Is(err, sarama.ErrUnknownTopicOrPartition) {
-		return fmt.Errorf("lock: topic %q does not exist; create it first (EnsureTopic): %w", topic, err)
+		return fmt.Errorf("%w: topic %q does not exist; create it first (EnsureTopic): %w", errLayout, topic, err)
 	}
 	if err != nil {
 		return fmt.Errorf("lock: reading metadata of %q: %w", topic, err)
 	}
 	if len(parts) != 1 {
-		return fmt.Errorf("lock: topic %q has %d partitions, the lock needs exactly 1", topic, len(parts))
+		return fmt.Errorf("%w: topic %q has %d partitions, the lock needs exactly 1", errLayout, topic, len(parts))
 	}
 	return nil
 }

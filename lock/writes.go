@@ -71,6 +71,11 @@ func (s *session) send(k recordKey, v any, seq uint64) {
 // write after it supersedes it and it is never treated as ours).
 func (s *session) writeFailed(f appendFailure) {
 	s.l.log.Warn("writing to the startup lock topic failed; will retry", "error", f.err)
+	if s.unavailableSince.IsZero() {
+		s.unavailableSince = s.l.cfg.Clock.Now()
+	}
+	s.lastWriteErr = f.err
+	s.rewrite = true
 	if f.seq != 0 && f.seq == s.claimSeq {
 		s.claimSeq = 0
 	}

@@ -48,6 +48,11 @@ type Settings struct {
 	LockLease time.Duration
 	// LockPermits is how many workers may start at once.
 	LockPermits int
+	// LockUnavailableAfter is how long run waits in the lock queue while
+	// the lock topic cannot be written (no leader, or fewer in-sync
+	// replicas than min.insync.replicas) before it starts the worker
+	// without the lock, with a warning; 0 waits without bound.
+	LockUnavailableAfter time.Duration
 	// LockMode is where a worker waits for its turn: auto (in the worker,
 	// after its plugin scan, when the provider jar is installed and the
 	// command's configuration can be extended), worker, or exec (before
@@ -121,6 +126,13 @@ type Settings struct {
 // minimum waiter lease (lock.MinLease); a shorter one is refused rather than
 // silently raised.
 const MinLockLease = time.Second
+
+// MinLockUnavailableAfter is the shortest nonzero
+// CONNECT_INIT_LOCK_UNAVAILABLE_AFTER: a KRaft cluster replaces a dead
+// partition leader after broker.session.timeout.ms (9 s) and an election,
+// and a bound shorter than that would start workers without the lock at
+// every routine failover.
+const MinLockUnavailableAfter = 15 * time.Second
 
 // Name is how messages name the setting whose variable is envName: the flag
 // when the value came from one, else the variable.

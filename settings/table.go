@@ -116,6 +116,9 @@ var table = []Setting{
 	{Env: "CONNECT_INIT_LOCK_PERMITS", Common: true, Flag: "lock-permits", Default: "1", Commands: []Command{Run, Prepare, Doctor, ShowConfig, LockAcquire},
 		Help:  "workers allowed to start at once",
 		field: func(s *Settings) any { return &s.LockPermits }, check: Settings.checkLockPermits},
+	{Env: "CONNECT_INIT_LOCK_UNAVAILABLE_AFTER", Flag: "lock-unavailable-after", Default: "2m", Commands: []Command{Run, ShowConfig, LockAcquire},
+		Help:  "while the lock topic cannot be written (no leader, or fewer in-sync replicas than `min.insync.replicas`), how long `run` waits in the queue before it starts the worker without the lock, with a warning naming the topic and partition; `0` waits without bound",
+		field: func(s *Settings) any { return &s.LockUnavailableAfter }, check: Settings.checkLockUnavailableAfter},
 	{Env: "CONNECT_INIT_LOCK_MODE", Default: "auto", Commands: []Command{Run, ShowConfig},
 		Help:  "where a worker waits for its turn: `auto` (in the worker, after its plugin scan, when the provider jar is installed and connect-init can extend the command's configuration; else before the exec), `worker` (in the worker or exit 2), `exec` (before the exec)",
 		field: func(s *Settings) any { return &s.LockMode }, check: Settings.checkLockMode},
@@ -344,6 +347,14 @@ func (s Settings) checkLockLease() error {
 	case s.LockLease < MinLockLease:
 		return s.badSetting("CONNECT_INIT_LOCK_LEASE", fmt.Sprintf("is %s, below the lock's minimum of %s", s.LockLease, MinLockLease),
 			"use at least 1s; the lease should cover a worker's start, e.g. 3m")
+	}
+	return nil
+}
+
+func (s Settings) checkLockUnavailableAfter() error {
+	if s.LockUnavailableAfter < 0 || s.LockUnavailableAfter > 0 && s.LockUnavailableAfter < MinLockUnavailableAfter {
+		return s.badSetting("CONNECT_INIT_LOCK_UNAVAILABLE_AFTER", fmt.Sprintf("is %s; it must be 0 (wait without bound) or at least %s, longer than a broker failover", s.LockUnavailableAfter, MinLockUnavailableAfter),
+			"use e.g. 2m, or 0 to never start without the lock")
 	}
 	return nil
 }

@@ -211,6 +211,7 @@ func childSettings(s settings.Settings) [][2]string {
 		{"lock.topic", s.LockTopic},
 		{"lock.lease", s.LockLease.String()},
 		{"lock.permits", strconv.Itoa(s.LockPermits)},
+		{"lock.unavailable.after", s.LockUnavailableAfter.String()},
 		{"strict", strconv.FormatBool(s.Strict)},
 		{"log.format", s.LogFormat},
 		{"log.level", s.LogLevel},

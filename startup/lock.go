@@ -2,6 +2,7 @@ package startup
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"time"
@@ -32,7 +33,12 @@ import (
 func TakeLock(ctx context.Context, cfg *settings.Config, clients *kafka.Clients, log *slog.Logger) ([]string, error) {
 	s := cfg.Settings
 	url := cfg.AdvertisedURL // derived and checked by the settings gate
-	if err := lock.EnsureTopic(ctx, clients.Admin, cfg.LockTopic, cfg.LockReplicationFactor); err != nil {
+	// Creating or checking the topic looks again on answers that waiting
+	// can change (a broker just killed), within CONNECT_INIT_TIMEOUT: the
+	// queue's wait is unbounded, this is not.
+	ectx, cancel := context.WithTimeout(ctx, s.Timeout)
+	defer cancel()
+	if err := lock.EnsureTopic(ectx, clients.Admin, cfg.LockTopic, cfg.LockReplicationFactor); err != nil {
 		return nil, &gate.GateError{Gate: step.Lock, Err: err,
 			Fix: "point CONNECT_INIT_LOCK_TOPIC at a topic that is free for connect-init, or set CONNECT_INIT_LOCK=false"}
 	}
@@ -53,9 +59,10 @@ func TakeLock(ctx context.Context, cfg *settings.Config, clients *kafka.Clients,
 		// Waiters look at the holder's readiness four times a second: a
 		// handoff then costs about 250 ms (1 s with the package default,
 		// which made 32 ready workers take 24 s to pass the lock).
-		PollInterval: 250 * time.Millisecond,
-		HoldLease:    max(s.LockLease, waiterLease),
-		Logger:       log,
+		PollInterval:     250 * time.Millisecond,
+		HoldLease:        max(s.LockLease, waiterLease),
+		UnavailableAfter: s.LockUnavailableAfter,
+		Logger:           log,
 		Ready: func(ctx context.Context, h lock.Holder) (bool, error) {
 			ok, why, err := readiness.Ready(ctx, h.URL)
 			if ok {
@@ -67,7 +74,15 @@ func TakeLock(ctx context.Context, cfg *settings.Config, clients *kafka.Clients,
 	if err != nil {
 		return nil, &settings.ConfigError{Setting: "CONNECT_INIT_LOCK_*", Problem: err.Error()}
 	}
-	if err := l.Acquire(ctx); err != nil {
+	if err := l.Acquire(ctx); errors.Is(err, lock.ErrUnavailable) {
+		// The policy of docs/startup-lock.md: a partial Kafka outage
+		// (one internal topic unwritable) must not become a Connect
+		// outage; a start without the lock costs at worst one more
+		// rebalance, which the lock only avoids.
+		log.Warn("STARTING WITHOUT THE STARTUP LOCK: the lock topic could not be written for CONNECT_INIT_LOCK_UNAVAILABLE_AFTER; check its partition's leader and in-sync replicas",
+			"lock_topic", cfg.LockTopic, "partition", 0, "after", s.LockUnavailableAfter.String(), "error", err)
+		return nil, nil
+	} else if err != nil {
 		return nil, &gate.GateError{Gate: step.Lock, Err: fmt.Errorf("startup lock on topic %q: %w", s.LockTopic, err)}
 	}
 	// Only members the lock let through and that got ready are expected to
