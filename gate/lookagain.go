@@ -79,3 +79,14 @@ type lookError struct {
 
 func (e *lookError) Error() string { return e.msg }
 func (e *lookError) Unwrap() error { return e.err }
+
+// LookAgain is lookAgain for a step outside this package (the plugins
+// step's read of the config topic): look until the answer is final or ctx
+// ends, with the same wait line; the error is lookFailed's.
+func LookAgain[T any](ctx context.Context, clk clock.Clock, log *slog.Logger, step, what string, look func() (T, error)) (T, error) {
+	v, err := lookAgain(ctx, clk, log, step, what, true, look)
+	if err != nil {
+		return v, lookFailed(what, err)
+	}
+	return v, nil
+}

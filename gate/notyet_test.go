@@ -506,3 +506,28 @@ func TestLookAgainWaitLines(t *testing.T) {
 		t.Errorf("lookFailed = %v on a final answer, want no not yet", e)
 	}
 }
+
+// LookAgain, the plugins step's read of the config topic: a broker gone
+// ("not leader", a refused connection) is looked at again; a final answer
+// fails at once, named.
+func TestExportedLookAgain(t *testing.T) {
+	looks := 0
+	v, err := LookAgain(context.Background(), clock.NewStepping(time.Unix(0, 0)), nil, "plugins", "config topic c to be read", func() (int, error) {
+		looks++
+		if looks < 3 {
+			return 0, sarama.ErrNotLeaderForPartition
+		}
+		return 7, nil
+	})
+	if err != nil || v != 7 || looks != 3 {
+		t.Fatalf("LookAgain = %d, %v after %d looks, want 7 after 3", v, err, looks)
+	}
+	looks = 0
+	_, err = LookAgain(context.Background(), clock.NewStepping(time.Unix(0, 0)), nil, "plugins", "config topic c to be read", func() (int, error) {
+		looks++
+		return 0, sarama.ErrTopicAuthorizationFailed
+	})
+	if err == nil || looks != 1 || !strings.Contains(err.Error(), "config topic c to be read") || !errors.Is(err, sarama.ErrTopicAuthorizationFailed) {
+		t.Fatalf("final answer: %v after %d looks", err, looks)
+	}
+}

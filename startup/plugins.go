@@ -55,7 +55,14 @@ func clusterConfigs(ctx context.Context, st *state, log *slog.Logger) (map[strin
 	}
 	if cl == nil {
 		var err error
-		if cl, err = store.ReadConfig(ctx, st.clients.Member, st.cfg.ConfigTopic().Name); err != nil {
+		topic := st.cfg.ConfigTopic().Name
+		// A broker killed or a leader moving while the step reads is "not
+		// yet" (found by the fault harness: run exited 1 on "connection
+		// refused" and "not leader" here); only a final answer fails.
+		cl, err = gate.LookAgain(ctx, nil, log, step.Plugins, "config topic "+topic+" to be read", func() (*store.ConfigLog, error) {
+			return store.ReadConfig(ctx, st.clients.Member, topic)
+		})
+		if err != nil {
 			return nil, &gate.GateError{Gate: step.Plugins, Err: err,
 				Fix: "check that this principal may READ the config topic; or set CONNECT_INIT_PLUGIN_CHECK=off to skip the plugin check"}
 		}
