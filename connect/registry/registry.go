@@ -11,6 +11,7 @@ import (
 	"github.com/IBM/sarama"
 
 	"github.com/connect-init/connect-init/kafka/kafkalog"
+	"github.com/connect-init/connect-init/kafka/notyet"
 )
 
 // DefaultTopic is the registry topic's default name.
@@ -271,7 +272,7 @@ func (s *Store) Register(ctx context.Context, me Cluster, url, host, handover st
 		wv.FirstSeenMs = w.FirstSeen.UnixMilli()
 	}
 	msgs = append(msgs, s.message(workerKey(me, url), wv))
-	if err := s.send(msgs); err != nil {
+	if err := s.sendLookingAgain(ctx, msgs); err != nil {
 		return nil, err
 	}
 	return s.confirmRegistration(ctx, me, url, reg)
@@ -341,6 +342,32 @@ func (s *Store) message(key []byte, v value) *sarama.ProducerMessage {
 
 func (s *Store) tombstone(key []byte) *sarama.ProducerMessage {
 	return &sarama.ProducerMessage{Topic: s.Topic, Partition: 0, Key: sarama.ByteEncoder(key)}
+}
+
+// registryWriteWait bounds how long Register repeats a write the cluster
+// answered "not yet": the registry topic was often created a moment ago,
+// and a broker whose metadata lags the create answers
+// UNKNOWN_TOPIC_OR_PARTITION (seen on a brand-new 3.4.1 ZooKeeper-mode
+// cluster in CI: "Failed to deliver 2 messages").
+const registryWriteWait = 15 * time.Second
+
+// sendLookingAgain is send, repeated while the answer is "not yet"
+// (kafka/notyet), for at most registryWriteWait or until ctx ends. The
+// records are keyed and compacted, and confirmRegistration reads them
+// back, so writing one twice is harmless.
+func (s *Store) sendLookingAgain(ctx context.Context, msgs []*sarama.ProducerMessage) error {
+	until := time.Now().Add(registryWriteWait)
+	for {
+		err := s.send(msgs)
+		if err == nil || !notyet.Is(err) || time.Now().After(until) {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(250 * time.Millisecond):
+		}
+	}
 }
 
 func (s *Store) send(msgs []*sarama.ProducerMessage) error {
