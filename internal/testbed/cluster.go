@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/base64"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -130,7 +131,7 @@ func StartCluster(ctx context.Context, dist *Dist, opts ClusterOptions) (*Cluste
 		if c, err = startCluster(ctx, dist, opts); err == nil {
 			return c, nil
 		}
-		if !strings.Contains(err.Error(), "Address already in use") {
+		if !errors.Is(err, ErrPortTaken) && !strings.Contains(err.Error(), "Address already in use") {
 			return nil, err
 		}
 		if rmErr := os.RemoveAll(opts.Dir); rmErr != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"net"
 	"os"
 	"os/exec"
@@ -153,7 +154,14 @@ func (p *Process) WaitForLog(ctx context.Context, substr string) error {
 			if strings.Contains(p.Log(), substr) {
 				return nil
 			}
-			return fmt.Errorf("testbed: %s exited before logging %q; log tail:\n%s", p.Name, substr, tail(p.Log(), 4000))
+			err := fmt.Errorf("testbed: %s exited before logging %q; log tail:\n%s", p.Name, substr, tail(p.Log(), 4000))
+			if strings.Contains(p.Log(), "Address already in use") {
+				// The bind exception is logged long before the shutdown
+				// that follows it, out of the tail: say it apart, so that
+				// StartCluster retries with fresh ports.
+				return fmt.Errorf("%w: %w", ErrPortTaken, err)
+			}
+			return err
 		case <-ctx.Done():
 			return fmt.Errorf("testbed: %s did not log %q: %w; log tail:\n%s", p.Name, substr, ctx.Err(), tail(p.Log(), 4000))
 		case <-time.After(100 * time.Millisecond):
@@ -175,8 +183,25 @@ func KillAll() {
 	}
 }
 
-// FreePort returns a TCP port on 127.0.0.1 that was free a moment ago.
+// ErrPortTaken marks a process that exited because a port it was given was
+// taken by another one between FreePort and its bind.
+var ErrPortTaken = errors.New("testbed: Address already in use")
+
+// FreePort returns a TCP port on 127.0.0.1 that was free a moment ago. It is
+// picked at random below Linux's ephemeral range (32768-60999): a port the
+// OS chose for a listener is one it may also hand to any outgoing connection
+// (a client, the KDC, Maven) before the broker binds it, which is how the
+// clean-clone CI run lost a broker of the cmd/connect-init cluster.
 func FreePort() (int, error) {
+	for range 50 {
+		port := 10000 + rand.IntN(32768-10000)
+		l, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", port))
+		if err != nil {
+			continue
+		}
+		l.Close()
+		return port, nil
+	}
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return 0, err
