@@ -183,6 +183,12 @@ func KillAll() {
 	}
 }
 
+// portsGiven are the ports FreePort handed out in this process.
+var (
+	portsMu    sync.Mutex
+	portsGiven = map[int]bool{}
+)
+
 // ErrPortTaken marks a process that exited because a port it was given was
 // taken by another one between FreePort and its bind.
 var ErrPortTaken = errors.New("testbed: Address already in use")
@@ -192,14 +198,24 @@ var ErrPortTaken = errors.New("testbed: Address already in use")
 // OS chose for a listener is one it may also hand to any outgoing connection
 // (a client, the KDC, Maven) before the broker binds it, which is how the
 // clean-clone CI run lost a broker of the cmd/connect-init cluster.
+//
+// A port is never handed out twice by one test process: two contenders of
+// the fault harness were once given the same port before either bound it,
+// and the lock rightly refused the second as a duplicate identity.
 func FreePort() (int, error) {
-	for range 50 {
+	portsMu.Lock()
+	defer portsMu.Unlock()
+	for range 200 {
 		port := 10000 + rand.IntN(32768-10000)
+		if portsGiven[port] {
+			continue
+		}
 		l, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", port))
 		if err != nil {
 			continue
 		}
 		l.Close()
+		portsGiven[port] = true
 		return port, nil
 	}
 	l, err := net.Listen("tcp", "127.0.0.1:0")
