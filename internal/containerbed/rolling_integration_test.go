@@ -76,7 +76,7 @@ type slotTimeline struct {
 	leader                bool
 	tasksHeld             int           // tasks the old worker ran before the update
 	heldDown              time.Duration // the longest outage of those tasks
-	kill, start           time.Time     // old container stopped, new one started
+	kill, died, start     time.Time     // old container signalled, exited; new one started
 	joined, healthy, next time.Time     // new worker's first join, its healthy event, the next slot's kill
 }
 
@@ -298,7 +298,7 @@ func watchEvents(t *testing.T, ctx context.Context, svc string) (stop func() []e
 	t.Helper()
 	ectx, cancel := context.WithCancel(ctx)
 	cmd := exec.CommandContext(ectx, "docker", "events", "--filter", "type=container", "--filter", "label=com.docker.swarm.service.name="+svc,
-		"--filter", "event=start", "--filter", "event=kill", "--filter", "event=health_status", "--format", "{{json .}}")
+		"--filter", "event=start", "--filter", "event=kill", "--filter", "event=die", "--filter", "event=health_status", "--format", "{{json .}}")
 	var out strings.Builder
 	cmd.Stdout = &out
 	if err := cmd.Start(); err != nil {
@@ -465,6 +465,8 @@ func rollOnce(t *testing.T, v rollVariant) rollResult {
 			}
 			bySlot[slot] = st
 			order = append(order, st)
+		case e.Action == "die" && old[e.Actor.ID] && bySlot[slot] != nil && bySlot[slot].died.IsZero():
+			bySlot[slot].died = at
 		case e.Action == "start" && isNew[e.Actor.ID] && bySlot[slot] != nil && bySlot[slot].start.IsZero():
 			bySlot[slot].start = at
 			bySlot[slot].joined = firstJoin(ctx, e.Actor.ID)
@@ -491,8 +493,8 @@ func rollOnce(t *testing.T, v rollVariant) rollResult {
 			}
 		}
 		r.slots = append(r.slots, *st)
-		t.Logf("slot %s (leader %v, %d tasks): kill %s, start +%.1fs, joined +%s, healthy +%s, next kill +%s; its tasks down at most %.1fs",
-			st.slot, st.leader, st.tasksHeld, st.kill.Format("15:04:05.000"), st.start.Sub(st.kill).Seconds(),
+		t.Logf("slot %s (leader %v, %d tasks): kill %s, exited +%s, start +%.1fs, joined +%s, healthy +%s, next kill +%s; its tasks down at most %.1fs",
+			st.slot, st.leader, st.tasksHeld, st.kill.Format("15:04:05.000"), since(st.kill, st.died), st.start.Sub(st.kill).Seconds(),
 			since(st.kill, st.joined), since(st.kill, st.healthy), since(st.kill, st.next), st.heldDown.Seconds())
 	}
 	if r.summary.Open > 0 {
@@ -550,14 +552,14 @@ func rollTable(rs []rollResult) string {
 			s.MedianDown.Seconds(), s.MaxDown.Seconds(), s.LongestOutage.Seconds(), s.Outages, s.Moves, s.TasksWithMoves, s.Tasks)
 	}
 	fmt.Fprintf(&b, "\nPer replaced worker, seconds after its old container was stopped:\n\n")
-	fmt.Fprintf(&b, "| variant | slot | leader | tasks held | new container started | joined the group | healthy | next worker stopped | its tasks' longest outage |\n")
-	fmt.Fprintf(&b, "|---|---|---|---:|---:|---:|---:|---:|---:|\n")
+	fmt.Fprintf(&b, "| variant | slot | leader | tasks held | old worker exited | new container started | joined the group | healthy | next worker stopped | its tasks' longest outage |\n")
+	fmt.Fprintf(&b, "|---|---|---|---:|---:|---:|---:|---:|---:|---:|\n")
 	for _, r := range rs {
 		slots := append([]slotTimeline(nil), r.slots...)
 		sort.SliceStable(slots, func(i, j int) bool { return slots[i].kill.Before(slots[j].kill) })
 		for _, st := range slots {
-			fmt.Fprintf(&b, "| %s | %s | %v | %d | %s | %s | %s | %s | %.1f |\n", r.variant.name, st.slot, st.leader, st.tasksHeld,
-				since(st.kill, st.start), since(st.kill, st.joined), since(st.kill, st.healthy), since(st.kill, st.next), st.heldDown.Seconds())
+			fmt.Fprintf(&b, "| %s | %s | %v | %d | %s | %s | %s | %s | %s | %.1f |\n", r.variant.name, st.slot, st.leader, st.tasksHeld,
+				since(st.kill, st.died), since(st.kill, st.start), since(st.kill, st.joined), since(st.kill, st.healthy), since(st.kill, st.next), st.heldDown.Seconds())
 		}
 	}
 	for _, r := range rs {
