@@ -17,6 +17,8 @@ import (
 	"time"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/connect-init/connect-init/internal/testbed"
 )
 
 // The rolling update of a Connect service, measured (issue 32 item 3):
@@ -53,9 +55,9 @@ type rollVariant struct {
 }
 
 var rollVariants = []rollVariant{
-	{name: "bare", bare: true},
 	{name: "connect-init", rollback: true},
 	{name: "connect-init-delay60s", env: map[string]string{"CONNECT_SCHEDULED_REBALANCE_MAX_DELAY_MS": "60000"}},
+	{name: "bare", bare: true},
 }
 
 // rollResult is one variant's figures.
@@ -152,6 +154,13 @@ func rollStack(t *testing.T, v rollVariant) (path string, worker map[string]any)
 		env := s.(map[string]any)["environment"].(map[string]any)
 		for k, val := range own {
 			env[k] = val
+		}
+		// The file connectors are not on the image's default plugin path
+		// (KAFKA-13748): a stack that runs them names their jar. Without
+		// it a restarted worker is refused by connect-init's plugins
+		// step, as the peers run a class this worker could not load.
+		if _, ok := env["CONNECT_PLUGIN_PATH"]; !ok {
+			env["CONNECT_PLUGIN_PATH"] = "/opt/kafka/libs/connect-file-" + testbed.Version() + ".jar"
 		}
 		if name == "connect" {
 			for k, val := range v.env {
@@ -392,9 +401,9 @@ func rollOnce(t *testing.T, v rollVariant) rollResult {
 			held[host] = append(held[host], id)
 		}
 	}
-	oldIP := map[string]string{} // container → address
+	oldIP := map[string]string{} // short container id → address
 	for _, c := range ids {
-		oldIP[c] = containerIP(ctx, c)
+		oldIP[shortID(c)] = containerIP(ctx, c)
 	}
 	t.Logf("before: generation %d, leader %s, tasks by worker %v", r.gen0, leaderURL, held)
 
@@ -427,13 +436,13 @@ func rollOnce(t *testing.T, v rollVariant) rollResult {
 
 	// Swarm's order: each old worker stopped, its replacement started, and
 	// (with the healthcheck) healthy before the next old worker stopped.
-	old := map[string]bool{}
+	old := map[string]bool{} // short ids: docker ps -q shortens, events do not
 	for _, c := range ids {
-		old[c] = true
+		old[shortID(c)] = true
 	}
 	isNew := map[string]bool{}
 	for _, c := range newIDs {
-		isNew[c] = true
+		isNew[shortID(c)] = true
 	}
 	slotOf := func(e event) string {
 		parts := strings.Split(e.Actor.Attributes["com.docker.swarm.task.name"], ".")
@@ -447,6 +456,7 @@ func rollOnce(t *testing.T, v rollVariant) rollResult {
 	for _, e := range evs {
 		at := time.Unix(0, e.TimeNano)
 		slot := slotOf(e)
+		e.Actor.ID = shortID(e.Actor.ID)
 		switch {
 		case e.Action == "kill" && old[e.Actor.ID]:
 			if bySlot[slot] != nil {
@@ -531,6 +541,9 @@ func rollOnce(t *testing.T, v rollVariant) rollResult {
 	}
 	return r
 }
+
+// shortID is a container id as docker ps -q prints it.
+func shortID(id string) string { return id[:min(12, len(id))] }
 
 // since formats t-from in seconds ("-" when t is unknown).
 func since(from, t time.Time) string {
