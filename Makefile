@@ -99,7 +99,7 @@ chaos:
 
 ## rolling: a measured rolling update of the Swarm example (issue 32): 3 workers, 2 connectors x 4 tasks,
 ## `docker service update --force` bare, through connect-init, and through connect-init with
-## scheduled.rebalance.max.delay.ms lowered; the failing update's rollback. Long (about 30 min), so not in
+## scheduled.rebalance.max.delay.ms lowered; the failing update's rollback. Long (20 min measured), so not in
 ## CI: the test has its own build tag. The table goes to bin/rolling-table.md (for docs/benchmarks.md).
 ## ROLLING_VARIANTS=bare,connect-init runs some variants only.
 ROLLING_VARIANTS ?=
