@@ -5,11 +5,23 @@
 //
 // prints the status code on the first line and the body after it, and
 // exits 0 whenever the server answered, 1 when it did not.
+//
+//	bedctl poll INTERVAL HOST PORT PATH
+//
+// is the rolling-update test's observer (internal/containerbed, make
+// rolling): every INTERVAL it resolves HOST (tasks.<service>: every task's
+// address), asks the addresses in turn for http://ADDR:PORT/PATH until one
+// answers 200, and prints one line: the time in Unix milliseconds, the
+// address that answered ("-" when none did) and the body on one line. It
+// runs until it is stopped.
 package main
 
 import (
+	"bytes"
+	"context"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"strings"
@@ -17,8 +29,11 @@ import (
 )
 
 func main() {
+	if len(os.Args) == 6 && os.Args[1] == "poll" {
+		os.Exit(poll(os.Args[2], os.Args[3], os.Args[4], os.Args[5]))
+	}
 	if len(os.Args) < 4 || os.Args[1] != "http" {
-		fmt.Fprintln(os.Stderr, "usage: bedctl http METHOD URL [BODY]")
+		fmt.Fprintln(os.Stderr, "usage: bedctl http METHOD URL [BODY] | bedctl poll INTERVAL HOST PORT PATH")
 		os.Exit(2)
 	}
 	var body io.Reader
@@ -39,4 +54,46 @@ func main() {
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(resp.Body)
 	fmt.Printf("%d\n%s\n", resp.StatusCode, b)
+}
+
+// poll is `bedctl poll`. A worker that is stopping or still starting
+// refuses or answers late, so each request is short and the next address
+// is tried; a round in which no worker answered is printed too, so that
+// the observer's own gaps show in the record.
+func poll(interval, host, port, path string) int {
+	every, err := time.ParseDuration(interval)
+	if err != nil || every <= 0 {
+		fmt.Fprintln(os.Stderr, "bedctl poll: INTERVAL must be a positive duration such as 250ms")
+		return 2
+	}
+	client := &http.Client{Timeout: 2 * time.Second, Transport: &http.Transport{DisableKeepAlives: true}}
+	for next := time.Now(); ; next = next.Add(every) {
+		if d := time.Until(next); d > 0 {
+			time.Sleep(d)
+		} else {
+			next = time.Now()
+		}
+		at := time.Now().UnixMilli()
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		addrs, _ := net.DefaultResolver.LookupHost(ctx, host)
+		cancel()
+		answered := false
+		for _, a := range addrs {
+			resp, err := client.Get("http://" + net.JoinHostPort(a, port) + path)
+			if err != nil {
+				continue
+			}
+			b, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode != http.StatusOK {
+				continue
+			}
+			fmt.Printf("%d %s %s\n", at, a, bytes.ReplaceAll(bytes.TrimSpace(b), []byte("\n"), nil))
+			answered = true
+			break
+		}
+		if !answered {
+			fmt.Printf("%d - \n", at)
+		}
+	}
 }

@@ -1,0 +1,55 @@
+package containerbed
+
+import (
+	"testing"
+	"time"
+)
+
+func TestParsePollAndCosts(t *testing.T) {
+	lines := []string{
+		`1000 10.0.1.5 {"s":{"status":{"name":"s","connector":{"state":"RUNNING","worker_id":"10.0.1.5:8083"},"tasks":[{"id":0,"state":"RUNNING","worker_id":"10.0.1.5:8083"},{"id":1,"state":"RUNNING","worker_id":"10.0.1.6:8083"}],"type":"sink"}}}`,
+		`1250 10.0.1.5 {"s":{"status":{"name":"s","connector":{"state":"RUNNING","worker_id":"10.0.1.5:8083"},"tasks":[{"id":0,"state":"RUNNING","worker_id":"10.0.1.5:8083"},{"id":1,"state":"UNASSIGNED","worker_id":"10.0.1.6:8083"}],"type":"sink"}}}`,
+		`1500 - `,
+		`1750 10.0.1.5 {"s":{"status":{"name":"s","connector":{"state":"RUNNING","worker_id":"10.0.1.5:8083"},"tasks":[{"id":0,"state":"RUNNING","worker_id":"10.0.1.5:8083"}],"type":"sink"}}}`,
+		`2000 10.0.1.7 {"s":{"status":{"name":"s","connector":{"state":"RUNNING","worker_id":"10.0.1.5:8083"},"tasks":[{"id":0,"state":"RUNNING","worker_id":"10.0.1.5:8083"},{"id":1,"state":"RUNNING","worker_id":"10.0.1.7:8083"}],"type":"sink"}}}`,
+		`2250 10.0.1.7 {"s":{"status":{"name":"s","connector":{"state":"RUNNING","worker_id":"10.0.1.5:8083"},"tasks":[{"id":0,"state":"UNASSIGNED","worker_id":"10.0.1.5:8083"},{"id":1,"state":"RUNNING","worker_id":"10.0.1.7:8083"}],"type":"sink"}}}`,
+	}
+	var obs []Observation
+	for _, l := range lines {
+		o, err := ParsePoll(l)
+		if err != nil {
+			t.Fatal(err)
+		}
+		obs = append(obs, o)
+	}
+	if obs[2].Answered || !obs[0].Answered {
+		t.Fatalf("answered: %v %v", obs[0].Answered, obs[2].Answered)
+	}
+	ids := []string{"s", "s/0", "s/1"}
+	costs := Costs(obs, ids)
+	want := []UnitCost{
+		{ID: "s"},
+		// Still not RUNNING when the record ends: counted to its last answer.
+		{ID: "s/0", Outages: 1, Down: 0, MaxDown: 0, Open: true},
+		// Not RUNNING from 1250 (UNASSIGNED), missing at 1750, RUNNING on
+		// another worker at 2000: one outage of 750 ms, one move.
+		{ID: "s/1", Outages: 1, Down: 750 * time.Millisecond, MaxDown: 750 * time.Millisecond, Moves: 1},
+	}
+	for i := range want {
+		if costs[i] != want[i] {
+			t.Errorf("%s: got %+v, want %+v", ids[i], costs[i], want[i])
+		}
+	}
+	if AllRunning(obs[4], ids) != true || AllRunning(obs[5], ids) || AllRunning(obs[2], ids) {
+		t.Error("AllRunning")
+	}
+	s := Summarize(costs)
+	if s.Tasks != 2 || s.TaskDown != 750*time.Millisecond || s.Moves != 1 || s.TasksWithMoves != 1 || s.Open != 1 || s.Outages != 2 {
+		t.Errorf("summary %+v", s)
+	}
+	for _, bad := range []string{"", "x 1.2.3.4 {}", "1000 1.2.3.4 {not json"} {
+		if _, err := ParsePoll(bad); err == nil {
+			t.Errorf("ParsePoll(%q): no error", bad)
+		}
+	}
+}
