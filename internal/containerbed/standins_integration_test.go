@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"go.yaml.in/yaml/v3"
 )
 
 // configJSON is the part of `connect-init config --json` this test reads.
@@ -164,4 +166,67 @@ func diffProps(want, got map[string]string) string {
 	}
 	sort.Strings(lines)
 	return strings.Join(lines, "\n")
+}
+
+// TestStandinFileConnectors: on the cp-kafka-connect stand-in, as on the
+// image, Kafka's FileStream connectors load only with the plugin path the
+// examples set: Kafka's own `connect-plugin-path list` (ConnectPluginPath,
+// the worker's plugin scan) on the worker file the image's configure
+// renders finds FileStreamSourceConnector with the Compose example's
+// CONNECT_PLUGIN_PATH, in /usr/share/filestream-connectors, and nowhere
+// with the image's default, so that an example without it fails here as
+// it would on the image.
+func TestStandinFileConnectors(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	data, err := os.ReadFile("../../examples/compose/docker-compose.yml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc map[string]any
+	if err := yaml.Unmarshal(data, &doc); err != nil {
+		t.Fatal(err)
+	}
+	examplePath, _ := doc["x-connect-env"].(map[string]any)["CONNECT_PLUGIN_PATH"].(string)
+	if examplePath == "" {
+		t.Fatal("examples/compose/docker-compose.yml sets no CONNECT_PLUGIN_PATH in x-connect-env: update this test")
+	}
+	const class = "org.apache.kafka.connect.file.FileStreamSourceConnector"
+	list := ". /etc/confluent/docker/bash-config; . /etc/confluent/docker/apply-mesos-overrides; /etc/confluent/docker/configure >&2 && " +
+		"exec java -Xmx256m -XX:+UseSerialGC -XX:TieredStopAtLevel=1 -Dlog4j2.configurationFile=/etc/kafka/log4j2.properties -cp '/usr/share/java/kafka/*' " +
+		"org.apache.kafka.tools.ConnectPluginPath list --worker-config /etc/kafka-connect/kafka-connect.properties"
+	for _, tc := range []struct {
+		name, pluginPath string // "" is the image's default
+		wantIn           string // the location listing the class, "" for none
+	}{
+		{"image-default", "", ""},
+		{"example", examplePath, "/usr/share/filestream-connectors/connect-file-"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			args := []string{"run", "--rm", "--label", Label}
+			for _, e := range standinEnv("confluent-dub") {
+				args = append(args, "--env", e)
+			}
+			if tc.pluginPath != "" {
+				args = append(args, "--env", "CONNECT_PLUGIN_PATH="+tc.pluginPath)
+			}
+			out, err := Docker(ctx, append(args, "--entrypoint", "/bin/sh", bed.Image, "-c", list)...)
+			if err != nil {
+				t.Fatalf("connect-plugin-path list: %v\n%s", err, tail(out, 4000))
+			}
+			var rows []string
+			for _, l := range strings.Split(out, "\n") {
+				if strings.HasPrefix(strings.TrimSpace(l), class) {
+					rows = append(rows, l)
+				}
+			}
+			t.Logf("CONNECT_PLUGIN_PATH=%q: %d row(s) of %s: %v", tc.pluginPath, len(rows), class, rows)
+			switch {
+			case tc.wantIn == "" && len(rows) > 0:
+				t.Errorf("the worker loads %s without the examples' plugin path; the image does not (KAFKA-13748): %v", class, rows)
+			case tc.wantIn != "" && (len(rows) == 0 || !strings.Contains(strings.Join(rows, "\n"), tc.wantIn)):
+				t.Errorf("the worker does not load %s from %s*.jar with the example's plugin path:\n%s", class, tc.wantIn, tail(out, 4000))
+			}
+		})
+	}
 }
