@@ -346,11 +346,14 @@ template)
 esac
 `
 
-// ubScript stands for Go's ub: ensure (set, even empty), path,
-// render-template (to standard output, keys sorted: a Go map ranged in a
-// template): the name after the prefix, each "X_Y" (X, Y not "_") taken
-// left to right without overlap becomes "X.Y", then "___" is "-", "__" is
-// "_", and the result is lower-cased; and kafka-ready.
+// ubScript stands for Go's ub (cp-docker-utils cmd/ub): ensure (set,
+// even empty), path, render-template (to standard output, keys sorted: a
+// Go map ranged in a template): the name after the prefix, each "X_Y" (X,
+// Y not "_") taken left to right without overlap becomes "X.Y", then "___"
+// is "-", "__" is "_", and the result is lower-cased; the template's
+// exclusion list is envToProps's excludeProps, compared with the property
+// names, so "CONNECT_METRIC_REPORTERS" there excludes nothing; and
+// kafka-ready.
 const ubScript = `#!/bin/sh
 # connect-init test bed: stand-in for Confluent's ub (common-docker/ub).
 case "${1:-}" in
@@ -366,7 +369,7 @@ render-template)
   PREFIX="$prefix" EXCLUDE=",$exclude," awk 'BEGIN {
     p = ENVIRON["PREFIX"]
     for (k in ENVIRON) {
-      if (index(k, p) != 1 || index(ENVIRON["EXCLUDE"], "," k ",") > 0 || k == "PREFIX" || k == "EXCLUDE") continue
+      if (index(k, p) != 1 || k == "PREFIX" || k == "EXCLUDE") continue
       raw = substr(k, length(p) + 1); out = ""; n = length(raw); i = 1
       while (i <= n) {
         a = substr(raw, i, 1)
@@ -375,8 +378,10 @@ render-template)
         }
         out = out a; i++
       }
-      gsub(/___/, "-", out); gsub(/__/, "_", out)
-      print tolower(out) "=" ENVIRON[k]
+      gsub(/___/, "-", out); gsub(/__/, "_", out); out = tolower(out)
+      # envToProps's fifth argument excludes property names, not variables.
+      if (index(ENVIRON["EXCLUDE"], "," out ",") > 0) continue
+      print out "=" ENVIRON[k]
     }
   }' | sort ;;
 kafka-ready) shift; exec cub kafka-ready "$@" ;;
