@@ -379,7 +379,7 @@ render-template)
         out = out a; i++
       }
       gsub(/___/, "-", out); gsub(/__/, "_", out); out = tolower(out)
-      # envToProps's fifth argument excludes property names, not variables.
+      # the fifth argument of envToProps excludes property names, not variables
       if (index(ENVIRON["EXCLUDE"], "," out ",") > 0) continue
       print out "=" ENVIRON[k]
     }
