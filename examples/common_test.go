@@ -278,10 +278,10 @@ func checkWorkerSettings(t *testing.T, svcs []service) {
 		if s.role == "" {
 			continue
 		}
-		req := requiredWorker
-		if s.role == "run" {
-			req = append(append([]string{}, requiredWorker...), requiredConfluent...)
-		}
+		// Every connect-init command on the Confluent image checks what the
+		// image's configure script requires, not only run: connect-init
+		// detects the image by its files, whatever the command.
+		req := append(append([]string{}, requiredWorker...), requiredConfluent...)
 		for _, k := range req {
 			if _, ok := s.env[k]; !ok {
 				t.Errorf("%s (connect-init %s): %s is not set", s, s.role, k)

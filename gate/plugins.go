@@ -169,7 +169,9 @@ func PluginScanOptions(cfg *settings.Config, cmd *entrypoint.Command, root strin
 // builds it: a java command line's own -cp (or $CLASSPATH) is all of it;
 // a launcher script (the image's run script, connect-distributed) puts
 // $CLASSPATH first and then the image's library directories
-// (workerconfig.LibraryDirs), of which those that exist under root count.
+// (workerconfig.LibraryDirs), of which those that exist under root count:
+// as "dir/*", or, under Kafka's kafka-run-class.sh (apache/kafka,
+// Debezium), file by file without the files it leaves out.
 func workerClasspath(cfg *settings.Config, cmd *entrypoint.Command, root string) []string {
 	var cp []string
 	if cmd != nil {
@@ -186,8 +188,21 @@ func workerClasspath(cfg *settings.Config, cmd *entrypoint.Command, root string)
 	}
 	for _, d := range workerconfig.LibraryDirs(cfg.Flavour) {
 		dir := filepath.Join(root, d)
-		if st, err := os.Stat(dir); err == nil && st.IsDir() {
+		st, err := os.Stat(dir)
+		if err != nil || !st.IsDir() {
+			continue
+		}
+		if !workerconfig.ListsLibraryFiles(cfg.Flavour) {
 			cp = append(cp, filepath.Join(dir, "*"))
+			continue
+		}
+		// kafka-run-class.sh: file by file, connect-file-*.jar left out,
+		// so a FileStream connector counts only where plugin.path has it.
+		entries, _ := os.ReadDir(dir)
+		for _, e := range entries {
+			if !e.IsDir() && !workerconfig.SkipsLibraryFile(e.Name()) {
+				cp = append(cp, filepath.Join(dir, e.Name()))
+			}
 		}
 	}
 	return cp

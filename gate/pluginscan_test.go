@@ -34,6 +34,21 @@ func TestWorkerClasspath(t *testing.T) {
 	if got := workerClasspath(&settings.Config{Flavour: workerconfig.Apache}, run, root); !slices.Equal(got, []string{"/extra/x.jar"}) {
 		t.Errorf("apache image without /opt/kafka/libs: %v", got)
 	}
+	// apache/kafka and Debezium: kafka-run-class.sh lists libs/ file by
+	// file and leaves connect-file (KAFKA-13748) and test jars out.
+	libs := filepath.Join(root, "opt/kafka/libs")
+	if err := os.MkdirAll(libs, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{"connect-file-4.0.0.jar", "connect-runtime-4.0.0.jar", "kafka-clients-4.0.0.jar", "kafka_2.13-4.0.0-test.jar"} {
+		if err := os.WriteFile(filepath.Join(libs, f), nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	wantApache := []string{"/extra/x.jar", filepath.Join(libs, "connect-runtime-4.0.0.jar"), filepath.Join(libs, "kafka-clients-4.0.0.jar")}
+	if got := workerClasspath(&settings.Config{Flavour: workerconfig.Apache}, run, root); !slices.Equal(got, wantApache) {
+		t.Errorf("apache image: %v, want %v", got, wantApache)
+	}
 	// doctor has no command: $CLASSPATH of its environment, then the
 	// image's directories.
 	doctor := &settings.Config{Flavour: workerconfig.ConfluentUB, Environ: []string{"CLASSPATH=/extra/x.jar"}}

@@ -1,5 +1,7 @@
 package workerconfig
 
+import "regexp"
+
 // libraryDirs are, per image flavour, the directories whose jars the
 // image's launcher puts on the worker JVM's classpath ("<dir>/*"), after
 // $CLASSPATH (kafka-run-class.sh prepends it). What a worker can load
@@ -44,3 +46,19 @@ func LibraryDirs(f Flavour) []string {
 	}
 	return all
 }
+
+// kafkaRunClassSkip is the files of libs/ Kafka's bin/kafka-run-class.sh
+// leaves off the classpath: test, source and doc jars, signatures, and,
+// since Kafka 3.2 (KAFKA-13748), the FileStream connectors' connect-file
+// jar, which the distribution still ships in libs/.
+var kafkaRunClassSkip = regexp.MustCompile(`(-(test|test-sources|src|scaladoc|javadoc)\.jar|jar\.asc|connect-file.*\.jar)$`)
+
+// ListsLibraryFiles reports whether flavour f's launcher is Kafka's
+// kafka-run-class.sh, which puts the library directory's files on the
+// classpath one by one, leaving some out (SkipsLibraryFile), rather than
+// as "dir/*": apache/kafka and Debezium's images.
+func ListsLibraryFiles(f Flavour) bool { return f == Apache || f == Debezium }
+
+// SkipsLibraryFile reports whether kafka-run-class.sh leaves the library
+// file name off the classpath.
+func SkipsLibraryFile(name string) bool { return kafkaRunClassSkip.MatchString(name) }

@@ -13,9 +13,11 @@ import (
 	"github.com/connect-init/connect-init/internal/testbed"
 )
 
-// Bed is a started test bed: daemon, swarm, image and broker stack.
+// Bed is a started test bed: daemon, swarm, images and broker stack.
 type Bed struct {
-	Dir     string
+	Dir string
+	// Image is the cp-kafka-connect 7.9 (dub) stand-in; the other
+	// stand-ins are tagged Image plus their Standin.Suffix.
 	Image   string
 	Brokers *Brokers
 }
@@ -45,7 +47,8 @@ func Start(ctx context.Context) (*Bed, error) {
 	if err := BuildImage(ctx, filepath.Join(dir, "image"), b.Image, dist); err != nil {
 		return b, err
 	}
-	if b.Brokers, err = StartBrokers(ctx, dir, b.Image); err != nil {
+	// The brokers run on the apache/kafka stand-in, as Kafka's own image.
+	if b.Brokers, err = StartBrokers(ctx, dir, b.Image+"-apache"); err != nil {
 		return b, err
 	}
 	return b, nil

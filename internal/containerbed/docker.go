@@ -7,11 +7,13 @@
 // No image registry is reachable here, so the images are built FROM
 // scratch on this machine: static busybox, the static connect-init binary,
 // the host's Java runtime with the shared libraries it loads, the
-// Maven-fetched Kafka jars (internal/testbed), and a stand-in for the
-// Confluent image's layout written for this test bed: /etc/confluent/docker/run
-// renders the CONNECT_* variables into the worker file with the image's rule
-// and execs ConnectDistributed, so that ENTRYPOINT ["connect-init","run","--"]
-// and CMD ["/etc/confluent/docker/run"] run as in the real image.
+// Maven-fetched Kafka jars (internal/testbed), and, per image connect-init
+// runs in, a stand-in for that image's layout written for this test bed
+// (standins.go): cp-kafka-connect with dub (7.9) and with ub (8.1),
+// Debezium 3.x and apache/kafka 4.x, each with its entry scripts' steps,
+// its paths, its default environment and its user, so that
+// ENTRYPOINT ["connect-init","run","--"] and the image's CMD run as in the
+// real image and connect-init detects the image it stands for.
 //
 // Everything the package creates carries the label Label, and Sweep removes
 // whatever a crashed run left behind.

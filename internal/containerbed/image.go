@@ -14,42 +14,6 @@ import (
 	"github.com/connect-init/connect-init/internal/testbed"
 )
 
-// runScript is the stand-in for Confluent's /etc/confluent/docker/run
-// (cp-kafka-connect: configure, then launch). Like the real one it insists
-// on the settings its configure step "dub ensure"s, renders every CONNECT_*
-// variable but CONNECT_METRIC_REPORTERS into the worker file with dub's
-// rule (strip CONNECT_, lower-case, a lone "_" between two non-"_" is ".",
-// then "___" is "-" and "__" is "_"), one raw name=value line each, and
-// execs the worker on that file. HOST and PORT0 fill the advertised host
-// and port as Confluent's configure does.
-const runScript = `#!/bin/sh
-# connect-init test bed: stand-in for Confluent's cp-kafka-connect launcher.
-set -e
-if [ -n "${HOST:-}" ] && [ -z "${CONNECT_REST_ADVERTISED_HOST_NAME:-}" ]; then export CONNECT_REST_ADVERTISED_HOST_NAME="$HOST"; fi
-if [ -n "${PORT0:-}" ] && [ -z "${CONNECT_REST_ADVERTISED_PORT:-}" ]; then export CONNECT_REST_ADVERTISED_PORT="$PORT0"; fi
-for v in CONNECT_BOOTSTRAP_SERVERS CONNECT_GROUP_ID CONNECT_CONFIG_STORAGE_TOPIC CONNECT_OFFSET_STORAGE_TOPIC \
-         CONNECT_STATUS_STORAGE_TOPIC CONNECT_KEY_CONVERTER CONNECT_VALUE_CONVERTER CONNECT_REST_ADVERTISED_HOST_NAME; do
-  eval "x=\${$v:-}"
-  if [ -z "$x" ]; then echo "$v is required." >&2; exit 1; fi
-done
-awk 'BEGIN {
-  for (k in ENVIRON) {
-    if (k !~ /^CONNECT_/ || k == "CONNECT_METRIC_REPORTERS") continue
-    raw = tolower(substr(k, 9)); out = ""
-    for (i = 1; i <= length(raw); i++) {
-      c = substr(raw, i, 1)
-      if (c == "_" && i > 1 && i < length(raw) && substr(raw, i-1, 1) != "_" && substr(raw, i+1, 1) != "_") c = "."
-      out = out c
-    }
-    gsub(/___/, "-", out); gsub(/__/, "_", out)
-    print out "=" ENVIRON[k]
-  }
-}' > /etc/kafka-connect/kafka-connect.properties
-exec java ${KAFKA_HEAP_OPTS:--Xms128m -Xmx256m} -XX:+UseSerialGC -XX:TieredStopAtLevel=1 -Xss512k -Djava.awt.headless=true \
-  -Dlog4j2.configurationFile=/etc/kafka/log4j2.properties ${KAFKA_OPTS:-} \
-  -cp '/opt/kafka/libs/*' org.apache.kafka.connect.cli.ConnectDistributed /etc/kafka-connect/kafka-connect.properties
-`
-
 // kafkaScript starts broker $NODE_ID of a 3-node KRaft cluster whose nodes
 // are the services kafka-1..3: PLAINTEXT on 9092, SSL on 9093 (stores
 // from the secrets kafka.keystore.p12 / kafka.truststore.p12, password
@@ -117,19 +81,10 @@ logger.jetty.name = org.eclipse.jetty
 logger.jetty.level = warn
 `
 
-const dockerfile = `FROM scratch
-COPY rootfs/ /
-RUN ["/bin/busybox", "--install", "-s", "/bin"]
-RUN mkdir -p /tmp /etc/kafka-connect /home/appuser /var/lib/kafka/data && chmod 1777 /tmp && chown 1000:1000 /etc/kafka-connect /home/appuser /var/lib/kafka/data
-ENV PATH=/usr/bin:/bin:/usr/lib/jvm/jre/bin JAVA_HOME=/usr/lib/jvm/jre
-USER 1000
-ENTRYPOINT ["connect-init", "run", "--"]
-CMD ["/etc/confluent/docker/run"]
-`
-
-// BuildImage builds the test bed's one image, tagged tag and labelled
-// Label: brokers and workers both run it (brokers with the entrypoint
-// kafka-node). dir is a scratch directory for the build context.
+// BuildImage builds the test bed's stand-in images (Standins) from one
+// context, each tagged tag plus its suffix and labelled Label: tag itself
+// is the cp-kafka-connect 7.9 stand-in. dir is a scratch directory for
+// the build context.
 func BuildImage(ctx context.Context, dir, tag string, dist *testbed.Dist) error {
 	root := filepath.Join(dir, "rootfs")
 	if _, err := testbed.BuildConnectInit(mkdir(filepath.Join(root, "usr/bin")), "containerbed"); err != nil {
@@ -168,24 +123,27 @@ func BuildImage(ctx context.Context, dir, tag string, dist *testbed.Dist) error 
 			return err
 		}
 	}
-	if err := copyTree(dist.LibDir, filepath.Join(root, "opt/kafka/libs")); err != nil {
+	if err := splitJars(dist.LibDir, filepath.Join(dir, "jars")); err != nil {
 		return err
 	}
 	files := map[string]string{
-		"etc/confluent/docker/run":    runScript,
-		"usr/bin/kafka-node":          kafkaScript,
-		"etc/kafka/docker/run":        apacheRunScript,
-		"etc/kafka/log4j2.properties": log4j2,
-		"etc/passwd":                  "root:x:0:0:root:/root:/bin/sh\nappuser:x:1000:1000:appuser:/home/appuser:/bin/sh\n",
-		"etc/group":                   "root:x:0:\nappuser:x:1000:\n",
-		"etc/nsswitch.conf":           "hosts: files dns\n",
+		"rootfs/etc/kafka/log4j2.properties": log4j2,
+		"rootfs/etc/passwd":                  "root:x:0:0:root:/root:/bin/sh\n",
+		"rootfs/etc/group":                   "root:x:0:\n",
+		"rootfs/etc/nsswitch.conf":           "hosts: files dns\n",
+		"Dockerfile":                         standinDockerfile,
+	}
+	for image, fs := range standinFiles {
+		for name, content := range fs {
+			files[filepath.Join("files", image, name)] = content
+		}
 	}
 	for name, content := range files {
 		mode := os.FileMode(0o644)
-		if strings.HasPrefix(name, "usr/bin/") || strings.HasSuffix(name, "/run") { // executables
+		if isExecutable(name) {
 			mode = 0o755
 		}
-		p := filepath.Join(root, name)
+		p := filepath.Join(dir, name)
 		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 			return err
 		}
@@ -193,26 +151,55 @@ func BuildImage(ctx context.Context, dir, tag string, dist *testbed.Dist) error 
 			return err
 		}
 	}
-	if err := os.WriteFile(filepath.Join(dir, "Dockerfile"), []byte(dockerfile), 0o644); err != nil {
-		return err
+	for _, s := range Standins {
+		if _, err := Docker(ctx, "build", "-q", "--label", Label, "--target", s.Target, "-t", tag+s.Suffix, dir); err != nil {
+			return fmt.Errorf("containerbed: build stand-in %s: %w", s.Target, err)
+		}
 	}
-	_, err = Docker(ctx, "build", "-q", "--label", Label, "-t", tag, dir)
-	return err
+	return nil
 }
 
-// BuildKafkaImage tags a variant of image whose default command is the
-// apache/kafka stand-in (/etc/kafka/docker/run), for files that run
-// brokers from apache/kafka without their own entrypoint.
-func BuildKafkaImage(ctx context.Context, dir, image, tag string) error {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+// isExecutable says which of the stand-ins' files are programs: scripts
+// in a bin directory, the launchers, and the entry scripts.
+func isExecutable(name string) bool {
+	base := filepath.Base(name)
+	switch {
+	case strings.Contains(name, "/bin/"), strings.HasSuffix(name, ".sh"):
+		return true
+	case strings.Contains(name, "etc/confluent/docker/") && !strings.Contains(base, ".") && base != "bash-config" && base != "apply-mesos-overrides":
+		return true
+	case strings.HasSuffix(name, "etc/kafka/docker/run"):
+		return true
+	}
+	return false
+}
+
+// splitJars copies Kafka's jars to out/kafka and the file connectors'
+// (connect-file-*.jar) to out/file: every image keeps them apart, on the
+// classpath or not, as its own layout does.
+func splitJars(libDir, out string) error {
+	entries, err := os.ReadDir(libDir)
+	if err != nil {
 		return err
 	}
-	df := "FROM " + image + "\nENTRYPOINT []\nCMD [\"/etc/kafka/docker/run\"]\n"
-	if err := os.WriteFile(filepath.Join(dir, "Dockerfile"), []byte(df), 0o644); err != nil {
-		return err
+	n := 0
+	for _, e := range entries {
+		if e.IsDir() || !strings.HasSuffix(e.Name(), ".jar") {
+			continue
+		}
+		sub := "kafka"
+		if strings.HasPrefix(e.Name(), "connect-file-") {
+			sub = "file"
+			n++
+		}
+		if err := copyFile(filepath.Join(libDir, e.Name()), filepath.Join(out, sub, e.Name()), 0o644); err != nil {
+			return err
+		}
 	}
-	_, err := Docker(ctx, "build", "-q", "--label", Label, "-t", tag, dir)
-	return err
+	if n != 1 {
+		return fmt.Errorf("containerbed: %d connect-file jars in %s, want 1", n, libDir)
+	}
+	return nil
 }
 
 func mkdir(p string) string {

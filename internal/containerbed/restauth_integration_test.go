@@ -62,7 +62,7 @@ func TestSwarmRESTBasicAuthSecret(t *testing.T) {
 		"CONNECT_REST_EXTENSION_CLASSES=org.apache.kafka.connect.rest.basic.auth.extension.BasicAuthSecurityRestExtension",
 		"KAFKA_OPTS=-Djava.security.auth.login.config=/run/secrets/"+group+"-rest-jaas",
 		"CONNECT_INIT_REST_USERNAME=admin", "CONNECT_INIT_REST_PASSWORD_FILE=/run/secrets/"+group+"-rest-password", "CONNECT_INIT_TIMEOUT=3m"),
-		mounts: []string{"type=bind,src=" + jar + ",dst=/opt/kafka/libs/connect-basic-auth-extension.jar,readonly", "type=bind,src=" + defs + ",dst=/connectors,readonly"},
+		mounts: []string{"type=bind,src=" + jar + ",dst=/usr/share/java/kafka/connect-basic-auth-extension.jar,readonly", "type=bind,src=" + defs + ",dst=/connectors,readonly"},
 		extra:  extra}
 	s.create(t, ctx)
 	ids, _, _ := stableGroup(t, ctx, 1, group)

@@ -73,6 +73,12 @@ func workerEnv(group string, extra ...string) []string {
 		"CONNECT_VALUE_CONVERTER=org.apache.kafka.connect.json.JsonConverter",
 		"CONNECT_INIT_EXPECTED_BROKERS=3",
 		"CONNECT_INIT_TIMEOUT=45s",
+		// postConnectors creates FileStream connectors: on the
+		// cp-kafka-connect stand-in, as on the image, they are on no
+		// default path. Only their directory, not the image's default
+		// /usr/share/java/ (Kafka's own jars, scanned again as plugins:
+		// the example scenarios pay for that, these need not).
+		"CONNECT_PLUGIN_PATH=/usr/share/filestream-connectors",
 	}
 	return append(env, extra...)
 }

@@ -14,6 +14,12 @@
 // answers 200, and prints one line: the time in Unix milliseconds, the
 // address that answered ("-" when none did) and the body on one line. It
 // runs until it is stopped.
+//
+//	bedctl tcp-ready SECONDS HOST:PORT[,HOST:PORT...]
+//
+// waits at most SECONDS until one of the addresses accepts a TCP
+// connection (the stand-in of Confluent's `cub kafka-ready`), exit 0 when
+// one did, 1 when none did in time.
 package main
 
 import (
@@ -24,6 +30,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -32,8 +39,11 @@ func main() {
 	if len(os.Args) == 6 && os.Args[1] == "poll" {
 		os.Exit(poll(os.Args[2], os.Args[3], os.Args[4], os.Args[5]))
 	}
+	if len(os.Args) == 4 && os.Args[1] == "tcp-ready" {
+		os.Exit(tcpReady(os.Args[2], os.Args[3]))
+	}
 	if len(os.Args) < 4 || os.Args[1] != "http" {
-		fmt.Fprintln(os.Stderr, "usage: bedctl http METHOD URL [BODY] | bedctl poll INTERVAL HOST PORT PATH")
+		fmt.Fprintln(os.Stderr, "usage: bedctl http METHOD URL [BODY] | bedctl poll INTERVAL HOST PORT PATH | bedctl tcp-ready SECONDS HOST:PORT[,...]")
 		os.Exit(2)
 	}
 	var body io.Reader
@@ -95,5 +105,33 @@ func poll(interval, host, port, path string) int {
 		if !answered {
 			fmt.Printf("%d - \n", at)
 		}
+	}
+}
+
+// tcpReady is `bedctl tcp-ready`: the exit code.
+func tcpReady(seconds, servers string) int {
+	n, err := strconv.Atoi(seconds)
+	if err != nil || servers == "" {
+		fmt.Fprintln(os.Stderr, "usage: bedctl tcp-ready SECONDS HOST:PORT[,...]")
+		return 2
+	}
+	deadline := time.Now().Add(time.Duration(n) * time.Second)
+	for {
+		for _, s := range strings.Split(servers, ",") {
+			// A listener may carry a security-protocol prefix (SSL://h:p).
+			if i := strings.Index(s, "://"); i >= 0 {
+				s = s[i+3:]
+			}
+			if c, err := net.DialTimeout("tcp", strings.TrimSpace(s), 2*time.Second); err == nil {
+				c.Close()
+				fmt.Println("kafka-ready: " + s + " accepts connections")
+				return 0
+			}
+		}
+		if time.Now().After(deadline) {
+			fmt.Fprintf(os.Stderr, "kafka-ready: none of %s accepted a connection within %s s\n", servers, seconds)
+			return 1
+		}
+		time.Sleep(time.Second)
 	}
 }
