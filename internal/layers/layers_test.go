@@ -1,6 +1,7 @@
 package layers
 
 import (
+	"go/ast"
 	"go/parser"
 	"go/token"
 	"io/fs"
@@ -182,5 +183,53 @@ func TestNarrowPackages(t *testing.T) {
 				t.Errorf("%s imports %s; it may import only %v", pkg, im, ok)
 			}
 		}
+	}
+}
+
+// No package exports a variable: a rule list, a default or a sentinel error
+// that any importer could reassign or edit would change it for every other
+// one. They are constants, or functions returning a new value at each call.
+func TestNoExportedPackageVariables(t *testing.T) {
+	root, err := filepath.Abs("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	err = filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && (strings.HasPrefix(d.Name(), ".") || d.Name() == "testdata") {
+			return filepath.SkipDir
+		}
+		if d.IsDir() || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
+			return nil
+		}
+		fset := token.NewFileSet()
+		f, err := parser.ParseFile(fset, path, nil, parser.SkipObjectResolution)
+		if err != nil {
+			return err
+		}
+		n++
+		for _, decl := range f.Decls {
+			g, ok := decl.(*ast.GenDecl)
+			if !ok || g.Tok != token.VAR {
+				continue
+			}
+			for _, spec := range g.Specs {
+				for _, name := range spec.(*ast.ValueSpec).Names {
+					if name.IsExported() {
+						t.Errorf("%s: package variable %s can be changed by any importer: make it a constant or a function", fset.Position(name.Pos()), name.Name)
+					}
+				}
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n < 50 {
+		t.Fatalf("read only %d files under %s", n, root)
 	}
 }
