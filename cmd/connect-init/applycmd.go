@@ -98,7 +98,7 @@ func (c *cli) applyCommand(ctx context.Context, args []string) int {
 		return startup.ExitConfig
 	}
 	defer clients.Close()
-	if err := c.connectForLock(ctx, cfg, clients, log); err != nil {
+	if err := c.connectBrokers(ctx, cfg, clients, log); err != nil {
 		if code, stopped := applyInterrupted(ctx, log); stopped {
 			return code
 		}
