@@ -198,17 +198,18 @@ func internalTargets(spec TargetSpec, defaults brokerDefaults) ([]TopicRequest, 
 // few brokers live), unless the factor was asked for explicitly: such a
 // plan is printed, and not carried out.
 func ShortTargets(reqs []TopicRequest, explicit bool) []string {
-	if explicit {
-		return nil
-	}
 	var out []string
 	for _, t := range reqs {
-		if t.Wanted > t.TargetRF {
+		if t.Short(explicit) {
 			out = append(out, fmt.Sprintf("%s to %d replicas, not %d", t.Name, t.TargetRF, t.Wanted))
 		}
 	}
 	return out
 }
+
+// Short reports whether the request aims below the factor it wanted,
+// unless the factor was asked for explicitly.
+func (t TopicRequest) Short(explicit bool) bool { return !explicit && t.Wanted > t.TargetRF }
 
 // BelowWantedError refuses an --execute whose plan aims below the default
 // replication factor: the missing brokers should be started first, or the

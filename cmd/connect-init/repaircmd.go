@@ -258,7 +258,7 @@ func printRepairHeader(w io.Writer, req repair.Request, rf repairFlags) {
 	}
 	fmt.Fprintf(w, "connect-init repair %s (%s)\n", version, mode)
 	for _, t := range req.Topics {
-		if rf.rf == 0 && t.Wanted > t.TargetRF {
+		if t.Short(rf.rf != 0) {
 			fmt.Fprintf(w, "WARNING  %s: target %d replicas, below the %d wanted (%s); --execute refuses it unless --replication-factor=%d asks for it\n",
 				t.Name, t.TargetRF, t.Wanted, t.Why, t.TargetRF)
 		}
