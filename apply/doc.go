@@ -45,5 +45,5 @@
 //
 // The package knows Connect's REST API only (through restclient); which
 // worker to talk to, and the proof that it belongs to the right group, are
-// the business of package connect/workers, which the command wires.
+// the business of package workers, which the command wires.
 package apply

@@ -54,7 +54,7 @@ const (
 
 // Workers are the other live members of the worker group, for an apply
 // whose worker stops answering or leaves the group. The command gives
-// connect/workers' Finder; nil pins apply to its one worker (--url).
+// workers' Finder; nil pins apply to its one worker (--url).
 type Workers interface {
 	// Another returns a worker of the group, proven ours and ready, other
 	// than not; an error when there is none at the moment.

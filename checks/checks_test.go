@@ -50,7 +50,7 @@ func TestTopicChecks(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			tp := goodTopic()
 			c.mutate(&tp)
-			rs := Run(TopicChecks, tp)
+			rs := Run(TopicChecks(), tp)
 			if got := ids(rs); !slices.Equal(got, c.want) {
 				t.Fatalf("results %v, want %v", got, c.want)
 			}
@@ -69,12 +69,12 @@ func TestTopicChecks(t *testing.T) {
 func TestOfflineIsTransient(t *testing.T) {
 	tp := goodTopic()
 	tp.Offline = []int32{0}
-	rs := Run(TopicChecks, tp)
+	rs := Run(TopicChecks(), tp)
 	if !OnlyTransient(rs) {
 		t.Fatalf("offline alone should be transient: %+v", rs)
 	}
 	tp.Partitions = 2
-	if OnlyTransient(Run(TopicChecks, tp)) {
+	if OnlyTransient(Run(TopicChecks(), tp)) {
 		t.Fatal("a wrong partition count is not transient")
 	}
 	if OnlyTransient(nil) {
@@ -107,7 +107,7 @@ func TestCoordinatorChecks(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			co := good
 			c.mutate(&co)
-			rs := Run(CoordinatorChecks, co)
+			rs := Run(CoordinatorChecks(), co)
 			if got := ids(rs); !slices.Equal(got, c.want) {
 				t.Fatalf("results %v, want %v", got, c.want)
 			}
@@ -134,9 +134,9 @@ func TestResultString(t *testing.T) {
 // The single-replica and below-configured findings point at repair with the
 // exact command.
 func TestFixesPointAtRepair(t *testing.T) {
-	single := Run(CoordinatorChecks, Coordinator{GroupID: "g", Found: true, Partitions: 50, Partition: 3, Brokers: 3, Replicas: []int32{1}, ISR: []int32{1}})
-	lost := Run(CoordinatorChecks, Coordinator{GroupID: "g", FindError: "COORDINATOR_NOT_AVAILABLE", Partition: 3})
-	below := Run(TopicChecks, Topic{Role: "offset", Name: "o", Exists: true, Partitions: 5, ReplicationFactor: 1, ConfiguredReplicationFactor: 3, CleanupPolicy: "compact"})
+	single := Run(CoordinatorChecks(), Coordinator{GroupID: "g", Found: true, Partitions: 50, Partition: 3, Brokers: 3, Replicas: []int32{1}, ISR: []int32{1}})
+	lost := Run(CoordinatorChecks(), Coordinator{GroupID: "g", FindError: "COORDINATOR_NOT_AVAILABLE", Partition: 3})
+	below := Run(TopicChecks(), Topic{Role: "offset", Name: "o", Exists: true, Partitions: 5, ReplicationFactor: 1, ConfiguredReplicationFactor: 3, CleanupPolicy: "compact"})
 	for _, c := range []struct {
 		rs   []Result
 		id   string

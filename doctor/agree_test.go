@@ -12,10 +12,10 @@ import (
 // ruleIDs are the ids the topics and coordinator gates judge.
 var ruleIDs = func() map[string]bool {
 	m := map[string]bool{}
-	for _, c := range checks.TopicChecks {
+	for _, c := range checks.TopicChecks() {
 		m[c.ID] = true
 	}
-	for _, c := range checks.CoordinatorChecks {
+	for _, c := range checks.CoordinatorChecks() {
 		m[c.ID] = true
 	}
 	return m

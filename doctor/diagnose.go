@@ -111,7 +111,7 @@ func (d *diag) groupHasWorkers() bool {
 // results adds check results as findings.
 func (d *diag) results(rs []checks.Result) { d.out = append(d.out, rs...) }
 
-// topics renders the topic checks (checks.TopicChecks, the topics gate's
+// topics renders the topic checks (checks.TopicChecks(), the topics gate's
 // own rules) over what the topics look saw.
 func (d *diag) topics() {
 	if d.s.TopicsErr != "" {
@@ -129,7 +129,7 @@ func (d *diag) topics() {
 	for _, r := range t.Topics {
 		subject := r.Subject(specs[r.Name])
 		subject.WorkersRunning = d.groupHasWorkers()
-		d.results(checks.Run(checks.TopicChecks, subject))
+		d.results(checks.Run(checks.TopicChecks(), subject))
 	}
 }
 
@@ -150,18 +150,18 @@ func notLiveFix(a gate.AbsentBroker) string {
 	return fmt.Sprintf("start broker %d again if it should be part of the cluster; otherwise nothing to do", a.ID)
 }
 
-// coordinator renders the coordinator checks (checks.CoordinatorChecks,
+// coordinator renders the coordinator checks (checks.CoordinatorChecks(),
 // the coordinator gate's own rules) with CONNECT_INIT_STRICT as run has it.
 func (d *diag) coordinator() {
 	if d.s.ConsumerOffsetsMissing {
-		d.results(checks.Run(checks.CoordinatorChecks, checks.Coordinator{GroupID: d.s.GroupID, ConsumerOffsetsMissing: true}))
+		d.results(checks.Run(checks.CoordinatorChecks(), checks.Coordinator{GroupID: d.s.GroupID, ConsumerOffsetsMissing: true}))
 		return
 	}
 	c := d.s.Coordinator
 	if c == nil {
 		return
 	}
-	d.results(checks.Run(checks.CoordinatorChecks, c.Subject(d.s.Strict)))
+	d.results(checks.Run(checks.CoordinatorChecks(), c.Subject(d.s.Strict)))
 	if c.CoordinatorID >= 0 && d.s.CoordinatorErr != "" {
 		d.add(IDCheckFailed, checks.Warning, "__consumer_offsets", "could not describe the group's coordinator partition", d.s.CoordinatorErr,
 			"check that this principal may DESCRIBE __consumer_offsets")

@@ -20,8 +20,9 @@ import (
 	"github.com/connect-init/connect-init/workerconfig"
 )
 
-// DefaultCommand is the Confluent image's own launcher.
-var DefaultCommand = []string{"/etc/confluent/docker/run"}
+// DefaultCommand is the Confluent image's own launcher, a new slice at
+// each call so that no caller can change it for the others.
+func DefaultCommand() []string { return []string{"/etc/confluent/docker/run"} }
 
 // Command is a resolved program to exec.
 type Command struct {
@@ -49,7 +50,7 @@ func (e *Error) Error() string {
 // the filtered environment.
 func Resolve(argv, environ []string) (*Command, error) {
 	if len(argv) == 0 {
-		argv = DefaultCommand
+		argv = DefaultCommand()
 	}
 	name := argv[0]
 	if name == "" {

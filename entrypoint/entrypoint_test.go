@@ -49,10 +49,10 @@ func TestResolveRejectsBadCommands(t *testing.T) {
 
 func TestResolveDefaultsToConfluentRun(t *testing.T) {
 	_, err := Resolve(nil, []string{"PATH=/bin"})
-	if err == nil && !fileExists(DefaultCommand[0]) {
+	if err == nil && !fileExists(DefaultCommand()[0]) {
 		t.Fatal("missing default command must be an error")
 	}
-	if err != nil && !strings.Contains(err.Error(), DefaultCommand[0]) {
+	if err != nil && !strings.Contains(err.Error(), DefaultCommand()[0]) {
 		t.Fatalf("error does not name the default command: %v", err)
 	}
 }

@@ -60,7 +60,7 @@ type CoordinatorReport struct {
 	// is not live (fenced or no longer registered), read when no
 	// coordinator was found.
 	DownReplicas []AbsentBroker `json:"down_replicas,omitempty"`
-	// Checks are the broken rules (checks.CoordinatorChecks).
+	// Checks are the broken rules (checks.CoordinatorChecks()).
 	Checks []checks.Result `json:"checks,omitempty"`
 	// Warning is set when the group's partition has fewer than two in-sync
 	// replicas on a multi-broker cluster: the consumer-offsets-single-replica
@@ -88,7 +88,7 @@ func (r *CoordinatorReport) Subject(strict bool) checks.Coordinator {
 // gate's verdict: a *GateError naming the error-severity results, nil when
 // there is none. Exported so that a test can hold doctor to it.
 func (r *CoordinatorReport) Judge(strict bool) error {
-	r.Checks = checks.Run(checks.CoordinatorChecks, r.Subject(strict))
+	r.Checks = checks.Run(checks.CoordinatorChecks(), r.Subject(strict))
 	r.Warning = ""
 	for _, c := range r.Checks {
 		if c.ID == checks.IDConsumerOffsetsSingle {
@@ -209,7 +209,7 @@ func (g *CoordinatorGate) logWaiting(rep *CoordinatorReport, err error) {
 		attrs = append(attrs, "partition", rep.Partition, "replicas", fmt.Sprint(rep.Replicas), "isr", fmt.Sprint(rep.ISR),
 			"leader", rep.Leader, "down", strings.Join(down, "; "))
 	}
-	if c := checks.Run(checks.CoordinatorChecks, rep.Subject(g.Strict)); len(c) > 0 {
+	if c := checks.Run(checks.CoordinatorChecks(), rep.Subject(g.Strict)); len(c) > 0 {
 		attrs = append(attrs, "fix", c[0].Fix)
 	}
 	g.Log.Info("waiting for the group coordinator", attrs...)

@@ -661,8 +661,8 @@ func offsetOrNull(o *int64) any {
 	return *o
 }
 
-// GroupResults runs the group rules (checks.GroupChecks on the group,
-// checks.MemberChecks on each member) over a judged report, with
+// GroupResults runs the group rules (checks.GroupChecks() on the group,
+// checks.MemberChecks() on each member) over a judged report, with
 // CONNECT_INIT_GROUP_HANDOVER handover and CONNECT_INIT_STRICT strict. The
 // group gate refuses on their errors and doctor renders them, so the two
 // cannot disagree about the group.
@@ -685,18 +685,18 @@ func GroupResults(rep *GroupReport, handover string, strict bool) []checks.Resul
 			g.Storm.Stuck = append(g.Storm.Stuck, f.forcing())
 		}
 	}
-	out := checks.Run(checks.GroupChecks, g)
+	out := checks.Run(checks.GroupChecks(), g)
 	foreign := map[string]bool{}
 	for _, f := range rep.Foreign {
 		foreign[f.MemberID] = true
-		out = append(out, checks.Run(checks.MemberChecks, checks.GroupMember{MemberID: f.MemberID, URL: f.URL, ClientHost: f.ClientHost,
+		out = append(out, checks.Run(checks.MemberChecks(), checks.GroupMember{MemberID: f.MemberID, URL: f.URL, ClientHost: f.ClientHost,
 			ConfigTopic: rep.ConfigTopic, Foreign: true, Reasons: f.Reasons, Message: f.Message, Strict: strict})...)
 	}
 	for _, v := range rep.Verdicts {
 		if v.Verdict != VerdictUnverified || foreign[v.MemberID] {
 			continue
 		}
-		out = append(out, checks.Run(checks.MemberChecks, checks.GroupMember{MemberID: v.MemberID, URL: v.URL, ClientHost: v.ClientHost,
+		out = append(out, checks.Run(checks.MemberChecks(), checks.GroupMember{MemberID: v.MemberID, URL: v.URL, ClientHost: v.ClientHost,
 			ConfigTopic: rep.ConfigTopic, Unverified: true, Evidence: v.Evidence, Strict: strict})...)
 	}
 	return out

@@ -10,14 +10,14 @@ import (
 	"github.com/connect-init/connect-init/gate"
 )
 
-// groupRuleIDs are the ids of the group rules (checks.GroupChecks and
-// checks.MemberChecks).
+// groupRuleIDs are the ids of the group rules (checks.GroupChecks() and
+// checks.MemberChecks()).
 func groupRuleIDs() map[string]bool {
 	m := map[string]bool{}
-	for _, c := range checks.GroupChecks {
+	for _, c := range checks.GroupChecks() {
 		m[c.ID] = true
 	}
-	for _, c := range checks.MemberChecks {
+	for _, c := range checks.MemberChecks() {
 		m[c.ID] = true
 	}
 	return m

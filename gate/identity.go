@@ -640,7 +640,7 @@ func (g *GroupGate) settleUnassigned(ctx context.Context, rep *GroupReport, in *
 	return nil
 }
 
-// decide applies the rules (checks.GroupChecks, checks.MemberChecks; doctor
+// decide applies the rules (checks.GroupChecks(), checks.MemberChecks(); doctor
 // renders the same results): a foreign member or another cluster's claim
 // is refused with the whole story; what is only unproven is refused under
 // Strict, and otherwise logged as a warning. It returns the unverified

@@ -53,7 +53,7 @@ type TopicResult struct {
 	// ConfigError is why this topic's settings could not be read (its
 	// own DescribeConfigs error, never another topic's).
 	ConfigError string `json:"config_error,omitempty"`
-	// Checks are the broken rules (checks.TopicChecks); Warnings and
+	// Checks are the broken rules (checks.TopicChecks()); Warnings and
 	// Errors are the same results as lines.
 	Checks   []checks.Result `json:"checks,omitempty"`
 	Warnings []string        `json:"warnings,omitempty"`
@@ -76,7 +76,7 @@ func (r TopicResult) Subject(spec settings.TopicSpec) checks.Topic {
 
 // judge runs the topic checks on r and sets its outcome from them.
 func (r *TopicResult) judge(spec settings.TopicSpec) {
-	r.Checks = checks.Run(checks.TopicChecks, r.Subject(spec))
+	r.Checks = checks.Run(checks.TopicChecks(), r.Subject(spec))
 	r.Warnings, r.Errors = nil, nil
 	for _, c := range r.Checks {
 		switch c.Severity {
@@ -118,7 +118,7 @@ func (r *TopicReport) errors() []checks.Result {
 
 // Err is the topics gate's verdict on the report: a *GateError naming
 // every error-severity check result, nil when there is none. The gate and
-// doctor judge by the same results (checks.TopicChecks).
+// doctor judge by the same results (checks.TopicChecks()).
 func (r *TopicReport) Err() error {
 	errs := r.errors()
 	if len(errs) == 0 {

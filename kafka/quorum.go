@@ -39,7 +39,7 @@ type QuorumVoter struct {
 // client's security settings: the sarama client sends no request it does
 // not know, so connect-init sends this one on a connection of its own,
 // which speaks PLAINTEXT and SSL but not SASL.
-var ErrQuorumNotAsked = errors.New("DescribeQuorum is sent over PLAINTEXT or SSL listeners only")
+const ErrQuorumNotAsked = constError("DescribeQuorum is sent over PLAINTEXT or SSL listeners only")
 
 // metadataTopic is KRaft's metadata log, the partition DescribeQuorum asks about.
 const metadataTopic = "__cluster_metadata"
@@ -180,3 +180,9 @@ func skipTags(b []byte) ([]byte, error) {
 	}
 	return b, nil
 }
+
+// constError is an error that is a constant, so that no importer can
+// replace a sentinel that errors.Is compares against.
+type constError string
+
+func (e constError) Error() string { return string(e) }

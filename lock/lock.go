@@ -33,18 +33,18 @@ const (
 // ErrSuperseded is returned by Acquire when another process with the same
 // scope and identity joined the queue after this one: the newer process
 // owns the entry, and two processes must never share an identity.
-var ErrSuperseded = errors.New("lock: another process with the same identity joined the queue after this one")
+const ErrSuperseded = constError("lock: another process with the same identity joined the queue after this one")
 
 // ErrUnavailable is returned by Acquire, with Config.UnavailableAfter set,
 // when the lock topic could not be written (or opened) for that long: its
 // partition has no leader, or fewer in-sync replicas than
 // min.insync.replicas. The caller decides what a start without the lock
 // means (connect-init starts the worker with a warning).
-var ErrUnavailable = errors.New("lock: the startup lock topic cannot be written")
+const ErrUnavailable = constError("lock: the startup lock topic cannot be written")
 
 // ErrAcquired is returned by a second call to Acquire on the same Lock: a
 // Lock stands for one start of one member.
-var ErrAcquired = errors.New("lock: Acquire was already called on this Lock")
+const ErrAcquired = constError("lock: Acquire was already called on this Lock")
 
 // ReadyFunc reports whether a holder has finished starting, so that its
 // permit can pass to the next waiter. Waiters call it, never the holder
@@ -267,3 +267,9 @@ func (l *Lock) openRetrying(ctx context.Context) (recordLog, logBounds, time.Tim
 func (l *Lock) unavailable(after time.Duration, cause error) error {
 	return fmt.Errorf("%w: topic %q partition 0: nothing written for %v (last error: %v)", ErrUnavailable, l.cfg.Topic, after, cause)
 }
+
+// constError is an error that is a constant, so that no importer can
+// replace a sentinel that errors.Is compares against.
+type constError string
+
+func (e constError) Error() string { return string(e) }

@@ -255,7 +255,7 @@ func producerConfig(base *sarama.Config) *sarama.Config {
 // errLayout marks a lock topic that is missing or of the wrong layout:
 // waiting cannot fix it (EnsureTopic, which runs first, waits until every
 // broker knows a topic it creates).
-var errLayout = errors.New("lock: wrong topic layout")
+const errLayout = constError("lock: wrong topic layout")
 
 // checkPartitions fails fast, with the fix in the message, when the lock
 // topic is missing or has the wrong layout.

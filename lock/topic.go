@@ -10,18 +10,21 @@ import (
 	"github.com/IBM/sarama"
 )
 
-// TopicConfig is what EnsureTopic sets on a lock topic it creates. The first
+// TopicConfig is what EnsureTopic sets on a lock topic it creates, a new
+// map at each call so that no caller can change it for the others. The first
 // two are required for correctness (and checked on an existing topic); the
 // rest keep the topic small: segments roll every 10 minutes so the cleaner
 // can compact them, cleaning starts at 10% dirty, and tombstones (withdrawn
 // requests) are kept for an hour, far longer than any reader needs to catch
 // up.
-var TopicConfig = map[string]string{
-	"cleanup.policy":            "compact",
-	"message.timestamp.type":    "LogAppendTime",
-	"segment.ms":                "600000",
-	"min.cleanable.dirty.ratio": "0.1",
-	"delete.retention.ms":       "3600000",
+func TopicConfig() map[string]string {
+	return map[string]string{
+		"cleanup.policy":            "compact",
+		"message.timestamp.type":    "LogAppendTime",
+		"segment.ms":                "600000",
+		"min.cleanable.dirty.ratio": "0.1",
+		"delete.retention.ms":       "3600000",
+	}
 }
 
 // EnsureTopic creates the lock topic if it is absent (one partition, the
@@ -34,8 +37,9 @@ func EnsureTopic(ctx context.Context, admin sarama.ClusterAdmin, topic string, r
 	if topic == "" {
 		return errors.New("lock: empty lock topic name")
 	}
-	entries := make(map[string]*string, len(TopicConfig))
-	for k, v := range TopicConfig {
+	cfg := TopicConfig()
+	entries := make(map[string]*string, len(cfg))
+	for k, v := range cfg {
 		entries[k] = &v
 	}
 	for {

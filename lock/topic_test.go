@@ -43,7 +43,7 @@ func TestEnsureTopic(t *testing.T) {
 	for _, e := range res[0].Configs {
 		got[e.Name] = e.Value
 	}
-	for k, v := range TopicConfig {
+	for k, v := range TopicConfig() {
 		if got[k] != v {
 			t.Errorf("%s = %q, want %q", k, got[k], v)
 		}

@@ -52,7 +52,8 @@ type Throttle struct {
 	Leader, Follower map[string][]string
 }
 
-// Cluster is what Executor.Run needs from Kafka; sarama.go has the real one.
+// Cluster is what a repair needs from Kafka (Targets and Executor.Run);
+// sarama.go has the real one.
 type Cluster interface {
 	// Describe reads the live brokers, the topics' partitions, all
 	// reassignments in progress and the topics' follower throttle lists.
@@ -64,6 +65,10 @@ type Cluster interface {
 	// RemoveThrottle deletes the throttle settings from the topics and
 	// brokers named.
 	RemoveThrottle(ctx context.Context, topics []string, brokers []int32) error
+	// BrokerSetting reads one setting of a live broker ("" when the broker
+	// does not report it), for the targets that follow the brokers'
+	// configuration.
+	BrokerSetting(id int32, name string) (string, error)
 }
 
 // ForeignReassignmentError is a reassignment in progress that this tool did

@@ -28,6 +28,8 @@ type fakeCluster struct {
 	// -1 never.
 	steps   int
 	failSet error
+	// settings are the brokers' settings BrokerSetting reads, by name.
+	settings map[string]string
 }
 
 type fakeMove struct {
@@ -132,12 +134,22 @@ func (f *fakeCluster) RemoveThrottle(ctx context.Context, topics []string, broke
 	return nil
 }
 
+func (f *fakeCluster) BrokerSetting(id int32, name string) (string, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.calls = append(f.calls, "describe-configs")
+	if !slices.ContainsFunc(f.brokers, func(b Broker) bool { return b.ID == id }) {
+		return "", fmt.Errorf("read %s of broker %d: not live", name, id)
+	}
+	return f.settings[name], nil
+}
+
 func (f *fakeCluster) mutations() []string {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	var out []string
 	for _, c := range f.calls {
-		if c != "describe" {
+		if c != "describe" && c != "describe-configs" {
 			out = append(out, c)
 		}
 	}

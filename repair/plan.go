@@ -12,8 +12,11 @@
 // partition's in-sync replicas hold the new replicas, removes the throttle
 // and verifies. Interrupted, it says what remains; run again, it resumes.
 //
+// Targets decides each topic's target factor from the brokers' settings
+// and the worker's configured factors, and CountBrokers and ShortTargets
+// the refusals (a registered broker down, a target below the one wanted).
 // The package knows nothing of connect-init's settings: the command reads
-// them and hands the topics and target factors over.
+// them and hands the topics and their configured factors over.
 package repair
 
 import (
@@ -52,7 +55,8 @@ type TopicRequest struct {
 	Why string
 	// Wanted, when above TargetRF, is the factor the request would have
 	// aimed for had enough brokers been live: the plan says so first, and
-	// the command refuses to execute it unless asked for explicitly.
+	// ShortTargets holds the execution back (RefuseShort) unless the
+	// factor was asked for explicitly.
 	Wanted int
 }
 

@@ -523,7 +523,7 @@ func (c *Config) rest(o Options) error {
 // opened, passwords tried, JAAS parsed) without connecting, so that a bad
 // one is named here rather than after a timeout.
 func (c *Config) clients() error {
-	for _, kind := range workerconfig.ClientKinds {
+	for _, kind := range workerconfig.ClientKinds() {
 		props := workerconfig.ClientProps(c.Worker, kind)
 		if _, err := workerconfig.ClientID(props); err != nil {
 			return c.attributeRole(err, kind.Prefix())

@@ -321,7 +321,7 @@ func ParseLogLevel(s string) (slog.Level, bool) {
 
 func flavourList() string {
 	var names []string
-	for _, f := range workerconfig.Flavours {
+	for _, f := range workerconfig.Flavours() {
 		names = append(names, string(f))
 	}
 	return strings.Join(names, ", ")

@@ -66,6 +66,10 @@ type Setting struct {
 	// field is the Settings field the value lands in; its type is the
 	// setting's type (time.Duration, int, bool, string, []string).
 	field func(*Settings) any
+	// notPassed, for a setting of lock acquire, says why run does not
+	// pass it to the in-worker lock's child (Settings.Passed); "" passes
+	// it whenever it is set.
+	notPassed string
 	// check refuses a value that parses but makes no sense (nil: none).
 	// It sees every setting, for rules between two of them, and names the
 	// setting as the user gave it (Settings.Name).
@@ -142,7 +146,8 @@ var table = []Setting{
 		field: func(s *Settings) any { return &s.LogLevel }, check: Settings.checkLogLevel},
 	{Env: "CONNECT_INIT_IMAGE", Flag: "image", DocDefault: "detected", Commands: all,
 		Help:  "the image flavour: `confluent-dub`, `confluent-ub`, `debezium`, `apache`, `properties`",
-		field: func(s *Settings) any { return &s.Image }, check: Settings.checkImage},
+		field: func(s *Settings) any { return &s.Image }, check: Settings.checkImage,
+		notPassed: "the child reads the worker's own configuration, rendered by the image's launcher, and detects its layout itself"},
 	{Env: "CONNECT_INIT_CONNECTORS_DIR", Common: true, Flag: "dir", Commands: []Command{Run, Prepare, ShowConfig, Apply}, FlagCommands: []Command{Apply},
 		Help:  "connector definitions (`*.json`, `*.properties`) for `apply`; in `run`, a one-shot `apply --wait-local` beside the worker",
 		field: func(s *Settings) any { return &s.ConnectorsDir }},
@@ -199,6 +204,27 @@ func Find(env string) (Setting, bool) {
 		}
 	}
 	return Setting{}, false
+}
+
+// Passed are the settings of cmd as s holds them, each as its variable and
+// value, for a child process of that command that reads them back from
+// its environment (the in-worker lock's `lock acquire`): every row of cmd,
+// in the table's order, with a default or set to a value that is not its
+// type's zero; never a secret (a child's parameters may be logged), nor a
+// row that says why it is not passed.
+func (s Settings) Passed(cmd Command) [][2]string {
+	var out [][2]string
+	for _, r := range table {
+		if !r.AppliesTo(cmd) || r.Secret || r.notPassed != "" {
+			continue
+		}
+		v := r.Value(&s)
+		if r.Default == "" && (v == "" || r.Type() == "int" && v == "0") {
+			continue
+		}
+		out = append(out, [2]string{r.Env, v})
+	}
+	return out
 }
 
 // AppliesTo reports whether the setting means something for cmd.

@@ -10,6 +10,7 @@ import (
 	"github.com/connect-init/connect-init/entrypoint"
 	"github.com/connect-init/connect-init/gate"
 	"github.com/connect-init/connect-init/internal/clock"
+	"github.com/connect-init/connect-init/kafka"
 	"github.com/connect-init/connect-init/settings"
 	"github.com/connect-init/connect-init/step"
 )
@@ -60,13 +61,19 @@ func (g realGates) settings(_ context.Context, st *state) error {
 	return nil
 }
 
-// brokers is the brokers gate: every broker up, then the clients connect
-// for the gates after it.
+// brokers is the brokers step (ConnectBrokers).
 func (g realGates) brokers(ctx context.Context, st *state) error {
 	st.started = g.clock.Now()
-	cfg, clients := st.cfg, st.clients
+	return ConnectBrokers(ctx, st.cfg, st.clients, g.log, g.clock)
+}
+
+// ConnectBrokers is the brokers step: every broker up (the brokers gate,
+// paced by clk), then the clients connect for what follows, every dial
+// bounded by ctx. The one brokers step of run, prepare, lock acquire and
+// apply.
+func ConnectBrokers(ctx context.Context, cfg *settings.Config, clients *kafka.Clients, log *slog.Logger, clk clock.Clock) error {
 	bg := &gate.BrokerGate{Config: clients.MemberConfig, Bootstrap: cfg.BootstrapServers, Expected: cfg.ExpectedBrokers,
-		Topics: cfg.TopicNames(), Log: g.log, Clock: g.clock}
+		Topics: cfg.TopicNames(), Log: log, Clock: clk}
 	if _, err := bg.Wait(ctx); err != nil {
 		return err
 	}
@@ -115,7 +122,7 @@ func (g realGates) plugins(ctx context.Context, st *state) error {
 }
 
 func (g realGates) lock(ctx context.Context, st *state) error {
-	queued, err := TakeLock(ctx, st.cfg, st.clients, g.log)
+	queued, err := TakeLock(ctx, st.cfg, st.clients, g.log, g.clock)
 	st.queued, st.waited = queued, true
 	return err
 }
@@ -127,7 +134,7 @@ func (g realGates) peers(ctx context.Context, st *state) error {
 	if st.waited {
 		group = nil
 	}
-	return CheckPeers(ctx, st.cfg, st.clients, group, st.queued, g.log)
+	return CheckPeers(ctx, st.cfg, st.clients, group, st.queued, g.log, g.clock)
 }
 
 func (g realGates) exec(_ context.Context, st *state) error {

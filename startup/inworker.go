@@ -6,7 +6,6 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 
 	"github.com/connect-init/connect-init/entrypoint"
@@ -201,41 +200,19 @@ func sameFile(a, b string) bool {
 	return err == nil && os.SameFile(sa, sb)
 }
 
-// childSettings are the settings `lock acquire` needs, as provider
-// parameter suffixes (lock.topic for CONNECT_INIT_LOCK_TOPIC): dotted lower
-// case only, so that every image's rule (dub, ub, Debezium) maps the
-// CONNECT_* variable to the same property.
+// childSettings are the settings `lock acquire` needs, from the settings
+// table (settings.Passed), as provider parameter suffixes (lock.topic for
+// CONNECT_INIT_LOCK_TOPIC; the provider maps them back): dotted lower case
+// only, so that every image's rule (dub, ub, Debezium) maps the CONNECT_*
+// variable to the same property. The REST credentials for the lock's
+// readiness look go by file only: a provider parameter is a worker
+// property, and Connect logs its worker properties, so a secret's value
+// never becomes one (Passed leaves secrets out).
 func childSettings(s settings.Settings) [][2]string {
-	out := [][2]string{
-		{"timeout", s.Timeout.String()},
-		{"lock.topic", s.LockTopic},
-		{"lock.lease", s.LockLease.String()},
-		{"lock.permits", strconv.Itoa(s.LockPermits)},
-		{"lock.unavailable.after", s.LockUnavailableAfter.String()},
-		{"strict", strconv.FormatBool(s.Strict)},
-		{"log.format", s.LogFormat},
-		{"log.level", s.LogLevel},
-	}
-	if s.ExpectedBrokers > 0 {
-		out = append(out, [2]string{"expected.brokers", strconv.Itoa(s.ExpectedBrokers)})
-	}
-	if s.WorkerConfig != "" {
-		out = append(out, [2]string{"worker.config", s.WorkerConfig})
-	}
-	if len(s.Peers) > 0 {
-		out = append(out, [2]string{"peers", strings.Join(s.Peers, ",")})
-	}
-	if s.PeerCheck != "" {
-		out = append(out, [2]string{"peer.check", s.PeerCheck})
-	}
-	// The REST credentials for the lock's readiness look, by file only:
-	// a provider parameter is a worker property, and Connect logs its
-	// worker properties, so a secret's value never becomes one.
-	for _, kv := range [][2]string{{"rest.username", s.RESTUsername}, {"rest.username.file", s.RESTUsernameFile},
-		{"rest.password.file", s.RESTPasswordFile}, {"rest.token.file", s.RESTTokenFile}} {
-		if kv[1] != "" {
-			out = append(out, kv)
-		}
+	var out [][2]string
+	for _, kv := range s.Passed(settings.LockAcquire) {
+		name := strings.TrimPrefix(kv[0], workerconfig.OwnEnvPrefix)
+		out = append(out, [2]string{strings.ToLower(strings.ReplaceAll(name, "_", ".")), kv[1]})
 	}
 	return out
 }

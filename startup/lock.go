@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/connect-init/connect-init/gate"
+	"github.com/connect-init/connect-init/internal/clock"
 	"github.com/connect-init/connect-init/kafka"
 	"github.com/connect-init/connect-init/lock"
 	"github.com/connect-init/connect-init/settings"
@@ -29,8 +30,8 @@ import (
 // cluster of many workers must not time its last workers out.
 //
 // It returns the REST URLs of the queue's members that were released as
-// ready, for the peer check.
-func TakeLock(ctx context.Context, cfg *settings.Config, clients *kafka.Clients, log *slog.Logger) ([]string, error) {
+// ready, for the peer check. clk paces the lock (heartbeats, polls, logs).
+func TakeLock(ctx context.Context, cfg *settings.Config, clients *kafka.Clients, log *slog.Logger, clk clock.Clock) ([]string, error) {
 	s := cfg.Settings
 	url := cfg.AdvertisedURL // derived and checked by the settings gate
 	// Creating or checking the topic looks again on answers that waiting
@@ -63,6 +64,7 @@ func TakeLock(ctx context.Context, cfg *settings.Config, clients *kafka.Clients,
 		HoldLease:        max(s.LockLease, waiterLease),
 		UnavailableAfter: s.LockUnavailableAfter,
 		Logger:           log,
+		Clock:            clock.Or(clk),
 		Ready: func(ctx context.Context, h lock.Holder) (bool, error) {
 			ok, why, err := readiness.Ready(ctx, h.URL)
 			if ok {

@@ -19,13 +19,15 @@ import (
 // since the wait for the startup lock may have been long: when group is
 // nil (we waited for the lock), the group identity check again (a foreign
 // worker may have joined meanwhile); then the peer check with the group's
-// current members, leader first, and the startup-lock queue.
-func CheckPeers(ctx context.Context, cfg *settings.Config, clients *kafka.Clients, group *gate.GroupReport, queued []string, log *slog.Logger) error {
+// current members, leader first, and the startup-lock queue. clk paces the
+// group gate and times the check.
+func CheckPeers(ctx context.Context, cfg *settings.Config, clients *kafka.Clients, group *gate.GroupReport, queued []string, log *slog.Logger, clk clock.Clock) error {
+	clk = clock.Or(clk)
 	ctx, cancel := context.WithTimeout(ctx, cfg.Settings.Timeout)
 	defer cancel()
 	if group == nil {
 		var err error
-		gg := gate.NewGroupGate(cfg, clients, log, clock.System{})
+		gg := gate.NewGroupGate(cfg, clients, log, clk)
 		gg.UntilCalm = true
 		if group, err = gg.Check(ctx); err != nil {
 			return err
@@ -46,15 +48,15 @@ func CheckPeers(ctx context.Context, cfg *settings.Config, clients *kafka.Client
 		}
 		members = append(members, u)
 	}
-	start := time.Now()
+	start := clk.Now()
 	// Warnings must not hold the worker back for long: a peer that does not
 	// answer within 10 s is reported and the worker starts.
-	gate := peers.Gate{Policy: cfg.Settings.PeerCheck, Peers: cfg.Settings.Peers, TLS: tlsCfg, Auth: cfg.Settings.RESTAuth(), Self: self, Log: log, WarnWait: 10 * time.Second}
+	gate := peers.Gate{Policy: cfg.Settings.PeerCheck, Peers: cfg.Settings.Peers, TLS: tlsCfg, Auth: cfg.Settings.RESTAuth(), Self: self, Log: log, Clock: clk, WarnWait: 10 * time.Second}
 	rep, err := gate.Check(ctx, own, leader, members, queued)
 	if err != nil {
 		return err
 	}
-	log.Info("peers checked", "own_url", own, "peers", len(rep.Peers), "warnings", rep.Warned, "took", time.Since(start).Round(time.Millisecond).String())
+	log.Info("peers checked", "own_url", own, "peers", len(rep.Peers), "warnings", rep.Warned, "took", clk.Now().Sub(start).Round(time.Millisecond).String())
 	return nil
 }
 

@@ -18,8 +18,9 @@ const (
 	ClientAdmin
 )
 
-// ClientKinds are both kinds, in the order their settings are checked.
-var ClientKinds = []ClientKind{ClientMember, ClientAdmin}
+// ClientKinds are both kinds, in the order their settings are checked (a
+// new slice at each call: no caller changes it for the others).
+func ClientKinds() []ClientKind { return []ClientKind{ClientMember, ClientAdmin} }
 
 // Prefix is the worker-property prefix of the kind's overrides ("admin."),
 // so an error can name the setting the user wrote.

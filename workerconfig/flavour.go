@@ -35,12 +35,15 @@ const (
 	PropertiesFile Flavour = "properties"
 )
 
-// Flavours lists every flavour, for messages and CONNECT_INIT_IMAGE.
-var Flavours = []Flavour{ConfluentDub, ConfluentUB, Debezium, Apache, PropertiesFile}
+// Flavours lists every flavour, for messages and CONNECT_INIT_IMAGE (a new
+// slice at each call: no caller changes it for the others).
+func Flavours() []Flavour {
+	return []Flavour{ConfluentDub, ConfluentUB, Debezium, Apache, PropertiesFile}
+}
 
 // ParseFlavour reads a CONNECT_INIT_IMAGE value.
 func ParseFlavour(s string) (Flavour, bool) {
-	for _, f := range Flavours {
+	for _, f := range Flavours() {
 		if strings.EqualFold(strings.TrimSpace(s), string(f)) {
 			return f, true
 		}

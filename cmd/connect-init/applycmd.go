@@ -12,15 +12,15 @@ import (
 	"time"
 
 	"github.com/connect-init/connect-init/apply"
-	"github.com/connect-init/connect-init/connect/workers"
 	"github.com/connect-init/connect-init/entrypoint"
 	"github.com/connect-init/connect-init/restclient"
 	"github.com/connect-init/connect-init/settings"
 	"github.com/connect-init/connect-init/startup"
+	"github.com/connect-init/connect-init/workers"
 )
 
 // `connect-init apply` (issue 15): connectors as code. The apply package
-// plans, validates, writes and waits; connect/workers finds the REST API of
+// plans, validates, writes and waits; workers finds the REST API of
 // a worker of *our* group and proves it is one before anything is written.
 // This file only wires flags and settings to them and prints the outcome.
 
@@ -98,7 +98,7 @@ func (c *cli) applyCommand(ctx context.Context, args []string) int {
 		return startup.ExitConfig
 	}
 	defer clients.Close()
-	if err := c.connectForLock(ctx, cfg, clients, log); err != nil {
+	if err := c.connectBrokers(ctx, cfg, clients, log); err != nil {
 		if code, stopped := applyInterrupted(ctx, log); stopped {
 			return code
 		}

@@ -9,7 +9,6 @@ import (
 	"log/slog"
 
 	"github.com/connect-init/connect-init/exitcode"
-	"github.com/connect-init/connect-init/gate"
 	"github.com/connect-init/connect-init/kafka"
 	"github.com/connect-init/connect-init/settings"
 	"github.com/connect-init/connect-init/startup"
@@ -79,34 +78,28 @@ func (c *cli) withdrawOnStdinEnd(ctx context.Context) (context.Context, context.
 // reach the brokers, take the startup lock, check the peers again, and
 // exit 0 when the worker may join its group.
 func (c *cli) acquireInWorker(ctx context.Context, cfg *settings.Config, clients *kafka.Clients, log *slog.Logger) int {
-	if err := c.connectForLock(ctx, cfg, clients, log); err != nil {
+	if err := c.connectBrokers(ctx, cfg, clients, log); err != nil {
 		return lockFailed(ctx, log, err)
 	}
-	queued, err := startup.TakeLock(ctx, cfg, clients, log)
+	queued, err := startup.TakeLock(ctx, cfg, clients, log, c.clock)
 	if err != nil {
 		return lockFailed(ctx, log, err)
 	}
-	if err := startup.CheckPeers(ctx, cfg, clients, nil, queued, log); err != nil {
+	if err := startup.CheckPeers(ctx, cfg, clients, nil, queued, log, c.clock); err != nil {
 		return lockFailed(ctx, log, err)
 	}
 	log.Info("the worker joins its group now")
 	return exitcode.OK
 }
 
-// connectForLock waits, within the gates' timeout and on the command's
-// clock, until the brokers answer and opens the clients the lock uses.
-func (c *cli) connectForLock(ctx context.Context, cfg *settings.Config, clients *kafka.Clients, log *slog.Logger) error {
+// connectBrokers is the start-up's brokers step (startup.ConnectBrokers)
+// within the gates' timeout and on the command's clock: the brokers
+// answer, and the clients the lock and apply use connect, every dial under
+// the command's context.
+func (c *cli) connectBrokers(ctx context.Context, cfg *settings.Config, clients *kafka.Clients, log *slog.Logger) error {
 	ctx, cancel := context.WithTimeout(ctx, cfg.Settings.Timeout)
 	defer cancel()
-	bg := &gate.BrokerGate{Config: clients.MemberConfig, Bootstrap: cfg.BootstrapServers, Expected: cfg.ExpectedBrokers,
-		Topics: cfg.TopicNames(), Log: log, Clock: c.clock}
-	if _, err := bg.Wait(ctx); err != nil {
-		return err
-	}
-	if err := clients.Connect(cfg.BootstrapServers, cfg.TopicNames()); err != nil {
-		return &gate.GateError{Gate: step.Brokers, Err: err}
-	}
-	return nil
+	return startup.ConnectBrokers(ctx, cfg, clients, log, c.clock)
 }
 
 func lockFailed(ctx context.Context, log *slog.Logger, err error) int {

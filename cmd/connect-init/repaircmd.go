@@ -22,10 +22,6 @@ import (
 	"github.com/connect-init/connect-init/startup"
 )
 
-// consumerOffsets is the broker's offsets topic, the one incident 2 left
-// with a single replica per partition.
-const consumerOffsets = "__consumer_offsets"
-
 // repairFlags are repair's own flags, besides the settings every command
 // takes.
 type repairFlags struct {
@@ -137,7 +133,7 @@ func runRepair(ctx context.Context, cfg *settings.Config, clients *kafka.Clients
 	defer client.Close()
 	// A client without full metadata learns the controller only from a
 	// metadata request naming topics.
-	seed := append([]string{consumerOffsets}, cfg.TopicNames()...)
+	seed := append([]string{repair.ConsumerOffsets}, cfg.TopicNames()...)
 	if err := client.RefreshMetadata(seed...); err != nil && !errors.Is(err, sarama.ErrUnknownTopicOrPartition) && !errors.Is(err, sarama.ErrLeaderNotAvailable) {
 		log.Error("cannot read the cluster's metadata", "error", kafka.ExplainConnError(err), "bootstrap", strings.Join(cfg.BootstrapServers, ","))
 		return exitcode.Failed
@@ -152,18 +148,18 @@ func runRepair(ctx context.Context, cfg *settings.Config, clients *kafka.Clients
 		return exitcode.Failed
 	}
 	defer cluster.Close()
-	reqs, err := repairTargets(ctx, cfg, cluster, rf, brokers)
+	reqs, err := repair.Targets(ctx, cluster, targetSpec(cfg, rf, brokers))
 	if err != nil {
 		log.Error("cannot plan the repair", "error", kafka.ExplainConnError(err))
 		return exitcode.Failed
 	}
-	short := shortTargets(reqs, rf)
+	short := repair.ShortTargets(reqs, rf.rf != 0)
 	x := &repair.Executor{Cluster: cluster, Log: log}
-	req := repair.Request{Topics: reqs, RateBytes: rf.rateBytes, Execute: rf.execute && len(short) == 0}
+	req := repair.Request{Topics: reqs, RateBytes: rf.rateBytes, Execute: repair.MayExecute(rf.execute, short)}
 	res, err := x.Run(ctx, req)
 	printRepair(stdout, res, req, rf, err)
-	if rf.execute && len(short) > 0 && err == nil && (!res.Plan.Empty() || len(res.Plan.Blocked) > 0) {
-		log.Error("refusing to repair", "error", "the plan aims below the default replication factor: "+strings.Join(short, "; "),
+	if refused := repair.RefuseShort(rf.execute, short, res, err); refused != nil {
+		log.Error("refusing to repair", "error", refused.Error(),
 			"fix", "start the missing brokers and run repair again, or ask for the lower factor explicitly with --replication-factor")
 		return exitcode.Failed
 	}
@@ -190,158 +186,42 @@ func repairOutcome(log *slog.Logger, res repair.Result, err error) int {
 
 // brokersForRepair probes every registered broker (the brokers gate's
 // probe) and refuses, naming each, when one is registered but does not
-// answer: its replicas cannot be read, and a target counted on it would be
-// short. It returns how many brokers the cluster knows by id (live, and
-// fenced or gone), which the default target is computed from.
-func brokersForRepair(ctx context.Context, cfg *settings.Config, clients *kafka.Clients, log *slog.Logger, stdout io.Writer) (repairBrokers, bool) {
+// answer (repair.CountBrokers). It returns the brokers the default target
+// is computed from.
+func brokersForRepair(ctx context.Context, cfg *settings.Config, clients *kafka.Clients, log *slog.Logger, stdout io.Writer) (repair.KnownBrokers, bool) {
 	bg := &gate.BrokerGate{Config: clients.AdminConfig, Bootstrap: cfg.BootstrapServers, Expected: 1, Topics: cfg.TopicNames(), Log: log}
 	rep := bg.Probe(ctx)
 	if rep.Brokers == nil {
 		log.Error("cannot reach the cluster", "error", rep.Summary(), "fix", "check CONNECT_BOOTSTRAP_SERVERS and the security settings, and that the brokers run")
-		return repairBrokers{}, false
+		return repair.KnownBrokers{}, false
 	}
-	var down []string
+	registered := make([]repair.Registered, 0, len(rep.Brokers))
 	for _, b := range rep.Brokers {
-		if !b.Up {
-			down = append(down, fmt.Sprintf("broker %d at %s is registered but does not answer (%s)", b.ID, b.Addr, b.Err))
-		}
+		registered = append(registered, repair.Registered{ID: b.ID, Addr: b.Addr, Up: b.Up, Err: b.Err})
 	}
-	if len(down) > 0 {
-		fmt.Fprintf(stdout, "connect-init repair %s: refused, nothing changed: %s\n", version, strings.Join(down, "; "))
-		log.Error("refusing to repair", "error", strings.Join(down, "; "),
-			"fix", "start the broker again; if it is gone for good, unregister it (kafka-cluster unregister --bootstrap-server ... --id N) and run repair again")
-		return repairBrokers{}, false
-	}
-	known := repairBrokers{live: len(rep.Brokers), known: len(rep.Brokers)}
+	absent := make([]repair.Absent, 0, len(rep.Absent))
 	for _, a := range rep.Absent {
-		if a.ID >= 0 {
-			known.known++
-			known.absent = append(known.absent, a.String())
-		}
+		absent = append(absent, repair.Absent{ID: a.ID, Name: a.String()})
+	}
+	known, err := repair.CountBrokers(registered, absent)
+	if err != nil {
+		fmt.Fprintf(stdout, "connect-init repair %s: refused, nothing changed: %s\n", version, err)
+		log.Error("refusing to repair", "error", err.Error(),
+			"fix", "start the broker again; if it is gone for good, unregister it (kafka-cluster unregister --bootstrap-server ... --id N) and run repair again")
+		return repair.KnownBrokers{}, false
 	}
 	return known, true
 }
 
-// repairBrokers are the brokers the default target is computed from.
-type repairBrokers struct {
-	live, known int
-	absent      []string // the brokers known by id that are not live
-}
-
-// shortTargets are the requests aiming below what they wanted, unless
-// --replication-factor asked for the target explicitly.
-func shortTargets(reqs []repair.TopicRequest, rf repairFlags) []string {
-	var out []string
-	for _, t := range reqs {
-		if rf.rf == 0 && t.Wanted > t.TargetRF {
-			out = append(out, fmt.Sprintf("%s to %d replicas, not %d", t.Name, t.TargetRF, t.Wanted))
-		}
-	}
-	return out
-}
-
-// repairTargets reads the target replication factor of each topic to
-// repair: --replication-factor, else the broker's
-// offsets.topic.replication.factor for __consumer_offsets (raised to
-// min(3, brokers) when it is 1 on a multi-broker cluster: that setting is
-// incident 2's cause) and the configured factor for Connect's topics (-1:
-// the broker's default.replication.factor).
-func repairTargets(ctx context.Context, cfg *settings.Config, cluster *repair.SaramaCluster, rf repairFlags, brokers repairBrokers) ([]repair.TopicRequest, error) {
-	st, err := cluster.Describe(ctx, nil)
-	if err != nil {
-		return nil, err
-	}
-	if len(st.Brokers) == 0 {
-		return nil, errors.New("the cluster lists no live broker")
-	}
-	defaults := brokerDefaults{cluster: cluster, id: st.Brokers[0].ID}
-	var out []repair.TopicRequest
-	if slices.Contains(rf.topics, "offsets") {
-		t, err := offsetsTarget(rf, brokers, len(st.Brokers), defaults)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, t)
-	}
+// targetSpec is what rf and the worker's settings ask repair for.
+func targetSpec(cfg *settings.Config, rf repairFlags, brokers repair.KnownBrokers) repair.TargetSpec {
+	spec := repair.TargetSpec{Offsets: slices.Contains(rf.topics, "offsets"), ReplicationFactor: rf.rf, Brokers: brokers}
 	if slices.Contains(rf.topics, "internal") {
-		ts, err := internalTargets(cfg, rf, defaults)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, ts...)
-	}
-	return out, nil
-}
-
-// brokerDefaults reads the cluster's default settings from one live
-// broker, for the targets that follow the brokers' configuration.
-type brokerDefaults struct {
-	cluster *repair.SaramaCluster
-	id      int32
-}
-
-// number is the broker's setting name, which must be a whole number.
-func (b brokerDefaults) number(name string) (int, error) {
-	v, err := b.cluster.BrokerSetting(b.id, name)
-	if err != nil {
-		return 0, err
-	}
-	n, err := strconv.Atoi(v)
-	if err != nil {
-		return 0, fmt.Errorf("broker %d reports %s=%q, not a number", b.id, name, v)
-	}
-	return n, nil
-}
-
-// offsetsTarget is the request for __consumer_offsets: --replication-factor,
-// else offsets.topic.replication.factor, raised towards min(3, brokers known)
-// when it is 1 on a multi-broker cluster, and no higher than the live
-// brokers allow (Wanted then says what it would have been).
-func offsetsTarget(rf repairFlags, brokers repairBrokers, live int, defaults brokerDefaults) (repair.TopicRequest, error) {
-	t := repair.TopicRequest{Name: consumerOffsets, TargetRF: rf.rf, Why: fmt.Sprintf("--replication-factor %d", rf.rf)}
-	if rf.rf != 0 {
-		return t, nil
-	}
-	n, err := defaults.number("offsets.topic.replication.factor")
-	if err != nil {
-		return repair.TopicRequest{}, err
-	}
-	t.TargetRF, t.Why = n, fmt.Sprintf("offsets.topic.replication.factor=%d on the brokers", n)
-	if n < 2 && brokers.known >= 2 {
-		want := min(3, brokers.known)
-		t.TargetRF = min(want, live)
-		t.Why = fmt.Sprintf("offsets.topic.replication.factor=%d on the brokers, too few for a %d-broker cluster (a single-replica __consumer_offsets); raising to %d; set offsets.topic.replication.factor=%d on the brokers too",
-			n, brokers.known, t.TargetRF, want)
-		if t.TargetRF < want {
-			t.Wanted = want
-			t.Why += fmt.Sprintf("; only %d of the %d brokers are live (%s), so not to %d", live, brokers.known, strings.Join(brokers.absent, ", "), want)
+		for _, t := range cfg.Topics {
+			spec.Internal = append(spec.Internal, repair.InternalTopic{Name: t.Name, Role: t.Role, ReplicationFactor: int(t.ReplicationFactor)})
 		}
 	}
-	return t, nil
-}
-
-// internalTargets are the requests for Connect's internal topics:
-// --replication-factor, else each topic's configured factor, and the
-// brokers' default.replication.factor for a configured -1.
-func internalTargets(cfg *settings.Config, rf repairFlags, defaults brokerDefaults) ([]repair.TopicRequest, error) {
-	var out []repair.TopicRequest
-	for _, spec := range cfg.Topics {
-		t := repair.TopicRequest{Name: spec.Name, TargetRF: rf.rf, Why: fmt.Sprintf("--replication-factor %d", rf.rf)}
-		if rf.rf == 0 {
-			t.TargetRF = int(spec.ReplicationFactor)
-			t.Why = fmt.Sprintf("%s.storage.replication.factor=%d", spec.Role, spec.ReplicationFactor)
-			if spec.ReplicationFactor < 1 {
-				n, err := defaults.number("default.replication.factor")
-				if err != nil {
-					return nil, err
-				}
-				t.TargetRF = n
-				t.Why = fmt.Sprintf("%s.storage.replication.factor=-1, default.replication.factor=%d on the brokers", spec.Role, n)
-			}
-		}
-		out = append(out, t)
-	}
-	return out, nil
+	return spec
 }
 
 // printRepair prints the plan and, after an execution, its result.
@@ -378,7 +258,7 @@ func printRepairHeader(w io.Writer, req repair.Request, rf repairFlags) {
 	}
 	fmt.Fprintf(w, "connect-init repair %s (%s)\n", version, mode)
 	for _, t := range req.Topics {
-		if rf.rf == 0 && t.Wanted > t.TargetRF {
+		if t.Short(rf.rf != 0) {
 			fmt.Fprintf(w, "WARNING  %s: target %d replicas, below the %d wanted (%s); --execute refuses it unless --replication-factor=%d asks for it\n",
 				t.Name, t.TargetRF, t.Wanted, t.Why, t.TargetRF)
 		}

@@ -2,7 +2,6 @@ package proto
 
 import (
 	"encoding/binary"
-	"errors"
 	"fmt"
 	"math"
 )
@@ -12,11 +11,11 @@ import (
 // group that is not Stable, and an empty assignment for a member that has
 // joined but not yet received one: "nothing to decode yet", not corruption.
 // Test with errors.Is.
-var ErrEmpty = errors.New("proto: empty bytes (group not Stable, or no assignment yet)")
+const ErrEmpty = constError("proto: empty bytes (group not Stable, or no assignment yet)")
 
 // ErrMalformed is wrapped by every decoding error other than [ErrEmpty]:
 // the bytes are not Connect's group protocol (or are truncated).
-var ErrMalformed = errors.New("proto: malformed Connect group protocol bytes")
+const ErrMalformed = constError("proto: malformed Connect group protocol bytes")
 
 // reader walks a byte slice the way Kafka's ByteBuffer-based Schema.read
 // does; it records the name of the field being read for error messages.
@@ -146,3 +145,9 @@ func (w *writer) arrayLen(field string, n int) {
 	}
 	w.int32(int32(n))
 }
+
+// constError is an error that is a constant, so that no importer can
+// replace a sentinel that errors.Is compares against.
+type constError string
+
+func (e constError) Error() string { return string(e) }

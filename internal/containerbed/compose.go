@@ -2,7 +2,6 @@ package containerbed
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os/exec"
 	"strings"
@@ -53,7 +52,7 @@ func ComposeV2(ctx context.Context) (*Compose, error) {
 }
 
 // ErrNoComposeV1 is ComposeV1's answer on a machine without Compose v1.
-var ErrNoComposeV1 = errors.New("containerbed: no Compose v1 (docker-compose 1.x) installed")
+const ErrNoComposeV1 = constError("containerbed: no Compose v1 (docker-compose 1.x) installed")
 
 // ComposeV1 finds Compose v1, `docker-compose` 1.x. A `docker-compose` that
 // is Compose v2's standalone binary (newer distributions package it under
@@ -82,3 +81,9 @@ func DockerVersions(ctx context.Context) string {
 	}
 	return out
 }
+
+// constError is an error that is a constant, so that no importer can
+// replace a sentinel that errors.Is compares against.
+type constError string
+
+func (e constError) Error() string { return string(e) }

@@ -1,6 +1,7 @@
 package layers
 
 import (
+	"go/ast"
 	"go/parser"
 	"go/token"
 	"io/fs"
@@ -92,8 +93,10 @@ var layer = map[string]int{
 	"gate": 4, "gate/peers": 4,
 	// What runs the gates: doctor's snapshot and the start-up pipeline.
 	"doctor": 5, "startup": 5,
-	// The Connect cluster as apply meets it: its workers proven ours.
-	"connect/workers": 5,
+	// The Connect cluster as apply meets it: its workers proven ours. A
+	// tree of its own: under connect/, whose packages are the libraries
+	// the gates import, it made connect/ and gate/ import each other.
+	"workers": 5,
 	// The command: flags, dispatch, printing.
 	"cmd/connect-init": 6,
 	// Test beds, demo and bench: above everything they drive.
@@ -101,6 +104,39 @@ var layer = map[string]int{
 	"internal/bench": 9, "internal/bench/rusage": 0, "internal/bench/standin": 0,
 	"internal/demo": 8, "internal/degraded": 8, "internal/chaos": 8, "internal/zkmode": 8, "internal/layers": 0,
 	"examples": 8,
+}
+
+// tree is the tree a package belongs to: its first path element, and under
+// internal/ its first two (internal/clock and internal/testbed are no tree
+// together: one is a leaf, the other drives everything).
+func tree(pkg string) string {
+	parts := strings.Split(pkg, "/")
+	if parts[0] == "internal" && len(parts) > 1 {
+		return parts[0] + "/" + parts[1]
+	}
+	return parts[0]
+}
+
+// No tree imports a package of a tree that imports back into it: a tree
+// (connect/, gate/, kafka/) sits at one place in the stack, so that its
+// packages can be read together, not in a zigzag between two trees.
+func TestNoTreesImportEachOther(t *testing.T) {
+	edges := map[[2]string][]string{}
+	for pkg, ims := range imports(t) {
+		for im := range ims {
+			if a, b := tree(pkg), tree(im); a != b {
+				edges[[2]string{a, b}] = append(edges[[2]string{a, b}], pkg+" -> "+im)
+			}
+		}
+	}
+	for e, why := range edges {
+		back, ok := edges[[2]string{e[1], e[0]}]
+		if ok && e[0] < e[1] {
+			slices.Sort(why)
+			slices.Sort(back)
+			t.Errorf("the trees %s and %s import each other: %s; and %s", e[0], e[1], strings.Join(why, ", "), strings.Join(back, ", "))
+		}
+	}
 }
 
 // Every package has a rank, and imports only packages below it.
@@ -147,5 +183,53 @@ func TestNarrowPackages(t *testing.T) {
 				t.Errorf("%s imports %s; it may import only %v", pkg, im, ok)
 			}
 		}
+	}
+}
+
+// No package exports a variable: a rule list, a default or a sentinel error
+// that any importer could reassign or edit would change it for every other
+// one. They are constants, or functions returning a new value at each call.
+func TestNoExportedPackageVariables(t *testing.T) {
+	root, err := filepath.Abs("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	err = filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && (strings.HasPrefix(d.Name(), ".") || d.Name() == "testdata") {
+			return filepath.SkipDir
+		}
+		if d.IsDir() || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
+			return nil
+		}
+		fset := token.NewFileSet()
+		f, err := parser.ParseFile(fset, path, nil, parser.SkipObjectResolution)
+		if err != nil {
+			return err
+		}
+		n++
+		for _, decl := range f.Decls {
+			g, ok := decl.(*ast.GenDecl)
+			if !ok || g.Tok != token.VAR {
+				continue
+			}
+			for _, spec := range g.Specs {
+				for _, name := range spec.(*ast.ValueSpec).Names {
+					if name.IsExported() {
+						t.Errorf("%s: package variable %s can be changed by any importer: make it a constant or a function", fset.Position(name.Pos()), name.Name)
+					}
+				}
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n < 50 {
+		t.Fatalf("read only %d files under %s", n, root)
 	}
 }

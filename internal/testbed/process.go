@@ -191,7 +191,7 @@ var (
 
 // ErrPortTaken marks a process that exited because a port it was given was
 // taken by another one between FreePort and its bind.
-var ErrPortTaken = errors.New("testbed: Address already in use")
+const ErrPortTaken = constError("testbed: Address already in use")
 
 // FreePort returns a TCP port on 127.0.0.1 that was free a moment ago. It is
 // picked at random below Linux's ephemeral range (32768-60999): a port the
@@ -243,3 +243,9 @@ func WaitForPort(ctx context.Context, addr string) error {
 }
 
 func itoa(n int) string { return strconv.Itoa(n) }
+
+// constError is an error that is a constant, so that no importer can
+// replace a sentinel that errors.Is compares against.
+type constError string
+
+func (e constError) Error() string { return string(e) }

@@ -21,7 +21,7 @@ import (
 )
 
 // ErrNoTopic is returned (wrapped) when the topic does not exist.
-var ErrNoTopic = errors.New("topic does not exist")
+const ErrNoTopic = constError("topic does not exist")
 
 // Record is one data record of the partition.
 type Record struct {
@@ -289,3 +289,9 @@ func Partitions(client sarama.Client, topic string) (int32, error) {
 	}
 	return int32(len(ps)), nil
 }
+
+// constError is an error that is a constant, so that no importer can
+// replace a sentinel that errors.Is compares against.
+type constError string
+
+func (e constError) Error() string { return string(e) }

@@ -9,7 +9,7 @@ import (
 )
 
 // ErrWorkerExited is the cause of a context ended by WhileWorkerLives.
-var ErrWorkerExited = errors.New("the worker exited (this process was reparented)")
+const ErrWorkerExited = constError("the worker exited (this process was reparented)")
 
 // WhileWorkerLives ends ctx, with the cause ErrWorkerExited, once this
 // process is reparented: run's apply child has the worker as its parent
@@ -36,3 +36,9 @@ func WhileWorkerLives(ctx context.Context, clk clock.Clock) (context.Context, co
 func WorkerExited(ctx context.Context) bool {
 	return errors.Is(context.Cause(ctx), ErrWorkerExited)
 }
+
+// constError is an error that is a constant, so that no importer can
+// replace a sentinel that errors.Is compares against.
+type constError string
+
+func (e constError) Error() string { return string(e) }
