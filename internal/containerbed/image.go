@@ -81,7 +81,7 @@ logger.jetty.name = org.eclipse.jetty
 logger.jetty.level = warn
 `
 
-// BuildImage builds the test bed's stand-in images (Standins) from one
+// BuildImage builds the test bed's stand-in images (Standins()) from one
 // context, each tagged tag plus its suffix and labelled Label: tag itself
 // is the cp-kafka-connect 7.9 stand-in. dir is a scratch directory for
 // the build context.
@@ -151,7 +151,7 @@ func BuildImage(ctx context.Context, dir, tag string, dist *testbed.Dist) error 
 			return err
 		}
 	}
-	for _, s := range Standins {
+	for _, s := range Standins() {
 		if _, err := Docker(ctx, "build", "-q", "--label", Label, "--target", s.Target, "-t", tag+s.Suffix, dir); err != nil {
 			return fmt.Errorf("containerbed: build stand-in %s: %w", s.Target, err)
 		}

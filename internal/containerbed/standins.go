@@ -24,13 +24,15 @@ type Standin struct {
 }
 
 // Standins are the bed's images, the default (cp-kafka-connect 7.9, dub)
-// first.
-var Standins = []Standin{
-	{Target: "cp-dub", Suffix: "", Flavour: "confluent-dub", Image: "confluentinc/cp-kafka-connect:7.9.x (dub)"},
-	{Target: "cp-ub", Suffix: "-ub", Flavour: "confluent-ub", Image: "confluentinc/cp-kafka-connect:8.1.x (ub)"},
-	{Target: "debezium", Suffix: "-debezium", Flavour: "debezium", Image: "quay.io/debezium/connect:3.x"},
-	{Target: "apache-connect", Suffix: "-apache-connect", Flavour: "apache", Image: "apache/kafka:4.x with connect-init and connect-distributed.sh"},
-	{Target: "apache", Suffix: "-apache", Flavour: "", Image: "apache/kafka:4.x (brokers)"},
+// first: a function, so that no importer can change the list.
+func Standins() []Standin {
+	return []Standin{
+		{Target: "cp-dub", Suffix: "", Flavour: "confluent-dub", Image: "confluentinc/cp-kafka-connect:7.9.x (dub)"},
+		{Target: "cp-ub", Suffix: "-ub", Flavour: "confluent-ub", Image: "confluentinc/cp-kafka-connect:8.1.x (ub)"},
+		{Target: "debezium", Suffix: "-debezium", Flavour: "debezium", Image: "quay.io/debezium/connect:3.x"},
+		{Target: "apache-connect", Suffix: "-apache-connect", Flavour: "apache", Image: "apache/kafka:4.x with connect-init and connect-distributed.sh"},
+		{Target: "apache", Suffix: "-apache", Flavour: "", Image: "apache/kafka:4.x (brokers)"},
+	}
 }
 
 // jvmOpts are the bed's JVM options, in place of the images' own heap

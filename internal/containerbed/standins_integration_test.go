@@ -71,7 +71,7 @@ func TestStandinsDetected(t *testing.T) {
 		t.Fatal(err)
 	}
 	wantUser := map[string]string{"confluent-dub": "1000 appuser", "confluent-ub": "1000 appuser", "debezium": "1001 kafka", "apache": "1000 appuser"}
-	for _, s := range Standins {
+	for _, s := range Standins() {
 		if s.Flavour == "" {
 			continue
 		}
