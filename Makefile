@@ -45,12 +45,12 @@ lint:
 	$(GO) vet ./...
 	$(GO) vet -tags integration ./...
 	$(GO) vet -tags 'integration rolling' ./internal/containerbed/
-	$(GO) vet -tags 'integration long' ./cmd/connect-init/
+	$(GO) vet -tags 'integration long' ./cmd/connect-init/ ./internal/containerbed/
 	@test -x $(GOBIN)/staticcheck || $(GO) install honnef.co/go/tools/cmd/staticcheck@v0.8.2
 	$(GOBIN)/staticcheck ./...
 	$(GOBIN)/staticcheck -tags integration ./...
 	$(GOBIN)/staticcheck -tags 'integration rolling' ./internal/containerbed/
-	$(GOBIN)/staticcheck -tags 'integration long' ./cmd/connect-init/
+	$(GOBIN)/staticcheck -tags 'integration long' ./cmd/connect-init/ ./internal/containerbed/
 
 unit:
 	$(GO) test -race -count=1 ./...
@@ -112,9 +112,11 @@ rolling:
 	exit $${PIPESTATUS[0]}
 
 ## long: the integration tests kept out of CI for time (a rebalance storm, 2-3 min; real workers through a lock
-## leader's kill -9, 1.5 min), whose ground the fault harness's short run in CI also covers
+## leader's kill -9, 1.5 min, whose ground the fault harness's short run in CI also covers; the Compose example
+## under Compose v1, 3 min)
 long: jar
 	$(GO) test -tags 'integration long' -count=1 -timeout 20m -run 'TestRebalanceStormInProgress|TestStartupLockSurvivesLeaderFailover' -v ./cmd/connect-init/
+	$(GO) test -tags 'integration long' -count=1 -timeout 20m -run 'TestComposeExampleV1' -v ./internal/containerbed/
 
 clean:
 	rm -rf bin
