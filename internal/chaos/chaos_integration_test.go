@@ -77,6 +77,9 @@ func TestChaos(t *testing.T) {
 		for _, v := range r.Violations {
 			t.Errorf("%s", v)
 		}
+		if len(r.Violations) > 0 {
+			t.Logf("the lock topic's records of this round:\n%s", r.History.RecordLines())
+		}
 		// Written after every round, so that a run cut short still
 		// leaves the table of the rounds it ran.
 		if path := os.Getenv("CONNECT_INIT_CHAOS_TABLE"); path != "" {

@@ -52,8 +52,10 @@ type Record struct {
 	Tombstone bool
 	State     string // waiting, holding, released
 	Ticket    int64  // as written; -1 means this record's own offset
-	Lease     time.Duration
-	HoldLease time.Duration
+	// Incarnation names the process start that wrote a member record.
+	Incarnation string
+	Lease       time.Duration
+	HoldLease   time.Duration
 }
 
 // Violation is one broken property.
@@ -174,21 +176,52 @@ func checkSafety(h *History) []Violation {
 	return out
 }
 
-// checkOrder: a contender acquires only when every contender of an earlier
-// ticket has acquired already or was silent for longer than its lease (a
-// skipped waiter) at the claim's broker time.
-func checkOrder(h *History) []Violation {
-	tickets := map[string]int64{}
+// ticketsAt returns each member's ticket as the log before offset end
+// defines it: the ticket of its current incarnation, fixed by that
+// incarnation's first record (the ticket it names, or, for a first request,
+// its own offset). A request written again by the same incarnation (its
+// first landed but the acknowledgement was lost in a failover) does not
+// move it. Found by the harness itself: round seed 13389776 reported 11
+// order violations because the judge took the second request's offset as
+// the ticket of two members that the lock, rightly, served first.
+func (h *History) ticketsAt(end int64) map[string]int64 {
+	type inc struct {
+		name   string
+		ticket int64
+	}
+	cur := map[string]inc{}
 	for _, r := range h.Records {
-		if r.Scope != h.Scope || r.Release || r.Tombstone || r.State != "waiting" {
+		if r.Offset >= end {
+			break
+		}
+		if r.Scope != h.Scope || r.Release {
+			continue
+		}
+		if r.Tombstone {
+			delete(cur, r.Identity)
+			continue
+		}
+		if c, ok := cur[r.Identity]; ok && c.name == r.Incarnation {
 			continue
 		}
 		t := r.Ticket
 		if t < 0 {
 			t = r.Offset
 		}
-		tickets[r.Identity] = t
+		cur[r.Identity] = inc{r.Incarnation, t}
 	}
+	out := map[string]int64{}
+	for id, c := range cur {
+		out[id] = c.ticket
+	}
+	return out
+}
+
+// checkOrder: a contender acquires only when every contender of an earlier
+// ticket (as the log defines tickets at the claim) has acquired already or
+// was silent for longer than its lease (a skipped waiter) at the claim's
+// broker time.
+func checkOrder(h *History) []Violation {
 	var out []Violation
 	for _, a := range h.Contenders {
 		if a.Acquired.IsZero() {
@@ -199,6 +232,7 @@ func checkOrder(h *History) []Violation {
 			out = append(out, Violation{"order", fmt.Sprintf("%s acquired at %s but the lock topic holds no claim of it", a.Name, a.Acquired.Format("15:04:05.000"))})
 			continue
 		}
+		tickets := h.ticketsAt(claim.Offset + 1)
 		// Each member's latest record before the claim.
 		latest := map[string]Record{}
 		for _, r := range h.Records {
@@ -283,4 +317,34 @@ func StartTimes(h *History) []time.Duration {
 	}
 	sort.Slice(ds, func(i, j int) bool { return ds[i] < ds[j] })
 	return ds
+}
+
+// RecordLines returns the scope's records of the lock topic, one line each
+// (offset, broker time, member, state, ticket, incarnation), with the
+// contenders' names for their identities: what a failed round leaves to
+// explain its violations without running it again.
+func (h *History) RecordLines() string {
+	names := map[string]string{}
+	for _, c := range h.Contenders {
+		names[c.Identity] = c.Name
+	}
+	var sb strings.Builder
+	for _, r := range h.Records {
+		if r.Scope != h.Scope {
+			continue
+		}
+		who := names[r.Identity]
+		if who == "" {
+			who = r.Identity
+		}
+		state := r.State
+		switch {
+		case r.Tombstone:
+			state = "tombstone"
+		case r.Release:
+			state = "release"
+		}
+		fmt.Fprintf(&sb, "%6d %s %-4s %-9s ticket %3d inc %s\n", r.Offset, r.Time.Format("15:04:05.000"), who, state, r.Ticket, r.Incarnation)
+	}
+	return sb.String()
 }

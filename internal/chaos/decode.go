@@ -24,9 +24,10 @@ func decode(offset int64, ts time.Time, key, value []byte) Record {
 		Ticket      int64  `json:"ticket"`
 		LeaseMS     int64  `json:"lease_ms"`
 		HoldLeaseMS int64  `json:"hold_lease_ms"`
+		Incarnation string `json:"incarnation"`
 	}
 	_ = json.Unmarshal(value, &v)
-	r.State, r.Ticket = v.State, v.Ticket
+	r.State, r.Ticket, r.Incarnation = v.State, v.Ticket, v.Incarnation
 	r.Lease, r.HoldLease = time.Duration(v.LeaseMS)*time.Millisecond, time.Duration(v.HoldLeaseMS)*time.Millisecond
 	return r
 }
