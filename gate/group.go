@@ -245,8 +245,9 @@ type GroupGate struct {
 
 // Check looks at the group until it sees a Stable (or Empty, Dead,
 // unknown) snapshot or StableWait passes, then reads our config topic's end
-// offsets and judges the members with proto.FindForeign. It returns
-// a *GateError (gate "group") naming each foreign member and the fix; the
+// offsets and judges the members with proto.FindForeign (and, with
+// Identity, the identity rules). It returns the refusal decideGroup makes,
+// a *GateError (gate "group") naming what is wrong and the checks' fix; the
 // report is returned in every case where a snapshot was read.
 func (g *GroupGate) Check(ctx context.Context) (*GroupReport, error) {
 	clk := clock.Or(g.Clock)
