@@ -160,3 +160,54 @@ func TestFixesPointAtRepair(t *testing.T) {
 		}
 	}
 }
+
+// A handover naming the claiming cluster takes the group over only once no
+// foreign member is left: until then the claim is an error whose fix says
+// so; afterwards it is context.
+func TestGroupClaimAndHandover(t *testing.T) {
+	claim := &GroupClaim{ConfigTopic: "f-configs"}
+	cases := []struct {
+		name     string
+		g        Group
+		want     []string
+		fixNames string
+	}{
+		{"claimed", Group{GroupID: "g", State: "Empty", StableSeen: true, Claim: claim},
+			[]string{"group-registered-to-another-cluster/error", "group-empty/info"}, "CONNECT_INIT_GROUP_HANDOVER=f-configs on this cluster's workers"},
+		{"claimed, another handover", Group{GroupID: "g", State: "Empty", StableSeen: true, Claim: claim, Handover: "x-configs"},
+			[]string{"group-registered-to-another-cluster/error", "group-empty/info"}, "CONNECT_INIT_GROUP_HANDOVER=f-configs on this cluster's workers"},
+		{"handed over", Group{GroupID: "g", State: "Empty", StableSeen: true, Claim: claim, Handover: "f-configs"},
+			[]string{"group-registered-to-another-cluster/info", "group-empty/info"}, "unset CONNECT_INIT_GROUP_HANDOVER"},
+		{"handover with a foreign member left", Group{GroupID: "g", State: "Stable", StableSeen: true, Claim: claim, Handover: "f-configs", ForeignMembers: 1},
+			[]string{"group-registered-to-another-cluster/error"}, "hands the group over only once no worker of that cluster is in the group"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			rs := Run(GroupChecks(), c.g)
+			if got := ids(rs); !slices.Equal(got, c.want) {
+				t.Fatalf("results %v, want %v", got, c.want)
+			}
+			if !strings.Contains(rs[0].Fix, c.fixNames) {
+				t.Errorf("fix %q lacks %q", rs[0].Fix, c.fixNames)
+			}
+		})
+	}
+}
+
+// Under CONNECT_INIT_STRICT what is only unproven is refused, and its fix
+// says how to start anyway instead of offering the setting already on.
+func TestUnprovenFixesFollowStrict(t *testing.T) {
+	for _, strict := range []bool{false, true} {
+		reg := Run(GroupChecks(), Group{GroupID: "g", State: "Empty", StableSeen: true, RegistryError: "TOPIC_AUTHORIZATION_FAILED", Strict: strict})
+		mem := Run(MemberChecks(), GroupMember{MemberID: "m", Unverified: true, Strict: strict})
+		for _, r := range []Result{reg[0], mem[0]} {
+			wantSev, want, not := Warning, "CONNECT_INIT_STRICT=true", "unset CONNECT_INIT_STRICT"
+			if strict {
+				wantSev, want, not = Error, "unset CONNECT_INIT_STRICT to start with a warning", "CONNECT_INIT_STRICT=true"
+			}
+			if r.Severity != wantSev || !strings.Contains(r.Fix, want) || strings.Contains(r.Fix, not) {
+				t.Errorf("strict %v: %s %s, fix %q", strict, r.ID, r.Severity, r.Fix)
+			}
+		}
+	}
+}

@@ -34,6 +34,9 @@ type Group struct {
 	// Handover is CONNECT_INIT_GROUP_HANDOVER: the config topic of the
 	// cluster this one takes the group over from.
 	Handover string
+	// ForeignMembers is how many members a rule proved foreign: a handover
+	// takes the group over only once none is left.
+	ForeignMembers int
 	// RegistryError says why the registry could not be read.
 	RegistryError string
 	// Strict is CONNECT_INIT_STRICT: what is only unproven is refused.
@@ -84,14 +87,23 @@ type GroupMember struct {
 // fixForeign is the fix of a member of another Connect cluster.
 const fixForeign = "give every Connect cluster its own CONNECT_GROUP_ID (the workers of one cluster share group.id and the config, offset and status topics; two clusters share none of them); or, if it is a stale worker of this cluster, find it by its client host and advertised URL and stop it"
 
-func handedOver(g Group) bool {
+// handover reports whether CONNECT_INIT_GROUP_HANDOVER names the
+// claiming cluster's config topic.
+func handover(g Group) bool {
 	return g.Claim != nil && g.Handover != "" && g.Handover == g.Claim.ConfigTopic
+}
+
+// handedOver reports whether the claim is handed over to this cluster: the
+// handover names the claiming cluster and no foreign member is left.
+func handedOver(g Group) bool {
+	return handover(g) && g.ForeignMembers == 0
 }
 
 // GroupChecks are the rules over the worker group as a whole. The group
 // gate refuses on their errors and doctor renders them; a claim by another
 // cluster is refused unless this cluster takes the group over on purpose
-// (CONNECT_INIT_GROUP_HANDOVER names that cluster's config topic).
+// (CONNECT_INIT_GROUP_HANDOVER names that cluster's config topic) and no
+// member of that cluster is left in the group.
 func GroupChecks() []Check[Group] {
 	return []Check[Group]{
 		{
@@ -124,7 +136,7 @@ func GroupChecks() []Check[Group] {
 			},
 			Evidence: claimEvidence,
 			Fix: func(g Group) string {
-				if g.Handover == g.Claim.ConfigTopic {
+				if handover(g) {
 					return fmt.Sprintf("CONNECT_INIT_GROUP_HANDOVER=%s hands the group over only once no worker of that cluster is in the group: stop its members, then start this worker again", g.Claim.ConfigTopic)
 				}
 				return fmt.Sprintf("give this cluster its own CONNECT_GROUP_ID; to hand the group over on purpose, stop that cluster's workers and set CONNECT_INIT_GROUP_HANDOVER=%s on this cluster's workers", g.Claim.ConfigTopic)
@@ -149,8 +161,12 @@ func GroupChecks() []Check[Group] {
 				return fmt.Sprintf("the cluster registry could not be read, so the worker group %q is not proven to be this cluster's", g.GroupID)
 			},
 			Evidence: func(g Group) string { return g.RegistryError },
-			Fix: func(Group) string {
-				return "this principal needs READ and WRITE on the registry topic and CREATE on the cluster (or create the topic: compacted, 1 partition); CONNECT_INIT_STRICT=true refuses to start until it is readable"
+			Fix: func(g Group) string {
+				fix := "this principal needs READ and WRITE on the registry topic and CREATE on the cluster (or create the topic: compacted, 1 partition)"
+				if g.Strict {
+					return fix + "; unset CONNECT_INIT_STRICT to start with a warning"
+				}
+				return fix + "; CONNECT_INIT_STRICT=true refuses to start until it is readable"
 			},
 		},
 		{
@@ -215,7 +231,10 @@ func MemberChecks() []Check[GroupMember] {
 				return fmt.Sprintf("group member %q (%s, client host %s) is not proven to belong to this Connect cluster", m.MemberID, orUnknown(m.URL), orUnknown(m.ClientHost))
 			},
 			Evidence: func(m GroupMember) string { return m.Evidence },
-			Fix: func(GroupMember) string {
+			Fix: func(m GroupMember) string {
+				if m.Strict {
+					return "start every worker of this cluster through connect-init so the cluster registry knows it, or stop the unverified workers; unset CONNECT_INIT_STRICT to start with a warning"
+				}
 				return "start every worker of this cluster through connect-init so the cluster registry knows it; CONNECT_INIT_STRICT=true makes run and prepare refuse beside unverified members"
 			},
 		},

@@ -23,8 +23,9 @@ type GroupScenario struct {
 }
 
 // GroupScenarios are the group rules' cases: ours, foreign by two rules,
-// claimed by another cluster (refused, or handed over), unverified, the
-// registry unreadable, and a group that never settles.
+// claimed by another cluster (refused, handed over, or handed over with
+// the old cluster's worker still in), unverified, the registry unreadable,
+// a group never seen Stable, and one that rebalances without settling.
 func GroupScenarios() []GroupScenario {
 	now := time.Unix(1700000000, 0)
 	other := us
@@ -78,6 +79,22 @@ func GroupScenarios() []GroupScenario {
 		})},
 		{Name: "the registry unreadable", Gate: func(strict bool) *GroupGate {
 			return empty(with(func() *identityInputs { return &identityInputs{viewErr: errors.New("TOPIC_AUTHORIZATION_FAILED")} }, "")(strict))
+		}},
+		{Name: "claimed, handed over, the old cluster's worker still in", Handover: "f-configs", Gate: with(func() *identityInputs {
+			return &identityInputs{config: cfg, view: &registry.View{Exists: true, Claims: claimed.Claims, Workers: view.Workers}}
+		}, "f-configs", func() *sarama.GroupMemberDescription {
+			return worker("f", "http://f:8083/", 4, []string{"a"}, nil, nil)
+		})},
+		{Name: "a group that rebalances without settling", Gate: func(strict bool) *GroupGate {
+			// Our own worker, rejoining at offsets 3 and 4 in turn: a storm
+			// with no member to blame.
+			g := with(func() *identityInputs { return &identityInputs{config: cfg, view: view} }, "", mine)(strict)
+			looks := 0
+			g.describeFn = func(context.Context) (*sarama.GroupDescription, error) {
+				looks++
+				return stableGroup(worker("mine", "http://mine:8083/", int64(3+looks%2), []string{"a"}, nil, nil)), nil
+			}
+			return g
 		}},
 		{Name: "a group that never settles", Gate: func(strict bool) *GroupGate {
 			g := with(func() *identityInputs { return &identityInputs{config: cfg, view: view} }, "", mine)(strict)

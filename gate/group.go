@@ -245,8 +245,9 @@ type GroupGate struct {
 
 // Check looks at the group until it sees a Stable (or Empty, Dead,
 // unknown) snapshot or StableWait passes, then reads our config topic's end
-// offsets and judges the members with proto.FindForeign. It returns
-// a *GateError (gate "group") naming each foreign member and the fix; the
+// offsets and judges the members with proto.FindForeign (and, with
+// Identity, the identity rules). It returns the refusal decideGroup makes,
+// a *GateError (gate "group") naming what is wrong and the checks' fix; the
 // report is returned in every case where a snapshot was read.
 func (g *GroupGate) Check(ctx context.Context) (*GroupReport, error) {
 	clk := clock.Or(g.Clock)
@@ -299,13 +300,8 @@ func (g *GroupGate) Check(ctx context.Context) (*GroupReport, error) {
 		if err := g.identify(ctx, rep, describe, clk, log); err != nil {
 			return rep, err
 		}
-	} else if errs := checks.Errors(GroupResults(rep, "", false)); len(errs) > 0 {
-		if len(rep.Foreign) == 0 {
-			if err := stormRefusal(errs); err != nil {
-				return rep, err
-			}
-		}
-		return rep, groupRefusal(g.GroupID, g.ConfigTopic, "", rep)
+	} else if err := decideGroup(rep, GroupResults(rep, "", false)); err != nil {
+		return rep, err
 	}
 	log.Info("worker group checked", "group", g.GroupID, "state", rep.State, "protocol", rep.Protocol,
 		"members", len(rep.Members), "leader", rep.LeaderURL, "assignment_offset", offsetOrNull(rep.AssignmentOffset),
@@ -486,7 +482,7 @@ func (r *GroupReport) judge() {
 		}
 		r.Foreign = append(r.Foreign, fm)
 	}
-	r.judgeStuck()
+	r.judgeStuckBehind(nil)
 }
 
 // forcing is the member and the offsets by which it keeps the group
@@ -503,9 +499,23 @@ func offsetText(p *int64) string {
 	return fmt.Sprint(*p)
 }
 
-// judgeStuck adds the members the window saw stuck behind the assignment
-// as foreign (RuleStuckBehind), unless an offset rule already named them.
-func (r *GroupReport) judgeStuck() {
+// judgeStuckBehind adds as foreign (RuleStuckBehind; the one place that
+// rule is applied) each member the window proved not to read our config
+// topic, unless another rule already named it. Two observations prove it:
+//   - the member reported the same config offset, behind the assignment's,
+//     in Stable snapshots with rebalances between them (Window.StuckBehind);
+//   - it stayed behind for BehindFor in a Stable, unchanging group
+//     (Window.Behind) while our config topic, cfg, holds between its offset
+//     and the assignment's a record that makes every worker reading it
+//     rejoin (store.ConfigLog.RejoinRecord): a worker of ours would have
+//     read it and rejoined with a higher offset.
+//
+// The second needs our config topic read: judge runs this with cfg nil,
+// the identity rules again with the topic they read. Behind an assignment
+// our config topic cannot reach is where our own workers are when the
+// leader follows another topic: the offset rules name that leader's
+// cluster instead.
+func (r *GroupReport) judgeStuckBehind(cfg *store.ConfigLog) {
 	if r.Window == nil {
 		return
 	}
@@ -513,18 +523,37 @@ func (r *GroupReport) judgeStuck() {
 	for _, f := range r.Foreign {
 		named[f.MemberID] = true
 	}
+	add := func(m StuckMember, msg string) {
+		named[m.MemberID] = true
+		off, asg := m.ConfigOffset, m.AssignmentOffset
+		r.Foreign = append(r.Foreign, ForeignMember{MemberID: m.MemberID, ClientHost: m.ClientHost, URL: m.URL,
+			ConfigOffset: &off, AssignmentOffset: &asg, OurEndOffset: r.ConfigEndOffset, Reasons: []string{RuleStuckBehind}, Message: msg})
+	}
+	judged := func(m StuckMember) bool {
+		return named[m.MemberID] || r.ConfigEndOffset < 0 || m.AssignmentOffset > r.ConfigEndOffset
+	}
 	for _, s := range r.Window.StuckBehind {
-		// Behind an assignment our config topic cannot reach is where our
-		// own workers are when the leader follows another topic: the
-		// offset rules name that leader's cluster instead.
-		if named[s.MemberID] || r.ConfigEndOffset < 0 || s.AssignmentOffset > r.ConfigEndOffset {
+		if judged(s) {
 			continue
 		}
-		off, asg := s.ConfigOffset, s.AssignmentOffset
-		r.Foreign = append(r.Foreign, ForeignMember{MemberID: s.MemberID, ClientHost: s.ClientHost, URL: s.URL,
-			ConfigOffset: &off, AssignmentOffset: &asg, OurEndOffset: r.ConfigEndOffset, Reasons: []string{RuleStuckBehind},
-			Message: fmt.Sprintf("group member %q (advertised URL %s, client host %s) reported config offset %d, behind the assignment's %d, across %d rebalances in %s: a worker reading our config topic %q reads it to its end before it rejoins (DistributedHerder.handleRebalanceCompleted, readConfigToEnd) and would have reported at least %d; this one reads another config topic and forces the rebalances (\"does not match group assignment ... Forcing rebalance\")",
-				s.MemberID, orUnknown(s.URL), orUnknown(s.ClientHost), off, asg, s.Rebalances, r.Window.Span.Round(time.Millisecond), r.ConfigTopic, asg)})
+		add(s, fmt.Sprintf("group member %q (advertised URL %s, client host %s) reported config offset %d, behind the assignment's %d, across %d rebalances in %s: a worker reading our config topic %q reads it to its end before it rejoins (DistributedHerder.handleRebalanceCompleted, readConfigToEnd) and would have reported at least %d; this one reads another config topic and forces the rebalances (\"does not match group assignment ... Forcing rebalance\")",
+			s.MemberID, orUnknown(s.URL), orUnknown(s.ClientHost), s.ConfigOffset, s.AssignmentOffset, s.Rebalances, r.Window.Span.Round(time.Millisecond), r.ConfigTopic, s.AssignmentOffset))
+	}
+	if cfg == nil {
+		return
+	}
+	for _, b := range r.Window.Behind {
+		if judged(b) || b.For < BehindFor {
+			continue
+		}
+		rec := cfg.RejoinRecord(b.ConfigOffset, b.AssignmentOffset)
+		if rec == nil {
+			continue
+		}
+		add(b, fmt.Sprintf("group member %q (advertised URL %s, client host %s) reported config offset %d, behind the assignment's %d, for %s of a Stable group, "+
+			"though our config topic %q holds at offset %d a %s record of connector %q that makes every worker reading it rejoin with its new offset "+
+			"(DistributedHerder.ConfigUpdateListener: needsReconfigRebalance): it does not read our config topic, and rejoins in a loop (\"does not match group assignment ... Forcing rebalance\")",
+			b.MemberID, orUnknown(b.URL), orUnknown(b.ClientHost), b.ConfigOffset, b.AssignmentOffset, b.For.Round(100*time.Millisecond), cfg.Topic, rec.Offset, rec.Kind, rec.Connector))
 	}
 }
 
@@ -668,7 +697,7 @@ func offsetOrNull(o *int64) any {
 // cannot disagree about the group.
 func GroupResults(rep *GroupReport, handover string, strict bool) []checks.Result {
 	g := checks.Group{GroupID: rep.GroupID, ConfigTopic: rep.ConfigTopic, State: rep.State, StableSeen: rep.StableSeen,
-		Note: rep.Note, Handover: handover, Strict: strict}
+		Note: rep.Note, Handover: handover, ForeignMembers: len(rep.Foreign), Strict: strict}
 	if ir := rep.Identity; ir != nil {
 		g.RegistryError = ir.RegistryError
 		if c := ir.ClaimedBy; c != nil {

@@ -2,7 +2,9 @@ package gate_test
 
 import (
 	"context"
+	"errors"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/connect-init/connect-init/checks"
@@ -29,14 +31,16 @@ func groupRuleIDs() map[string]bool {
 // results (same id, subject and severity) for the report the gate made.
 func TestGroupGateAndDoctorAgree(t *testing.T) {
 	want := map[string][2]bool{ // refused without, with CONNECT_INIT_STRICT
-		"our registered worker":                        {false, false},
-		"a connector our config topic does not define": {true, true},
-		"a URL registered for another cluster":         {true, true},
-		"claimed by another cluster":                   {true, true},
-		"claimed, and handed over":                     {false, false},
-		"an unverified member":                         {false, true},
-		"the registry unreadable":                      {false, true},
-		"a group that never settles":                   {false, false},
+		"our registered worker":                                   {false, false},
+		"a connector our config topic does not define":            {true, true},
+		"a URL registered for another cluster":                    {true, true},
+		"claimed by another cluster":                              {true, true},
+		"claimed, and handed over":                                {false, false},
+		"an unverified member":                                    {false, true},
+		"the registry unreadable":                                 {false, true},
+		"a group that never settles":                              {false, false},
+		"claimed, handed over, the old cluster's worker still in": {true, true},
+		"a group that rebalances without settling":                {true, true},
 	}
 	ids := groupRuleIDs()
 	scenarios := gate.GroupScenarios()
@@ -75,5 +79,83 @@ func TestGroupGateAndDoctorAgree(t *testing.T) {
 				t.Errorf("%s (strict %v): doctor %v, rules %v", sc.Name, strict, docAll, rules)
 			}
 		}
+	}
+}
+
+// TestGroupRefusalFixIsDoctors: for each group check id the gate refuses
+// on, the refusal's fix is the fix doctor reports for that id over the
+// same group (the same checks.Check definitions), word for word.
+func TestGroupRefusalFixIsDoctors(t *testing.T) {
+	cases := []struct {
+		id, scenario string
+		strict       bool
+	}{
+		{checks.IDGroupRegisteredElsewhere, "claimed by another cluster", false},
+		{checks.IDGroupRegisteredElsewhere, "claimed, handed over, the old cluster's worker still in", false},
+		{checks.IDForeignGroupMember, "a connector our config topic does not define", false},
+		{checks.IDForeignGroupMember, "a URL registered for another cluster", true},
+		{checks.IDForeignGroupMember, "claimed, handed over, the old cluster's worker still in", false},
+		{checks.IDGroupRebalanceStorm, "a group that rebalances without settling", false},
+		{checks.IDRegistryUnreadable, "the registry unreadable", true},
+		{checks.IDUnverifiedGroupMember, "an unverified member", true},
+	}
+	// Every group check that can be an error has a case.
+	covered := map[string]bool{}
+	for _, c := range cases {
+		covered[c.id] = true
+	}
+	for _, c := range checks.GroupChecks() {
+		if (c.Severity == checks.Error || c.Escalate != nil) && !covered[c.ID] {
+			t.Errorf("no case for group check %s", c.ID)
+		}
+	}
+	for _, c := range checks.MemberChecks() {
+		if (c.Severity == checks.Error || c.Escalate != nil) && !covered[c.ID] {
+			t.Errorf("no case for member check %s", c.ID)
+		}
+	}
+	scenarios := map[string]gate.GroupScenario{}
+	for _, sc := range gate.GroupScenarios() {
+		scenarios[sc.Name] = sc
+	}
+	ids := groupRuleIDs()
+	for _, c := range cases {
+		t.Run(c.id+"/"+c.scenario, func(t *testing.T) {
+			sc, ok := scenarios[c.scenario]
+			if !ok {
+				t.Fatalf("no scenario %q", c.scenario)
+			}
+			rep, err := sc.Gate(c.strict).Check(context.Background())
+			var ge *gate.GateError
+			if !errors.As(err, &ge) || ge.Gate != "group" || rep == nil {
+				t.Fatalf("want a group refusal, got %v", err)
+			}
+			var fixes []string // doctor's distinct fixes of the group rules' errors
+			found := false
+			for _, f := range doctor.Diagnose(&doctor.Snapshot{GroupID: rep.GroupID, Group: rep, Strict: c.strict, Handover: sc.Handover}) {
+				if !ids[f.ID] || f.Severity != checks.Error {
+					continue
+				}
+				if !slices.Contains(fixes, f.Fix) {
+					fixes = append(fixes, f.Fix)
+				}
+				if f.ID != c.id {
+					continue
+				}
+				found = true
+				if f.Fix == "" || !strings.Contains(ge.Fix, f.Fix) {
+					t.Errorf("doctor's fix for %s:\n  %s\nis not the refusal's:\n  %s", c.id, f.Fix, ge.Fix)
+				}
+				if !strings.Contains(err.Error(), "; fix: "+ge.Fix) {
+					t.Errorf("the refusal's text does not end on its fix: %s", err)
+				}
+			}
+			if !found {
+				t.Fatalf("doctor reports no %s error", c.id)
+			}
+			if len(fixes) == 1 && ge.Fix != fixes[0] {
+				t.Errorf("refusal fix %q, doctor's %q", ge.Fix, fixes[0])
+			}
+		})
 	}
 }

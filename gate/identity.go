@@ -6,10 +6,8 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
-	"slices"
 	"sort"
 	"strings"
-	"time"
 
 	"github.com/IBM/sarama"
 
@@ -251,7 +249,7 @@ func (r *GroupReport) judgeIdentity(id *Identity, in *identityInputs, settledAft
 		ir.ClaimedBy = &c
 	}
 	r.Identity = ir
-	r.judgeBehind(in.config)
+	r.judgeStuckBehind(in.config)
 	r.Config = in.config
 
 	offsetForeign := map[string]ForeignMember{}
@@ -332,37 +330,6 @@ func (r *GroupReport) judgeMember(m proto.Member, me registry.Cluster, in *ident
 		v.Evidence = compared(m, r, in, wid, whyNot)
 	}
 	return v
-}
-
-// judgeBehind makes foreign (RuleStuckBehind) each member the window saw
-// behind the assignment for BehindFor at one offset, while our config
-// topic holds, between that offset and the assignment's, a record that
-// makes every worker reading it rejoin (store.ConfigLog.RejoinRecord): a
-// worker of ours would have read it and rejoined with a higher offset.
-func (r *GroupReport) judgeBehind(cfg *store.ConfigLog) {
-	if r.Window == nil || cfg == nil {
-		return
-	}
-	named := map[string]bool{}
-	for _, f := range r.Foreign {
-		named[f.MemberID] = true
-	}
-	for _, b := range r.Window.Behind {
-		if named[b.MemberID] || b.For < BehindFor || r.ConfigEndOffset < 0 || b.AssignmentOffset > r.ConfigEndOffset {
-			continue
-		}
-		rec := cfg.RejoinRecord(b.ConfigOffset, b.AssignmentOffset)
-		if rec == nil {
-			continue
-		}
-		off, asg := b.ConfigOffset, b.AssignmentOffset
-		r.Foreign = append(r.Foreign, ForeignMember{MemberID: b.MemberID, ClientHost: b.ClientHost, URL: b.URL,
-			ConfigOffset: &off, AssignmentOffset: &asg, OurEndOffset: r.ConfigEndOffset, Reasons: []string{RuleStuckBehind},
-			Message: fmt.Sprintf("group member %q (advertised URL %s, client host %s) reported config offset %d, behind the assignment's %d, for %s of a Stable group, "+
-				"though our config topic %q holds at offset %d a %s record of connector %q that makes every worker reading it rejoin with its new offset "+
-				"(DistributedHerder.ConfigUpdateListener: needsReconfigRebalance): it does not read our config topic, and rejoins in a loop (\"does not match group assignment ... Forcing rebalance\")",
-				b.MemberID, orUnknown(b.URL), orUnknown(b.ClientHost), off, asg, b.For.Round(100*time.Millisecond), cfg.Topic, rec.Offset, rec.Kind, rec.Connector)})
-	}
 }
 
 func assignmentOffset(m proto.Member) string {
@@ -540,49 +507,6 @@ func unassignedConnectors(members []proto.Member, cfg *store.ConfigLog) unassign
 	return u
 }
 
-// groupRefusal builds the group gate's refusal for foreign members or a
-// foreign claim.
-func groupRefusal(groupID, configTopic, handover string, rep *GroupReport) error {
-	var msgs []string
-	for _, f := range rep.Foreign {
-		msgs = append(msgs, f.Message+" [rule "+strings.Join(f.Reasons, ", ")+"]")
-	}
-	fix := "give every Connect cluster its own CONNECT_GROUP_ID (the workers of one cluster share group.id and the config, offset and status topics; two clusters share none of them); or, if that member is a stale worker of this cluster, find it by its client host and advertised URL above and stop it"
-	if ir := rep.Identity; ir != nil && ir.ClaimedBy != nil {
-		c := ir.ClaimedBy
-		msgs = append([]string{(&registry.ClaimedError{Owner: *c}).Error()}, msgs...)
-		fix = fmt.Sprintf("this group.id belongs to the Connect cluster reading config topic %q: give this cluster its own CONNECT_GROUP_ID; to hand the group over to this cluster on purpose, stop that cluster's workers and set CONNECT_INIT_GROUP_HANDOVER=%s on this cluster's workers", c.ConfigTopic, c.ConfigTopic)
-		if handover == c.ConfigTopic {
-			fix = fmt.Sprintf("CONNECT_INIT_GROUP_HANDOVER=%s hands the group over only once no worker of that cluster is in the group: stop the members named above, then start this worker again", c.ConfigTopic)
-		}
-	}
-	end := "unknown"
-	if rep.ConfigEndOffset >= 0 {
-		end = fmt.Sprint(rep.ConfigEndOffset)
-	}
-	msg := fmt.Sprintf("worker group %q is not this Connect cluster's (config topic %q, end offset %s): ", groupID, configTopic, end)
-	if len(rep.Foreign) > 0 {
-		msg += fmt.Sprintf("%d foreign member(s); a worker joining beside them would force rebalances forever in one of the two clusters (\"Current config state offset ... does not match group assignment ... Forcing rebalance\"): ", len(rep.Foreign))
-	}
-	msg += strings.Join(msgs, "; ")
-	if rep.Note != "" {
-		msg += " [" + rep.Note + "]"
-	}
-	return &GateError{Gate: step.Group, Err: errors.New(msg), Fix: fix}
-}
-
-// stormRefusal is the group gate's error for a group that kept rebalancing
-// through the window with no member to blame: joining it now would be one
-// more rebalance. It is the storm check's own summary, evidence and fix.
-func stormRefusal(errs []checks.Result) error {
-	for _, r := range errs {
-		if r.ID == checks.IDGroupRebalanceStorm {
-			return &GateError{Gate: step.Group, Err: errors.New(r.Summary + " (" + r.Evidence + "); this worker does not join a group that does not settle"), Fix: r.Fix}
-		}
-	}
-	return nil
-}
-
 // identify runs the identity rules on a judged snapshot: reads (never
 // writes) the registry and our config and status topics, gives every
 // member a verdict, refuses on a foreign member or a foreign claim, warns
@@ -640,20 +564,14 @@ func (g *GroupGate) settleUnassigned(ctx context.Context, rep *GroupReport, in *
 	return nil
 }
 
-// decide applies the rules (checks.GroupChecks(), checks.MemberChecks(); doctor
-// renders the same results): a foreign member or another cluster's claim
-// is refused with the whole story; what is only unproven is refused under
-// Strict, and otherwise logged as a warning. It returns the unverified
-// members.
+// decide takes the group gate's one decision (decideGroup) over the rules'
+// results (checks.GroupChecks(), checks.MemberChecks(); doctor renders the
+// same results), then logs what is only unproven as a warning with the
+// check's own fix. It returns the unverified members.
 func (g *GroupGate) decide(rep *GroupReport, log *slog.Logger) ([]MemberVerdict, error) {
 	id, ir := g.Identity, rep.Identity
-	errs := checks.Errors(GroupResults(rep, id.Handover, id.Strict))
-	if slices.ContainsFunc(errs, func(r checks.Result) bool {
-		return r.ID == checks.IDForeignGroupMember || r.ID == checks.IDGroupRegisteredElsewhere
-	}) {
-		return nil, groupRefusal(g.GroupID, g.ConfigTopic, id.Handover, rep)
-	}
-	if err := stormRefusal(errs); err != nil {
+	rs := GroupResults(rep, id.Handover, id.Strict)
+	if err := decideGroup(rep, rs); err != nil {
 		return nil, err
 	}
 	if ir.ClaimedBy != nil {
@@ -661,26 +579,15 @@ func (g *GroupGate) decide(rep *GroupReport, log *slog.Logger) ([]MemberVerdict,
 			"to_config_topic", id.Cluster.ConfigTopic, "setting", "CONNECT_INIT_GROUP_HANDOVER")
 	}
 	var unverified []MemberVerdict
-	var problems []string
-	if ir.RegistryError != "" {
-		problems = append(problems, "the cluster registry could not be read: "+ir.RegistryError)
-	}
 	for _, v := range rep.Verdicts {
 		if v.Verdict == VerdictUnverified {
 			unverified = append(unverified, v)
-			problems = append(problems, fmt.Sprintf("member %q (%s, client host %s): %s", v.MemberID, orUnknown(v.URL), orUnknown(v.ClientHost), v.Evidence))
+			log.Warn("group member not verified", "group", g.GroupID, "member", v.MemberID, "url", v.URL, "client_host", v.ClientHost, "compared", v.Evidence,
+				"fix", fixOf(rs, checks.IDUnverifiedGroupMember))
 		}
 	}
-	if len(errs) > 0 {
-		return nil, &GateError{Gate: step.Group, Err: fmt.Errorf("worker group %q: %d member(s) not verified as this Connect cluster's, and CONNECT_INIT_STRICT=true: %s", g.GroupID, len(unverified), strings.Join(problems, "; ")),
-			Fix: "start the group's workers through connect-init so the registry knows them, or stop the unverified workers; unset CONNECT_INIT_STRICT to start with a warning"}
-	}
-	for _, v := range unverified {
-		log.Warn("group member not verified", "group", g.GroupID, "member", v.MemberID, "url", v.URL, "client_host", v.ClientHost, "compared", v.Evidence,
-			"fix", "start every worker of this cluster through connect-init so the cluster registry knows it; CONNECT_INIT_STRICT=true refuses to start beside unverified members")
-	}
 	if ir.RegistryError != "" {
-		log.Warn("cluster registry unreadable", "group", g.GroupID, "error", ir.RegistryError, "fix", "this principal needs READ and WRITE on the registry topic and CREATE on the cluster (or create the topic: compacted, 1 partition)")
+		log.Warn("cluster registry unreadable", "group", g.GroupID, "error", ir.RegistryError, "fix", fixOf(rs, checks.IDRegistryUnreadable))
 	}
 	return unverified, nil
 }
@@ -709,8 +616,9 @@ func (g *GroupGate) register(ctx context.Context, rep *GroupReport, in *identity
 	case errors.As(err, &ce):
 		c := ce.Owner
 		ir.ClaimedBy = &c
-		return &GateError{Gate: step.Group, Err: err,
-			Fix: fmt.Sprintf("this group.id belongs to the Connect cluster reading config topic %q: give this cluster its own CONNECT_GROUP_ID; to hand the group over on purpose, stop that cluster's workers and set CONNECT_INIT_GROUP_HANDOVER=%s", c.ConfigTopic, c.ConfigTopic)}
+		// The registry did not take the handover from this owner: its
+		// claim stands as if none were set.
+		return &GateError{Gate: step.Group, Err: err, Fix: fixOf(GroupResults(rep, "", id.Strict), checks.IDGroupRegisteredElsewhere)}
 	case err != nil:
 		if id.Strict {
 			return &GateError{Gate: step.Group, Err: fmt.Errorf("register in the cluster registry: %w", err), Fix: "this principal needs READ and WRITE on the registry topic; unset CONNECT_INIT_STRICT to start with a warning"}

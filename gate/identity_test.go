@@ -11,6 +11,7 @@ import (
 
 	"github.com/IBM/sarama"
 
+	"github.com/connect-init/connect-init/checks"
 	"github.com/connect-init/connect-init/connect/proto"
 	"github.com/connect-init/connect-init/connect/registry"
 	"github.com/connect-init/connect-init/connect/store"
@@ -232,9 +233,14 @@ func TestIdentityRegistry(t *testing.T) {
 	})
 	t.Run("a lost registration race refuses", func(t *testing.T) {
 		g, _, _ := identityGate(identityCase{in: &identityInputs{config: cfg}, regErr: &registry.ClaimedError{Owner: claimed.Claims[0], LostRace: true}}, mine)
-		_, err := g.Check(context.Background())
-		if err == nil || !strings.Contains(err.Error(), "landed first") {
+		rep, err := g.Check(context.Background())
+		var ge *GateError
+		if !errors.As(err, &ge) || !strings.Contains(err.Error(), "landed first") {
 			t.Fatalf("got %v", err)
+		}
+		// The fix is the claim check's, as doctor gives it.
+		if want := fixOf(GroupResults(rep, "", false), checks.IDGroupRegisteredElsewhere); want == "" || ge.Fix != want {
+			t.Errorf("fix %q, want the check's %q", ge.Fix, want)
 		}
 	})
 }
@@ -262,7 +268,8 @@ func TestIdentityStatusTopicAndUnverified(t *testing.T) {
 		if err != nil || verdictOf(rep, "w").Verdict != VerdictUnverified {
 			t.Fatalf("got %v (%+v)", err, rep.Verdicts)
 		}
-		for _, want := range []string{"group member not verified", "all named in our config topic", "not in the cluster registry", "w:8083 wrote no latest status"} {
+		for _, want := range []string{"group member not verified", "all named in our config topic", "not in the cluster registry", "w:8083 wrote no latest status",
+			fixOf(GroupResults(rep, "", false), checks.IDUnverifiedGroupMember)} {
 			if !strings.Contains(logs.String(), want) {
 				t.Errorf("warning lacks %q: %s", want, logs.String())
 			}
