@@ -132,6 +132,16 @@ func Containers(ctx context.Context, service string) ([]string, error) {
 	return strings.Fields(out), nil
 }
 
+// AllContainers lists every container a service's tasks ran, exited ones
+// included (as far as Swarm's task history keeps them).
+func AllContainers(ctx context.Context, service string) ([]string, error) {
+	out, err := Docker(ctx, "ps", "-aq", "--filter", "label=com.docker.swarm.service.name="+service)
+	if err != nil {
+		return nil, err
+	}
+	return strings.Fields(out), nil
+}
+
 // ContainerLogs returns one container's output (stdout and stderr).
 func ContainerLogs(ctx context.Context, id string) string {
 	out, _ := combined(ctx, "docker", "logs", id)
