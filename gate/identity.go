@@ -620,11 +620,13 @@ func (g *GroupGate) register(ctx context.Context, rep *GroupReport, in *identity
 		// claim stands as if none were set.
 		return &GateError{Gate: step.Group, Err: err, Fix: fixOf(GroupResults(rep, "", id.Strict), checks.IDGroupRegisteredElsewhere)}
 	case err != nil:
+		// A registration that fails needs what a registry that cannot be
+		// read needs: that check's fix, strict or not.
+		fix := fixOf(checks.Run(checks.GroupChecks(), checks.Group{GroupID: g.GroupID, RegistryError: err.Error(), Strict: id.Strict}), checks.IDRegistryUnreadable)
 		if id.Strict {
-			return &GateError{Gate: step.Group, Err: fmt.Errorf("register in the cluster registry: %w", err), Fix: "this principal needs READ and WRITE on the registry topic; unset CONNECT_INIT_STRICT to start with a warning"}
+			return &GateError{Gate: step.Group, Err: fmt.Errorf("register in the cluster registry: %w", err), Fix: fix}
 		}
-		log.Warn("not registered in the cluster registry", "group", g.GroupID, "error", err.Error(),
-			"fix", "this principal needs READ and WRITE on the registry topic and CREATE on the cluster (or create it: compacted, 1 partition)")
+		log.Warn("not registered in the cluster registry", "group", g.GroupID, "error", err.Error(), "fix", fix)
 		return nil
 	}
 	ir.Registered = registeredText(reg, claim, id.OwnURL)

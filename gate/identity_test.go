@@ -245,6 +245,42 @@ func TestIdentityRegistry(t *testing.T) {
 	})
 }
 
+// A registration that fails (no WRITE on the registry topic) is told with
+// the registry-unreadable check's fix, as doctor gives it: refused under
+// CONNECT_INIT_STRICT, a warning otherwise.
+func TestIdentityRegisterFailureFix(t *testing.T) {
+	cfg := configLog("a")
+	mine := worker("mine", "http://mine:8083/", 4, []string{"a"}, nil, nil)
+	denied := errors.New("kafka server: TOPIC_AUTHORIZATION_FAILED")
+	for _, strict := range []bool{true, false} {
+		want := fixOf(checks.Run(checks.GroupChecks(), checks.Group{GroupID: "connect-cluster", RegistryError: denied.Error(), Strict: strict}), checks.IDRegistryUnreadable)
+		if want == "" {
+			t.Fatal("the registry-unreadable check gave no fix")
+		}
+		g, _, logs := identityGate(identityCase{in: &identityInputs{config: cfg}, strict: strict, regErr: denied}, mine)
+		g.describeFn = func(context.Context) (*sarama.GroupDescription, error) { // a new group: nothing to refuse before registering
+			return &sarama.GroupDescription{GroupId: "connect-cluster", State: GroupEmpty}, nil
+		}
+		_, err := g.Check(context.Background())
+		var ge *GateError
+		switch {
+		case strict && (!errors.As(err, &ge) || ge.Fix != want):
+			t.Errorf("strict: got %v (fix %q), want a refusal with the check's fix %q", err, fixOfGateError(ge), want)
+		case !strict && err != nil:
+			t.Errorf("not strict: got %v, want a start with a warning", err)
+		case !strict && !strings.Contains(logs.String(), "not registered in the cluster registry") || !strict && !strings.Contains(logs.String(), "CONNECT_INIT_STRICT=true refuses"):
+			t.Errorf("not strict: no warning with the check's fix in:\n%s", logs.String())
+		}
+	}
+}
+
+func fixOfGateError(ge *GateError) string {
+	if ge == nil {
+		return ""
+	}
+	return ge.Fix
+}
+
 func TestIdentityStatusTopicAndUnverified(t *testing.T) {
 	cfg := configLog("a")
 	w := worker("w", "http://w:8083/", 4, []string{"a"}, nil, nil)
