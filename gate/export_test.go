@@ -105,3 +105,6 @@ func GroupScenarios() []GroupScenario {
 		}},
 	}
 }
+
+// ErrorCheckIDs is errorCheckIDs, for the external tests.
+func ErrorCheckIDs() []string { return errorCheckIDs() }
