@@ -1,0 +1,124 @@
+package containerbed
+
+import (
+	"encoding/json"
+	"strconv"
+	"strings"
+)
+
+// Event is one log event of connect-init, its attributes by key (time,
+// level, msg, component and the event's own).
+type Event map[string]string
+
+// ParseEvent reads one line of connect-init's log, in slog's text or JSON
+// form, and reports whether it is one of connect-init's events (component
+// connect-init). The container judges read events by key rather than by a
+// regular expression over the line: an expression that assumed the
+// attributes' order (msg, then url) never matched a real line, which
+// carries component=connect-init in between, so a worker started with its
+// proof was judged started without one (issue 41).
+func ParseEvent(line string) (Event, bool) {
+	line = strings.TrimSpace(line)
+	if strings.HasPrefix(line, "{") {
+		var raw map[string]any
+		if json.Unmarshal([]byte(line), &raw) != nil {
+			return nil, false
+		}
+		e := Event{}
+		for k, v := range raw {
+			switch v := v.(type) {
+			case string:
+				e[k] = v
+			default:
+				b, _ := json.Marshal(v)
+				e[k] = string(b)
+			}
+		}
+		return e, e["component"] == "connect-init"
+	}
+	e := Event{}
+	for rest := line; rest != ""; {
+		rest = strings.TrimLeft(rest, " ")
+		eq := strings.IndexByte(rest, '=')
+		if eq <= 0 || strings.ContainsAny(rest[:eq], " \"") {
+			return nil, false
+		}
+		key := rest[:eq]
+		rest = rest[eq+1:]
+		var val string
+		if strings.HasPrefix(rest, `"`) {
+			q, err := strconv.QuotedPrefix(rest)
+			if err != nil {
+				return nil, false
+			}
+			val, _ = strconv.Unquote(q)
+			rest = rest[len(q):]
+		} else {
+			sp := strings.IndexByte(rest, ' ')
+			if sp < 0 {
+				sp = len(rest)
+			}
+			val, rest = rest[:sp], rest[sp:]
+		}
+		e[key] = val
+	}
+	return e, e["component"] == "connect-init"
+}
+
+// ConnectInitPart is connect-init's own part of a container's log: every
+// line of connect-init's up to and including the exec ("starting the
+// worker"), the whole of what decided the start, without the worker's
+// output that follows (a failed judge printed the tail of Jetty's request
+// log, which shows nothing of why the worker started).
+func ConnectInitPart(logs string) string {
+	var b strings.Builder
+	for _, l := range strings.Split(logs, "\n") {
+		e, ok := ParseEvent(l)
+		if !ok {
+			continue
+		}
+		b.WriteString(l)
+		b.WriteByte('\n')
+		if e["msg"] == "starting the worker" {
+			break
+		}
+	}
+	return b.String()
+}
+
+// Started reports whether connect-init exec'd the worker in this log.
+func Started(logs string) bool {
+	for _, l := range strings.Split(logs, "\n") {
+		if e, ok := ParseEvent(l); ok && e["msg"] == "starting the worker" {
+			return true
+		}
+	}
+	return false
+}
+
+// OwnProof returns the addresses the advertised name resolved to when the
+// self-probe passed (the "REST peer ok" event of source own, status self),
+// and whether there was such a pass before the exec.
+func OwnProof(logs string) (resolved string, ok bool) {
+	for _, l := range strings.Split(logs, "\n") {
+		e, isOurs := ParseEvent(l)
+		if !isOurs {
+			continue
+		}
+		if e["msg"] == "starting the worker" {
+			return "", false
+		}
+		if e["msg"] == "REST peer ok" && e["source"] == "own" && e["status"] == "self" {
+			return e["resolved"], true
+		}
+	}
+	return "", false
+}
+
+// ProvenAlone reports whether the worker of logs was started only after
+// its self-probe proved that its advertised name led to it alone: a pass
+// with exactly one address resolved.
+func ProvenAlone(logs string) (resolved string, proven bool) {
+	resolved, ok := OwnProof(logs)
+	return resolved, ok && resolved != "" && !strings.Contains(resolved, ",")
+}
