@@ -172,6 +172,7 @@ func (g Gate) checkOwn(ctx context.Context, own target, ours []*net.IPNet, addrE
 	clock := sp.clock()
 	p := progress{log: g.logger()}
 	var ips []net.IP
+	var passedAt time.Time // start of the current run of passing rounds (settling)
 	for {
 		answers, rips := g.selfRound(ctx, own, token, sp.requests(), ours)
 		if ctx.Err() != nil && r.Status != "" {
@@ -180,13 +181,42 @@ func (g Gate) checkOwn(ctx context.Context, own target, ours []*net.IPNet, addrE
 		ips = rips
 		r.Resolved = ipStrings(ips)
 		st, msg := verdict(own, count(answers), ips)
+		service := false
 		if st == StatusSelf {
-			r.Status, r.Error, r.Severity = StatusSelf, "", SeverityOK
-			return r
+			var tasks []net.IP
+			tasks, service = g.serviceTasks(ctx, own.host)
+			if len(tasks) > 1 {
+				st, msg = StatusOtherHost, fmt.Sprintf("our advertised URL %s names a Swarm service with %d tasks: tasks.%s resolves to %s, and every task of the service advertises the same URL, so requests meant for one worker reach another (a Swarm service with replicas > 1)",
+					own.raw, len(tasks), own.host, strings.Join(ipStrings(tasks), ", "))
+			}
 		}
-		r.Status, r.Error = st, msg
-		p.waiting("waiting for our advertised URL to reach this container",
-			"url", own.raw, "status", string(st), "resolved", strings.Join(r.Resolved, ","), "last_error", r.Error)
+		if st == StatusSelf {
+			settle := sp.settle()
+			if !service || settle <= 0 {
+				r.Status, r.Error, r.Severity = StatusSelf, "", SeverityOK
+				return r
+			}
+			now := clock.Now()
+			if passedAt.IsZero() {
+				passedAt = now
+				g.logger().Info("own URL reaches this container; watching the service's name before the pass counts",
+					"url", own.raw, "resolved", strings.Join(r.Resolved, ","), "settle", settle.String())
+			}
+			if now.Sub(passedAt) >= settle {
+				r.Status, r.Error, r.Severity, r.Settled = StatusSelf, "", SeverityOK, settle
+				return r
+			}
+			r.Status, r.Error = StatusSelf, ""
+		} else {
+			if !passedAt.IsZero() {
+				g.logger().Warn("own URL stopped leading to this container alone while the pass settled",
+					"url", own.raw, "status", string(st), "resolved", strings.Join(r.Resolved, ","), "error", msg)
+			}
+			passedAt = time.Time{}
+			r.Status, r.Error = st, msg
+			p.waiting("waiting for our advertised URL to reach this container",
+				"url", own.raw, "status", string(st), "resolved", strings.Join(r.Resolved, ","), "last_error", r.Error)
+		}
 		select {
 		case <-ctx.Done():
 		case <-clock.After(g.retryInterval()):
@@ -194,12 +224,38 @@ func (g Gate) checkOwn(ctx context.Context, own target, ours []*net.IPNet, addrE
 		}
 		break
 	}
+	if r.Status == StatusSelf {
+		// The deadline ended the settling before it was over: not proven.
+		r.Status, r.Error = StatusUnreachable, fmt.Sprintf("the deadline passed while our advertised URL %s was watched before its pass counted (it names a Swarm service, whose other tasks may still appear)", own.raw)
+	}
 	if r.Status == StatusUnresolved {
 		r.Error = fmt.Sprintf("our advertised host %s does not resolve from this container (%s)", own.host, r.Error)
 	}
 	r.Error += "; " + evidence(own.host, ips, ours, addrErr)
 	r.Severity, r.Fix = sev, ownFix
 	return r
+}
+
+// serviceTasks looks up tasks.<host>, Docker's name for every task of a
+// Swarm service: it resolves only when host is a service name. The name is
+// asked for as rooted (a trailing dot), so that a resolver's search list
+// cannot turn it into another domain's name. An IP literal, a name already
+// under tasks., or a failed look-up is no service.
+func (g Gate) serviceTasks(ctx context.Context, host string) ([]net.IP, bool) {
+	if net.ParseIP(host) != nil || strings.HasPrefix(strings.ToLower(host), "tasks.") || strings.HasSuffix(host, ".") {
+		return nil, false
+	}
+	actx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	addrs, err := g.resolver().LookupIPAddr(actx, "tasks."+host+".")
+	if err != nil || len(addrs) == 0 {
+		return nil, false
+	}
+	ips := make([]net.IP, 0, len(addrs))
+	for _, a := range addrs {
+		ips = append(ips, a.IP)
+	}
+	return ips, true
 }
 
 // evidence is the address comparison the verdict no longer rests on.

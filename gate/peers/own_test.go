@@ -509,3 +509,110 @@ func TestSelfProbeAnswersNotReady(t *testing.T) {
 		t.Errorf("peer probe of a plain 503 = %s, want %s", st, StatusBadResponse)
 	}
 }
+
+func (f *fakeResolver) set(host string, ips ...string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.hosts[host] = ips
+}
+
+func TestSelfProbeServiceNameSettles(t *testing.T) {
+	// One task of a Swarm service so far: the name and tasks.<name> lead
+	// to this container alone. The pass counts only after it has held for
+	// the settle window, round after round.
+	p := freePort(t)
+	r := newResolver(map[string][]string{"connect": {"127.0.0.1"}, "tasks.connect.": {"127.0.0.1"}})
+	g, ctx, clk := selfGate(t, "", r, p, 0)
+	g.Self.Settle = 3 * time.Second // the step clock moves 1 s a wait
+	rep, err := g.Check(ctx, "http://connect:"+p+"/", "", nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if own := rep.Peers[0]; own.Status != StatusSelf || own.Settled != 3*time.Second {
+		t.Fatalf("own = %+v", own)
+	}
+	if n := clk.waits.Load(); n != 3 {
+		t.Errorf("%d rounds waited for, want 3 (a round a second over the 3 s window)", n)
+	}
+	if n := r.count("connect"); n != 4*defaultSelfRequests {
+		t.Errorf("looked up %d times, want %d (four rounds)", n, 4*defaultSelfRequests)
+	}
+}
+
+func TestSelfProbeSiblingsAppearWhileSettling(t *testing.T) {
+	// Issue 41: replicas: 4 behind a dnsrr name. This task is checked
+	// before its siblings' records exist, so the name leads to it alone;
+	// two seconds later a sibling's record appears (its own self-probe
+	// listening there). Before the fix the first round passed and the
+	// worker joined behind a round-robin name.
+	p := freePort(t)
+	otherHost(t, "127.0.0.2:"+p, "token-other")
+	r := newResolver(map[string][]string{"connect": {"127.0.0.1"}, "tasks.connect.": {"127.0.0.1"}})
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	t.Cleanup(cancel)
+	g := gate(t, "", r, ourAddrs)
+	clk := newHookClock(2, func() {
+		r.set("connect", "127.0.0.1", "127.0.0.2")
+		r.set("tasks.connect.", "127.0.0.1", "127.0.0.2")
+	})
+	stop := &stepClock{stop: 8, cancel: cancel}
+	g.Self = SelfProbe{Listen: "127.0.0.1:" + p, Token: func() (string, error) { return "token-ours", nil }, Clock: chainClock{hook: clk, step: stop}}
+	rep, err := g.Check(ctx, "http://connect:"+p+"/", "", nil, nil)
+	asGateError(t, err)
+	own := rep.Peers[0]
+	if own.Status != StatusOtherHost || own.Severity != SeverityFail {
+		t.Fatalf("own = %+v", own)
+	}
+	if !strings.Contains(own.Error, "resolves to 2 addresses") && !strings.Contains(own.Error, "tasks.connect resolves to") {
+		t.Errorf("error does not name the round robin: %s", own.Error)
+	}
+}
+
+func TestSelfProbeServiceTasksListSiblings(t *testing.T) {
+	// A service's virtual IP that, for now, routes every connection to
+	// this task, while tasks.<name> already lists a second task: the name
+	// is shared, whatever the balancer does this second.
+	p := freePort(t)
+	vip(t, "127.0.0.3:"+p, "127.0.0.1:"+p)
+	r := newResolver(map[string][]string{"connect": {"127.0.0.3"}, "tasks.connect.": {"127.0.0.1", "127.0.0.2"}})
+	g, ctx, _ := selfGate(t, "", r, p, 2)
+	rep, err := g.Check(ctx, "http://connect:"+p+"/", "", nil, nil)
+	asGateError(t, err)
+	own := rep.Peers[0]
+	if own.Status != StatusOtherHost {
+		t.Fatalf("own = %+v", own)
+	}
+	for _, want := range []string{"Swarm service with 2 tasks", "tasks.connect resolves to 127.0.0.1, 127.0.0.2"} {
+		if !strings.Contains(own.Error, want) {
+			t.Errorf("error does not say %q: %s", want, own.Error)
+		}
+	}
+}
+
+func TestSelfProbeNoServiceNoSettle(t *testing.T) {
+	// A per-task name or an address (tasks.<name> does not resolve) cannot
+	// become a round robin over a service's tasks: one round decides.
+	p := freePort(t)
+	r := newResolver(map[string][]string{"connect-1": {"127.0.0.1"}})
+	g, ctx, clk := selfGate(t, "", r, p, 0)
+	rep, err := g.Check(ctx, "http://connect-1:"+p+"/", "", nil, nil)
+	if err != nil || rep.Peers[0].Status != StatusSelf || rep.Peers[0].Settled != 0 {
+		t.Fatalf("err=%v own=%+v", err, rep.Peers[0])
+	}
+	if clk.waits.Load() != 0 || r.count("tasks.connect-1.") != 1 {
+		t.Errorf("waits %d, tasks look-ups %d", clk.waits.Load(), r.count("tasks.connect-1."))
+	}
+}
+
+// chainClock runs hook's After (which fires its function on the nth wait)
+// and reads time and deadlines from step.
+type chainClock struct {
+	hook *hookClock
+	step *stepClock
+}
+
+func (c chainClock) Now() time.Time { return c.step.Now() }
+func (c chainClock) After(d time.Duration) <-chan time.Time {
+	c.hook.After(0)
+	return c.step.After(d)
+}

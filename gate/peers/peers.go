@@ -166,6 +166,9 @@ type PeerResult struct {
 	Severity Severity `json:"severity"`
 	// Fix says what to change, for a bad result.
 	Fix string `json:"fix,omitempty"`
+	// Settled is how long the self-probe kept passing before its pass
+	// counted (own URL naming a Swarm service: SelfProbe.Settle).
+	Settled time.Duration `json:"-"`
 }
 
 // Bad reports whether the result is a problem (warning or failure).
@@ -413,7 +416,11 @@ func (g Gate) judge(rep *Report) error {
 			log.Warn("REST peer check", "url", r.URL, "source", string(r.Source), "host", r.Host,
 				"resolved", strings.Join(r.Resolved, ","), "status", string(r.Status), "error", r.Error, "fix", r.Fix)
 		default:
-			log.Info("REST peer ok", "url", r.URL, "source", string(r.Source), "resolved", strings.Join(r.Resolved, ","), "status", string(r.Status))
+			attrs := []any{"url", r.URL, "source", string(r.Source), "resolved", strings.Join(r.Resolved, ","), "status", string(r.Status)}
+			if r.Settled > 0 {
+				attrs = append(attrs, "settled", r.Settled.String())
+			}
+			log.Info("REST peer ok", attrs...)
 		}
 	}
 	if len(fails) == 0 {

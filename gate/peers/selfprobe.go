@@ -82,9 +82,33 @@ type SelfProbe struct {
 	Token func() (string, error)
 	// Clock paces the rounds; nil is the system clock.
 	Clock clock.Clock
+	// Settle is how long the self-probe keeps passing, round after round,
+	// before its pass counts, when the advertised name is a Swarm service's
+	// (tasks.<name> resolves): 0 is DefaultSettle, negative none. Swarm
+	// starts a service's replicas together, but their DNS records appear
+	// one by one as their containers start; a task checked before its
+	// siblings' records exist sees the name lead to it alone, and passed
+	// (issue 41). Its siblings, starting within this window, make a later
+	// round fail.
+	Settle time.Duration
 }
 
 const defaultSelfRequests = 8
+
+// DefaultSettle is SelfProbe.Settle's default: the spread of the starts of
+// one service's replicas seen on a loaded 2-core machine (docs/containers.md
+// says what it covers and what it does not), with a margin.
+const DefaultSettle = 5 * time.Second
+
+func (s SelfProbe) settle() time.Duration {
+	switch {
+	case s.Settle < 0:
+		return 0
+	case s.Settle == 0:
+		return DefaultSettle
+	}
+	return s.Settle
+}
 
 func (s SelfProbe) requests() int {
 	if s.Requests <= 0 {
