@@ -124,7 +124,7 @@ func composeExample(t *testing.T, c *Compose, kafkaImage string) {
 		if len(ids) == 3 && len(last) == 1 && last[-1] == 0 {
 			for _, id := range ids {
 				if logs := ContainerLogs(ctx, id); !Started(logs) || !ownPassed(logs) {
-					t.Fatalf("%s joined without connect-init's self-probe and exec:\n%s", id, tail(logs, 3000))
+					t.Fatalf("%s joined without connect-init's self-probe and exec:\n%s", id, ConnectInitPart(logs)+"\n...\n"+tail(logs, 1500))
 				}
 			}
 			ok, fails := postConnectors(t, ctx, "compose-"+c.Name, ids)

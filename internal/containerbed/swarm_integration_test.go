@@ -222,7 +222,7 @@ func mustStart(t *testing.T, group string, want int, services ...svc) {
 			t.Fatalf("%s joined without connect-init's exec:\n%s", c, tail(logs, 3000))
 		}
 		if _, ok := OwnProof(logs); !ok {
-			t.Fatalf("%s: no passed self-probe in connect-init's log:\n%s", c, tail(logs, 3000))
+			t.Fatalf("%s: no passed self-probe in connect-init's log:\n%s", c, ConnectInitPart(logs))
 		}
 	}
 	ok, fails := postConnectors(t, ctx, group, ids)
@@ -503,7 +503,7 @@ func TestSwarmExampleStack(t *testing.T) {
 	ids, gen, leader := stableGroup(t, ctx, 4, stack+"_connect")
 	for _, c := range ids {
 		if logs := ContainerLogs(ctx, c); !Started(logs) || !ownPassed(logs) {
-			t.Fatalf("%s joined without connect-init's self-probe and exec:\n%s", c, tail(logs, 3000))
+			t.Fatalf("%s joined without connect-init's self-probe and exec:\n%s", c, ConnectInitPart(logs)+"\n...\n"+tail(logs, 1500))
 		}
 	}
 	ok, fails := postConnectors(t, ctx, "orders", ids)
