@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -615,4 +616,32 @@ func (c chainClock) Now() time.Time { return c.step.Now() }
 func (c chainClock) After(d time.Duration) <-chan time.Time {
 	c.hook.After(0)
 	return c.step.After(d)
+}
+
+func TestSelfProbeFellThroughAfterFailure(t *testing.T) {
+	// dnsrr while a sibling's record exists but nothing routes to it yet:
+	// each request fails at the sibling's address (no route to host, a
+	// timeout) and falls through to us. Every answer carries our token,
+	// which proves nothing: once the sibling is up, requests reach it.
+	p := freePort(t)
+	r := &rotating{fakeResolver: newResolver(nil), name: "connect", ips: []string{"127.0.0.1", "127.0.0.2"}}
+	g, ctx, _ := selfGate(t, "", r, p, 1)
+	var d net.Dialer
+	g.Self.Dial = func(ctx context.Context, network, addr string) (net.Conn, error) {
+		if strings.HasPrefix(addr, "127.0.0.2:") {
+			return nil, &net.OpError{Op: "dial", Net: network, Err: syscall.EHOSTUNREACH}
+		}
+		return d.DialContext(ctx, network, addr)
+	}
+	rep, err := g.Check(ctx, "http://connect:"+p+"/", "", nil, nil)
+	asGateError(t, err)
+	own := rep.Peers[0]
+	if own.Status != StatusUnreachable {
+		t.Fatalf("own = %+v", own)
+	}
+	for _, want := range []string{"127.0.0.2:" + p + ", another host's address, failed", "no route to host"} {
+		if !strings.Contains(own.Error, want) {
+			t.Errorf("error does not say %q: %s", want, own.Error)
+		}
+	}
 }

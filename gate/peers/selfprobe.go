@@ -91,6 +91,10 @@ type SelfProbe struct {
 	// (issue 41). Its siblings, starting within this window, make a later
 	// round fail.
 	Settle time.Duration
+	// Dial connects one self-request to one address; nil is a net.Dialer
+	// bounded by the probe timeout. Tests give the failures no loopback
+	// address can (a timeout, no route to host).
+	Dial func(ctx context.Context, network, addr string) (net.Conn, error)
 }
 
 const defaultSelfRequests = 8
@@ -237,14 +241,19 @@ func (g Gate) selfRound(ctx context.Context, own target, token string, n int, ou
 // before our listener answers at a later address, makes the answer
 // "refused": the client fell through to us only because that host does not
 // listen yet, and once it does (a DNS round robin over tasks that start
-// one after the other) requests reach it instead of this worker.
+// one after the other) requests reach it instead of this worker. Any other
+// failure there (no route to the host yet, a timeout) is no proof either:
+// the answer is "failed", naming that address.
 func (g Gate) selfRequest(ctx context.Context, own target, ips []net.IP, token string, timeout time.Duration, ours []*net.IPNet) answer {
 	d := &selfDial{}
-	dialer := &net.Dialer{Timeout: timeout}
+	dial := g.Self.Dial
+	if dial == nil {
+		dial = (&net.Dialer{Timeout: timeout}).DialContext
+	}
 	tr := &http.Transport{
 		Proxy: nil,
 		DialContext: func(ctx context.Context, network, _ string) (net.Conn, error) {
-			return d.dial(ctx, dialer, network, ips, own.port, ours)
+			return d.dial(ctx, dial, network, ips, own.port, ours)
 		},
 		DisableKeepAlives:     true,
 		TLSHandshakeTimeout:   timeout,
@@ -271,28 +280,29 @@ type selfDial struct {
 	mu      sync.Mutex
 	at      string // the last address dialled
 	refused bool   // the last dial was refused
-	passed  string // the first refusing address that is not this container's
+	passed  string // the first failing address that is not this container's
+	passErr error  // why it failed
 }
 
 // seen returns the last address dialled, whether it refused, and the first
-// refusing address that is not ours.
-func (d *selfDial) seen() (string, bool, string) {
+// failing address that is not ours with its error.
+func (d *selfDial) seen() (string, bool, string, error) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	return d.at, d.refused, d.passed
+	return d.at, d.refused, d.passed, d.passErr
 }
 
 // dial tries ips in the resolver's order at port, as a Java client does,
 // noting each attempt, until one connects.
-func (d *selfDial) dial(ctx context.Context, dialer *net.Dialer, network string, ips []net.IP, port string, ours []*net.IPNet) (net.Conn, error) {
+func (d *selfDial) dial(ctx context.Context, dial func(context.Context, string, string) (net.Conn, error), network string, ips []net.IP, port string, ours []*net.IPNet) (net.Conn, error) {
 	var errs []error
 	for _, ip := range ips {
 		addr := net.JoinHostPort(ip.String(), port)
-		c, err := dialer.DialContext(ctx, network, addr)
+		c, err := dial(ctx, network, addr)
 		d.mu.Lock()
 		d.at, d.refused = addr, err != nil && errors.Is(err, syscall.ECONNREFUSED)
-		if d.refused && d.passed == "" && !isOurs(ip, ours) {
-			d.passed = addr
+		if err != nil && d.passed == "" && !isOurs(ip, ours) {
+			d.passed, d.passErr = addr, err
 		}
 		d.mu.Unlock()
 		if err == nil {
@@ -319,10 +329,13 @@ func (g Gate) selfTLSConfig(host string) *tls.Config {
 // selfAnswer turns a self-request's response (or error) and what its dials
 // saw into the answer: ours when it carries token.
 func selfAnswer(resp *http.Response, err error, d *selfDial, token string) answer {
-	dialled, wasRefused, fellThrough := d.seen()
+	dialled, wasRefused, fellThrough, why := d.seen()
 	if err == nil && fellThrough != "" {
 		resp.Body.Close()
-		return answer{kind: "refused", at: fellThrough, err: "connection refused by " + fellThrough + ", another host's address, before this container answered at " + dialled}
+		if errors.Is(why, syscall.ECONNREFUSED) {
+			return answer{kind: "refused", at: fellThrough, err: "connection refused by " + fellThrough + ", another host's address, before this container answered at " + dialled}
+		}
+		return answer{kind: "failed", at: fellThrough, err: "connecting to " + fellThrough + ", another host's address, failed (" + why.Error() + ") before this container answered at " + dialled}
 	}
 	if err != nil {
 		if wasRefused {
