@@ -173,6 +173,15 @@ func (g Gate) checkOwn(ctx context.Context, own target, ours []*net.IPNet, addrE
 	p := progress{log: g.logger()}
 	var ips []net.IP
 	var passedAt time.Time // start of the current run of passing rounds (settling)
+	// shared is set once a round was answered both by us and by another
+	// host: several tasks are behind the name at once. No later round can
+	// undo that. When the other tasks are refused by this same check, they
+	// exit a moment before us (their deadlines are a little earlier), their
+	// records go, and the name leads to us alone until they restart: the
+	// last task standing passed and joined behind a round-robin name
+	// (issue 41, seen in a loaded run: three tasks refused at 15:38:30.2 to
+	// 30.39, the fourth passed at 30.476 with the name resolving to it).
+	var shared string
 	for {
 		answers, rips := g.selfRound(ctx, own, token, sp.requests(), ours)
 		if ctx.Err() != nil && r.Status != "" {
@@ -180,7 +189,14 @@ func (g Gate) checkOwn(ctx context.Context, own target, ours []*net.IPNet, addrE
 		}
 		ips = rips
 		r.Resolved = ipStrings(ips)
-		st, msg := verdict(own, count(answers), ips)
+		t := count(answers)
+		st, msg := verdict(own, t, ips)
+		if t.ours > 0 && t.other > 0 && shared == "" {
+			shared = msg
+		}
+		if st == StatusSelf && shared != "" {
+			st, msg = StatusOtherHost, "our advertised URL "+own.raw+" now leads to this container alone, but earlier in this check it was answered by this container and by another host in one round, so several tasks share the name (the others may be gone for now, refused by this same check, and come back when they restart): "+shared
+		}
 		service := false
 		if st == StatusSelf {
 			var tasks []net.IP

@@ -645,3 +645,45 @@ func TestSelfProbeFellThroughAfterFailure(t *testing.T) {
 		}
 	}
 }
+
+func TestSelfProbeLastTaskStanding(t *testing.T) {
+	// Issue 41, as a loaded run showed it: four tasks behind a dnsrr name,
+	// each refused by the same check; three reach their deadline a moment
+	// before the fourth, exit, and their records go. The fourth's last
+	// round sees the name lead to it alone. It must not pass: in one round
+	// it was answered by itself and by another task.
+	p := freePort(t)
+	otherHost(t, "127.0.0.2:"+p, "token-other")
+	r := &rotating{fakeResolver: newResolver(nil), name: "connect", ips: []string{"127.0.0.1", "127.0.0.2"}}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	t.Cleanup(cancel)
+	g := gate(t, "", r, ourAddrs)
+	clk := newHookClock(2, func() { r.ips = []string{"127.0.0.1"} }) // the others exited
+	stop := &stepClock{stop: 5, cancel: cancel}
+	g.Self = SelfProbe{Listen: "127.0.0.1:" + p, Token: func() (string, error) { return "token-ours", nil }, Clock: chainClock{hook: clk, step: stop}}
+	rep, err := g.Check(ctx, "http://connect:"+p+"/", "", nil, nil)
+	asGateError(t, err)
+	own := rep.Peers[0]
+	if own.Status != StatusOtherHost || own.Resolved[0] != "127.0.0.1" || len(own.Resolved) != 1 {
+		t.Fatalf("own = %+v", own)
+	}
+	for _, want := range []string{"now leads to this container alone", "several tasks share the name", "resolves to 2 addresses"} {
+		if !strings.Contains(own.Error, want) {
+			t.Errorf("error does not say %q: %s", want, own.Error)
+		}
+	}
+}
+
+func TestSelfProbeStaleRecordThenOurs(t *testing.T) {
+	// A one-replica service restarted: the name still leads to the
+	// previous task's address, where nothing answers any more, then to
+	// ours. Not shared: it passes once the record is ours.
+	p := freePort(t)
+	r := newResolver(map[string][]string{"connect": {"127.0.0.2"}})
+	g, ctx, _ := selfGate(t, "", r, p, 0)
+	g.Self.Clock = newHookClock(2, func() { r.set("connect", "127.0.0.1") })
+	rep, err := g.Check(ctx, "http://connect:"+p+"/", "", nil, nil)
+	if err != nil || rep.Peers[0].Status != StatusSelf {
+		t.Fatalf("err=%v own=%+v", err, rep.Peers[0])
+	}
+}
