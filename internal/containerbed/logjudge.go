@@ -116,9 +116,22 @@ func OwnProof(logs string) (resolved string, ok bool) {
 }
 
 // ProvenAlone reports whether the worker of logs was started only after
-// its self-probe proved that its advertised name led to it alone: a pass
-// with exactly one address resolved.
+// its self-probe proved that its advertised name, a Swarm service's, led
+// to it alone: a pass with exactly one address resolved, held for the
+// settle window (the "settled" attribute).
 func ProvenAlone(logs string) (resolved string, proven bool) {
-	resolved, ok := OwnProof(logs)
-	return resolved, ok && resolved != "" && !strings.Contains(resolved, ",")
+	for _, l := range strings.Split(logs, "\n") {
+		e, isOurs := ParseEvent(l)
+		if !isOurs {
+			continue
+		}
+		if e["msg"] == "starting the worker" {
+			return "", false
+		}
+		if e["msg"] == "REST peer ok" && e["source"] == "own" && e["status"] == "self" {
+			r := e["resolved"]
+			return r, r != "" && !strings.Contains(r, ",") && e["settled"] != ""
+		}
+	}
+	return "", false
 }

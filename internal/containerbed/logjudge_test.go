@@ -46,8 +46,10 @@ func TestParseEventRealLines(t *testing.T) {
 
 func TestOwnProof(t *testing.T) {
 	pass := func(resolved string) []any {
-		return []any{"REST peer ok", "url", "http://connect:8083/", "source", "own", "resolved", resolved, "status", "self"}
+		return []any{"REST peer ok", "url", "http://connect:8083/", "source", "own", "resolved", resolved, "status", "self", "settled", "5s"}
 	}
+	// The pass of the loaded run of issue 41 (before the settle window).
+	unsettled := []any{"REST peer ok", "url", "http://replicas-dnsrr-true-8:8083/", "source", "own", "resolved", "10.0.1.63", "status", "self"}
 	start := []any{"starting the worker", "command", "/etc/confluent/docker/run"}
 	for _, json := range []bool{false, true} {
 		cases := []struct {
@@ -57,6 +59,7 @@ func TestOwnProof(t *testing.T) {
 		}{
 			{"alone", connectInitLog(json, pass("10.0.1.6"), start) + jettyLine, true, true},
 			{"round robin", connectInitLog(json, pass("10.0.1.6,10.0.1.7"), start), true, false},
+			{"alone, not settled", connectInitLog(json, unsettled, start), true, false},
 			// The assertion the judge exists for: a start without a pass.
 			{"no pass", realSkipped + "\n" + connectInitLog(json, start) + jettyLine, true, false},
 			{"pass after the exec", connectInitLog(json, start, pass("10.0.1.6")), true, false},
