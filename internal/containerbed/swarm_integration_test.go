@@ -201,6 +201,8 @@ func firstLine(s string) string {
 }
 
 var (
+	// earlierRe is a failure of a step before the peers step.
+	earlierRe = regexp.MustCompile(`msg="gate failed" component=connect-init gate=(settings|brokers|topics|coordinator|group|plugins|lock)\b[^\n]*`)
 	refusedRe = regexp.MustCompile(`msg="REST peer check failed"[^\n]*? url=(\S+) source=own[^\n]*? status=(\S+) error="((?:[^"\\]|\\.)*)"[^\n]*? fix="((?:[^"\\]|\\.)*)"`)
 )
 
@@ -252,10 +254,7 @@ func mustRefuseLayout(t *testing.T, group string, s svc, bareLayout []svc, wantS
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	s.create(t, ctx)
-	m, err := WaitLog(ctx, s.name, refusedRe)
-	if err != nil {
-		t.Fatal(err)
-	}
+	m := waitRefusal(t, ctx, s)
 	t.Logf("connect-init: own %s %s: %s", m[1], m[2], m[3])
 	if m[2] != wantStatus {
 		t.Errorf("status %s, want %s", m[2], wantStatus)
@@ -388,7 +387,7 @@ func TestSwarmServicePerWorkerVIP(t *testing.T) {
 		name := fmt.Sprintf("%s-bare-%d", group, i)
 		bares = append(bares, svc{name: name, env: workerEnv(group, "CONNECT_REST_ADVERTISED_HOST_NAME="+name)})
 	}
-	mustRefuseLayout(t, group, svc{name: group + "-1", env: workerEnv(group, "CONNECT_REST_ADVERTISED_HOST_NAME="+group+"-1", "CONNECT_INIT_TIMEOUT=20s")},
+	mustRefuseLayout(t, group, svc{name: group + "-1", env: workerEnv(group, "CONNECT_REST_ADVERTISED_HOST_NAME="+group+"-1")},
 		bares, "unreachable", "0 of")
 }
 
@@ -400,8 +399,12 @@ func TestSwarmReplicasBehindOneName(t *testing.T) {
 			// A name of its own per run, so that go test -count=N
 			// repeats the scenario on fresh groups and topics.
 			group := fmt.Sprintf("replicas-dnsrr-%v%s", dnsrr, runSuffix(t.Name()))
+			// workerEnv's timeout (45 s), not a shorter one: under a
+			// load average of 76 one run's topics and coordinator steps
+			// took the whole of a 20 s budget, and every task failed at
+			// the group step before its peers step.
 			s := svc{name: group, replicas: 4, dnsrr: dnsrr,
-				env: workerEnv(group, "CONNECT_REST_ADVERTISED_HOST_NAME="+group, "CONNECT_INIT_LOCK=false", "CONNECT_INIT_TIMEOUT=20s")}
+				env: workerEnv(group, "CONNECT_REST_ADVERTISED_HOST_NAME="+group, "CONNECT_INIT_LOCK=false")}
 			switch {
 			case dnsrr:
 				// How many addresses the refusal names depends on
@@ -551,4 +554,27 @@ func runSuffix(test string) string {
 		return fmt.Sprintf("-%d", n)
 	}
 	return ""
+}
+
+// waitRefusal waits for a task of s to log the peers step's refusal of its
+// own URL and returns that line's groups. When every task failed at an
+// earlier step instead (a timeout the machine's load ran out), no refusal
+// can follow: it says so at once, with their lines, rather than waiting
+// out ctx.
+func waitRefusal(t *testing.T, ctx context.Context, s svc) []string {
+	t.Helper()
+	for {
+		logs := ServiceLogsAll(ctx, s.name)
+		if m := refusedRe.FindStringSubmatch(logs); m != nil {
+			return m
+		}
+		if early := earlierRe.FindAllString(logs, -1); len(early) >= max(s.replicas, 1) {
+			t.Fatalf("every task of %s failed at a step before its peers step:\n%s", s.name, strings.Join(early, "\n"))
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("%s never logged the peers step's refusal: %v; log tail:\n%s", s.name, ctx.Err(), tail(logs, 3000))
+		case <-time.After(time.Second): // polling docker's logs, not a guess at readiness
+		}
+	}
 }
