@@ -255,8 +255,15 @@ func (c *cli) applyOutput(s settings.Settings, af applyFlags) (log *slog.Logger,
 func loadDefinitions(log *slog.Logger, s settings.Settings, af applyFlags) ([]apply.Connector, bool) {
 	conns, skipped, err := apply.Load(af.dir)
 	if err != nil {
-		log.Error("bad connector definition", "gate", "apply", "error", err.Error(), "setting", s.Name("CONNECT_INIT_CONNECTORS_DIR"),
-			"fix", "correct the file; nothing was written")
+		// Every bad file, one line each: a directory is fixed in one round.
+		bad := apply.EachFileError(err)
+		for _, fe := range bad {
+			log.Error("bad connector definition", "gate", "apply", "file", fe.File, "line", fe.Line, "error", fe.Error(),
+				"setting", s.Name("CONNECT_INIT_CONNECTORS_DIR"), "fix", "correct the file; nothing was written")
+		}
+		if len(bad) > 1 {
+			log.Error("bad connector definitions; nothing was written", "gate", "apply", "bad_files", len(bad), "dir", af.dir)
+		}
 		return nil, false
 	}
 	suspects := apply.Suspects(af.dir, skipped)
