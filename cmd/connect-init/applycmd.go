@@ -136,7 +136,7 @@ func (c *cli) applyCommand(ctx context.Context, args []string) int {
 	if code, stopped := applyInterrupted(ctx, log); stopped {
 		return code
 	}
-	logApplyResult(log, res)
+	logApplyResult(log, res, af.dryRun)
 	if !af.watch || res.Code == apply.ExitBadDefinition {
 		return res.Code
 	}
@@ -319,16 +319,19 @@ func applyInterrupted(ctx context.Context, log *slog.Logger) (int, bool) {
 	return se.ExitCode(), true
 }
 
-// logApplyResult is the last log line of an apply.
-func logApplyResult(log *slog.Logger, res apply.Result) {
+// logApplyResult is the last log line of an apply; a dry run's says what
+// it would do (would_create=...), never what it did.
+func logApplyResult(log *slog.Logger, res apply.Result, dryRun bool) {
 	if res.Unreachable != "" {
 		log.Error("apply failed", "gate", "apply", "unreachable", res.Unreachable, "exit", res.Code,
 			"fix", "start the worker again, or apply through another worker of the group (without --url apply moves on by itself)")
 		return
 	}
-	if res.Code == apply.ExitChangesPending {
-		log.Info("dry run: changes pending", "gate", "apply", "create", res.Plan.Count(apply.Create), "update", res.Plan.Count(apply.Update),
-			"delete", res.Plan.Count(apply.Delete), "exit", res.Code)
+	if dryRun && (res.Code == apply.ExitChangesPending || res.Code == startup.ExitOK) {
+		// Words that cannot be read as done: a dry run wrote nothing.
+		log.Info("apply planned (dry run, nothing written)", "gate", "apply", "would_create", res.Plan.Count(apply.Create),
+			"would_update", res.Plan.Count(apply.Update), "unchanged", res.Plan.Count(apply.Unchanged),
+			"would_delete", res.Plan.Count(apply.Delete), "changes_pending", res.Plan.Writes(), "exit", res.Code)
 		return
 	}
 	if res.Code != startup.ExitOK {
@@ -401,6 +404,6 @@ func (c *cli) dryRunAt(ctx context.Context, s settings.Settings, af applyFlags, 
 	if code, stopped := applyInterrupted(ctx, log); stopped {
 		return code
 	}
-	logApplyResult(log, res)
+	logApplyResult(log, res, true)
 	return res.Code
 }
