@@ -123,6 +123,12 @@ type Options struct {
 	// plans again after taking it: another apply may have written
 	// meanwhile.
 	Lease func(ctx context.Context, hold time.Duration) (release func(), err error)
+	// NoLease, when Lease is nil, says why this apply writes without the
+	// lease (an apply through the REST API alone reaches no broker, and
+	// the lease lives on one): the plan's output and the log say so
+	// before the first write, since a concurrent apply may then write the
+	// same change again.
+	NoLease string
 }
 
 // Result is what Run did.
@@ -200,6 +206,10 @@ func (r *runner) writeAll(ctx context.Context, plan Plan) (*Listing, Plan, Resul
 			return listing, again, res, done
 		}
 		plan = again
+	} else if r.o.NoLease != "" {
+		r.out.f("writing without the apply lease: %s\n", r.o.NoLease)
+		r.o.Log.Warn("writing without the apply lease", "gate", "apply", "why", r.o.NoLease,
+			"risk", "an apply of the same cluster at the same moment may write the same change again")
 	}
 	if res, ok := r.write(ctx, plan); !ok {
 		return nil, plan, res, true

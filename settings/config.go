@@ -226,6 +226,23 @@ func (c *Config) suggestTypo(err error) error {
 var requiredWorkerProps = []string{"bootstrap.servers", "group.id", "config.storage.topic", "offset.storage.topic", "status.storage.topic",
 	"key.converter", "value.converter"}
 
+// NoWorkerSettings reports whether the worker settings read hold none of
+// the required worker properties at all (no CONNECT_* variable, no worker
+// file): the environment of a CI runner, not a worker's with a typo. An
+// incomplete set is not this: it is a mistake to name (Load's error).
+// False when they could not be read.
+func (c *Config) NoWorkerSettings() bool {
+	if c == nil || c.Worker == nil {
+		return false
+	}
+	for _, key := range requiredWorkerProps {
+		if _, set := c.Worker[key]; set {
+			return false
+		}
+	}
+	return true
+}
+
 // missingProblem says what is wrong with a required worker property that
 // has no value: unset, or set but empty. Confluent's ub (CP >= 8.1)
 // checks only that its required variables exist, so an empty one passes
