@@ -49,9 +49,9 @@ func (s Settings) RESTTLS(base *tls.Config) (*tls.Config, error) {
 	}
 	switch {
 	case s.RESTCertFile != "" && s.RESTKeyFile == "":
-		return nil, s.badSetting(RESTKeyFile, "is not set, but "+s.Name(RESTCertFile)+" is", "give the client certificate's private key too (PEM)")
+		return nil, s.badSetting(RESTKeyFile, "is not set, but "+s.Name(RESTCertFile)+" is", "give the client certificate's private key too (PEM): apply --key or "+RESTKeyFile)
 	case s.RESTKeyFile != "" && s.RESTCertFile == "":
-		return nil, s.badSetting(RESTCertFile, "is not set, but "+s.Name(RESTKeyFile)+" is", "give the client certificate too (PEM)")
+		return nil, s.badSetting(RESTCertFile, "is not set, but "+s.Name(RESTKeyFile)+" is", "give the client certificate too (PEM): apply --cert or "+RESTCertFile)
 	case s.RESTCertFile != "":
 		pair, err := tls.LoadX509KeyPair(s.RESTCertFile, s.RESTKeyFile)
 		if err != nil {

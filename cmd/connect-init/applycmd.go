@@ -62,8 +62,9 @@ type applyFlags struct {
 // timed out; 2: a bad file (named with its line), a definition Connect's
 // validation refused, a prune of a directory that defines nothing, or bad
 // flags; 3: a dry run with --detailed-exitcode that would write;
-// 128+signal when SIGTERM or SIGINT stopped it. --dry-run with --url
-// reads only that worker's REST API (dryRunAt).
+// 128+signal when SIGTERM or SIGINT stopped it. --dry-run with --url,
+// and --url where no worker setting is set at all (a CI runner), reach
+// only that URL's REST API (applyAt).
 func (c *cli) applyCommand(ctx context.Context, args []string) int {
 	s, af, code, done := c.applyArgs(args)
 	if done {

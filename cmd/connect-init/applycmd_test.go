@@ -85,6 +85,11 @@ func TestApplyBadInput(t *testing.T) {
 		{args: []string{"--dir", twoBad}, wants: []string{twoBadA + ":3:", `unknown field \"confg\"`, twoBadB + ": connector.class is missing", "bad_files=2"}},
 		{env: []string{"CONNECT_INIT_CONNECTORS_DIR=" + twoBad}, args: []string{"--url", "http://127.0.0.1:1", "--dry-run"}, wants: []string{twoBadA + ":3:", twoBadB}},
 		{args: []string{"--dir", good}, env: []string{"CONNECT_GROUP_ID="}, wants: []string{"group.id"}},
+		// Incomplete worker settings are a mistake to name, not a CI runner:
+		// --url does not turn them into an apply through the REST API alone.
+		{args: []string{"--dir", good, "--url", "http://127.0.0.1:1"}, env: []string{"CONNECT_GROUP_ID="}, wants: []string{"group.id"}},
+		{args: []string{"--dir", good, "--url", "https://127.0.0.1:1", "--cacert", filepath.Join(dir, "missing.pem")}, wants: []string{"setting=--cacert", "cannot be read"}},
+		{args: []string{"--dir", good, "--url", "https://127.0.0.1:1", "--cert", badFile}, wants: []string{"CONNECT_INIT_REST_KEY_FILE", "is not set, but --cert is"}},
 	} {
 		var stdout, stderr bytes.Buffer
 		code := run(context.Background(), append([]string{"apply"}, c.args...), append(append([]string{}, env...), c.env...), &stdout, &stderr)
