@@ -83,3 +83,39 @@ func testPEMs(t *testing.T, dir string) (ca, cert, key string) {
 	os.WriteFile(key, pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: kder}), 0o600)
 	return cert, cert, key
 }
+
+// TestNoWorkerSettings: only an environment with no worker setting at all
+// (whatever the image flavour, whose own checks refuse such an
+// environment) counts as a CI runner's; a partial one, a worker file, or a
+// complete one does not. Kubernetes' service links are no worker settings.
+func TestNoWorkerSettings(t *testing.T) {
+	o := Options{Root: t.TempDir()}
+	full := []string{"CONNECT_BOOTSTRAP_SERVERS=k:9092", "CONNECT_GROUP_ID=g", "CONNECT_CONFIG_STORAGE_TOPIC=c", "CONNECT_OFFSET_STORAGE_TOPIC=o",
+		"CONNECT_STATUS_STORAGE_TOPIC=s", "CONNECT_KEY_CONVERTER=x", "CONNECT_VALUE_CONVERTER=x", "CONNECT_REST_ADVERTISED_HOST_NAME=w"}
+	for _, c := range []struct {
+		image string
+		env   []string
+		file  string
+		want  bool
+	}{
+		{"", []string{"PATH=/bin"}, "", true},
+		{"confluent-dub", nil, "", true},
+		{"confluent-ub", []string{"CONNECT_INIT_TIMEOUT=1m"}, "", true},
+		{"confluent-dub", []string{"CONNECT_SERVICE_HOST=10.0.0.1", "CONNECT_PORT=tcp://10.0.0.1:8083"}, "", true},
+		{"debezium", nil, "", true},
+		{"apache", nil, "", true},
+		{"properties", nil, "", true},
+		{"", full, "", false},
+		{"confluent-dub", []string{"CONNECT_GROUP_ID=g"}, "", false},
+		{"", []string{"CONNECT_GROUP_ID="}, "", false},
+		{"debezium", []string{"GROUP_ID=g"}, "", false},
+		{"debezium", []string{"CONNECT_BOOTSTRAP_SERVERS=k:9092"}, "", false},
+		{"apache", nil, "/etc/connect.properties", false},
+		{"", nil, "/etc/connect.properties", false},
+	} {
+		s := Settings{Image: c.image, WorkerConfig: c.file}
+		if got := o.NoWorkerSettings(c.env, s); got != c.want {
+			t.Errorf("image %q, env %q, file %q: NoWorkerSettings = %v, want %v", c.image, c.env, c.file, got, c.want)
+		}
+	}
+}

@@ -96,7 +96,7 @@ func (c *cli) applyCommand(ctx context.Context, args []string) int {
 	// --url with no worker settings at all (a CI runner): the REST API
 	// alone. Worker settings, even incomplete, mean the full proof.
 	if af.url != "" {
-		if wc, err := c.options.Inspect(c.env, s); err != nil && wc.NoWorkerSettings() {
+		if c.options.NoWorkerSettings(c.env, s) {
 			return c.applyAt(ctx, s, af, conns, out, log, nil, metrics)
 		}
 	}
