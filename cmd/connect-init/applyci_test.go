@@ -202,3 +202,36 @@ func TestApplyThroughRESTOnly(t *testing.T) {
 		t.Errorf("empty prune: exit %d, %d requests\n%s", code, len(fc.requests())-before, stderr.String())
 	}
 }
+
+// TestRESTOnlyPruneOfAnotherCluster: through the REST API alone nothing
+// proves the URL reaches the cluster the files are for, so a prune that
+// would delete in a cluster holding none of the directory's connectors (a
+// typo in --url reaching another Connect cluster) is refused, exit 2,
+// nothing written; without --prune the connectors are created, and then
+// the prune goes ahead.
+func TestRESTOnlyPruneOfAnotherCluster(t *testing.T) {
+	fc := &fakeConnect{prefix: "", conns: map[string]map[string]string{"theirs": {"connector.class": "C", "name": "theirs"}}}
+	srv := httptest.NewServer(fc)
+	defer srv.Close()
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "mine.json"), []byte(`{"connector.class": "C"}`), 0o644)
+	apply := func(args ...string) (int, string) {
+		var stdout, stderr bytes.Buffer
+		code := run(context.Background(), append([]string{"apply", "--dir", dir, "--url", srv.URL, "--wait=0"}, args...), []string{"PATH=/usr/bin"}, &stdout, &stderr)
+		return code, stdout.String() + stderr.String()
+	}
+	code, out := apply("--prune")
+	if code != 2 || !strings.Contains(out, "refusing to prune through "+srv.URL) || !strings.Contains(out, "holds none of the 1 connectors") || len(fc.writes()) != 0 || fc.conns["theirs"] == nil {
+		t.Fatalf("prune of another cluster: exit %d, writes %q\n%s", code, fc.writes(), out)
+	}
+	// The dry run shows the plan (it writes nothing either way).
+	if code, out := apply("--dry-run", "--prune"); code != 0 || !strings.Contains(out, "- delete     theirs") {
+		t.Fatalf("dry run: exit %d\n%s", code, out)
+	}
+	if code, out := apply(); code != 0 || fc.conns["mine"] == nil || fc.conns["theirs"] == nil {
+		t.Fatalf("apply without --prune: exit %d\n%s", code, out)
+	}
+	if code, out := apply("--prune"); code != 0 || fc.conns["theirs"] != nil {
+		t.Fatalf("prune once the cluster holds the directory's connector: exit %d\n%s", code, out)
+	}
+}

@@ -435,6 +435,7 @@ func (c *cli) applyAt(ctx context.Context, s settings.Settings, af applyFlags, c
 			"gate", "apply", "url", api.Target.Raw, "version", version, "dir", af.dir, "definitions", len(conns), "prune", af.prune)
 	} else {
 		opts.NoLease = "apply --url without worker settings reaches only the REST API, and the lease lives on the brokers (connect-init's lock topic)"
+		opts.Unproven = "the worker is not proven a member of the group (that needs the brokers)"
 		log.Warn("applying through the REST API only: the worker is not proven a member of the group and the apply lease is not taken (both need the brokers)",
 			"gate", "apply", "url", api.Target.Raw, "version", version, "dir", af.dir, "definitions", len(conns), "prune", af.prune,
 			"fix", "to have both, run apply with the worker settings (CONNECT_*) where the brokers are reachable")
