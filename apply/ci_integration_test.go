@@ -34,8 +34,10 @@ import (
 // a client certificate. Without the CA nothing is written and the fix
 // names --cacert; with --cacert, --cert and --key the connector is
 // validated, created and waited for until it runs, every request under the
-// prefix, the missing lease said in the output and the log; a dry run of
-// a change logs what it would do, not what it did; the update is written.
+// prefix, the missing lease said in the output and the log; a prune from
+// a directory none of whose connectors the cluster holds is refused with
+// no write; a dry run of a change logs what it would do, not what it did;
+// the update is written.
 func TestApplyFromCIRunner(t *testing.T) {
 	pki := newTestPKI(t)
 	target, err := url.Parse(worker.Spec.RESTURL)
@@ -134,6 +136,17 @@ func TestApplyFromCIRunner(t *testing.T) {
 	}
 	t.Logf("applied through the https proxy in %s", took.Round(100*time.Millisecond))
 
+	// A prune from a directory none of whose connectors the cluster holds
+	// (as through a typo in --url, to another cluster): refused, nothing
+	// written, the package's seed connector still there.
+	other := filepath.Join(t.TempDir(), "other")
+	writeFile(t, other, "ci-other.json", sinkJSON("ci-other", seedTopic, out, ""))
+	before := configEnd(t)
+	code, o = testbedRun(t, env, "apply", "--dir", other, "--url", u, "--prune", "--cacert", pki.caFile, "--cert", pki.clientCert, "--key", pki.clientKey)
+	if code != 2 || !strings.Contains(o, "refusing to prune through "+u) || connectorConfig(t, "seed-source") == nil || connectorConfig(t, "ci-other") != nil || configEnd(t) != before {
+		t.Fatalf("prune of a cluster holding none of the directory's connectors: exit %d\n%s", code, o)
+	}
+
 	// A change: the dry run's log says what it would do.
 	writeFile(t, dir, "ci-sink.json", sinkJSON("ci-sink", seedTopic, out, `,
     "errors.tolerance": "all"`))
@@ -207,4 +220,16 @@ func newTestPKI(t *testing.T) testPKI {
 	}
 	p.clientCert, p.clientKey = write("client.pem", "CERTIFICATE", cliDER), write("client.key", "PRIVATE KEY", kder)
 	return p
+}
+
+// testbedRun runs the binary with env and args.
+func testbedRun(t *testing.T, env []string, args ...string) (int, string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	code, o, err := testbed.Run(ctx, binary, args, env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return code, o
 }
