@@ -79,7 +79,7 @@ func (c *cli) applyCommand(ctx context.Context, args []string) int {
 		return startup.ExitConfig
 	}
 	if af.dryRun && af.url != "" {
-		return c.applyAt(ctx, s, af, conns, out, log, nil, nil)
+		return c.applyAt(ctx, s, af, conns, out, log, nil)
 	}
 	// The metrics' address is taken before anything is written: one in
 	// use is bad input, not a line in the log after the apply.
@@ -97,7 +97,7 @@ func (c *cli) applyCommand(ctx context.Context, args []string) int {
 	// alone. Worker settings, even incomplete, mean the full proof.
 	if af.url != "" {
 		if c.options.NoWorkerSettings(c.env, s) {
-			return c.applyAt(ctx, s, af, conns, out, log, nil, metrics)
+			return c.applyAt(ctx, s, af, conns, out, log, metrics)
 		}
 	}
 	cfg, clients, err := startup.LoadConfig(c.options, c.env, s, log)
@@ -397,7 +397,7 @@ func (p *prefixWriter) flush() {
 // wait for the connectors to run. The REST client's TLS is the
 // CONNECT_INIT_REST_CA_FILE/CERT_FILE/KEY_FILE files on top of the worker
 // settings' when those can be read.
-func (c *cli) applyAt(ctx context.Context, s settings.Settings, af applyFlags, conns []apply.Connector, out io.Writer, log *slog.Logger, f *workers.Finder, metrics *apply.Metrics) int {
+func (c *cli) applyAt(ctx context.Context, s settings.Settings, af applyFlags, conns []apply.Connector, out io.Writer, log *slog.Logger, metrics *apply.Metrics) int {
 	rest := &restclient.Client{Timeout: 10 * time.Second, Clock: c.clock, Auth: s.RESTAuth(), WriteTimeout: af.writeTimeout}
 	if cfg, err := c.options.Load(c.env, s); err == nil {
 		rest.TLS = cfg.RESTClientTLS
@@ -428,6 +428,7 @@ func (c *cli) applyAt(ctx context.Context, s settings.Settings, af applyFlags, c
 		}
 		return startup.ExitGate
 	}
+	api.Clock = c.clock
 	opts := apply.Options{Out: out, Log: log, Clock: c.clock, Prune: af.prune, DryRun: af.dryRun, Wait: af.wait, Source: af.dir,
 		AllowEmptyPrune: af.allowEmptyPrune, JSON: af.json, DetailedExitCode: af.detailedExitCode}
 	if af.dryRun {
@@ -448,7 +449,7 @@ func (c *cli) applyAt(ctx context.Context, s settings.Settings, af applyFlags, c
 	if !af.watch || res.Code == apply.ExitBadDefinition {
 		return res.Code
 	}
-	c.watch(ctx, api, conns, s, af, f, opts, metrics)
+	c.watch(ctx, api, conns, s, af, nil, opts, metrics) // no finder: --url is never --wait-local
 	code, _ := applyInterrupted(ctx, log)
 	return code
 }
