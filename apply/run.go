@@ -243,8 +243,8 @@ func (r *runner) prepare(ctx context.Context) (*Listing, Plan, Result, bool) {
 	plan := Compute(r.desired, listing.Current, r.o.Prune)
 	if err := r.unprovenPrune(plan); err != nil && !r.o.DryRun {
 		printPlan(r.out, plan, r.red, r.api.Target.Raw, r.o.Source)
-		r.out.f("\n%v\n", err)
-		r.o.Log.Error("refusing to prune", "gate", "apply", "error", err.Error(),
+		r.out.f("\n%v; nothing was written\n", err)
+		r.o.Log.Error("refusing to prune; nothing was written", "gate", "apply", "error", err.Error(),
 			"fix", "apply once without --prune (it creates the directory's connectors), or check --url; or run apply with the worker settings, which prove the cluster")
 		return nil, plan, Result{Code: ExitBadDefinition, Plan: plan}, true
 	}
@@ -308,7 +308,7 @@ func (r *runner) unprovenPrune(plan Plan) error {
 			return nil // the cluster held it before this process wrote
 		}
 	}
-	return fmt.Errorf("refusing to prune through %s: %s, and the cluster holds none of the %d connectors the directory defines, so nothing shows it is the cluster these files are for (a typo in the URL?); deleting %d connectors of it was refused, nothing was written",
+	return fmt.Errorf("refusing to prune through %s: %s, and the cluster holds none of the %d connectors the directory defines, so nothing shows it is the cluster these files are for (a typo in the URL?): its %d other connectors are not deleted",
 		r.api.Target.Raw, r.o.Unproven, len(r.desired), plan.Count(Delete))
 }
 
