@@ -69,16 +69,60 @@ func (e *FileError) Error() string {
 	return fmt.Sprintf("%s: %s", e.File, e.Problem)
 }
 
+// FileErrors are every bad file of a directory, in name order: one run
+// names them all (each with its line and problem), so that a directory
+// with three broken files is fixed in one round, not three. Load returns
+// a lone bad file as its *FileError, several as FileErrors; errors.As
+// finds the first *FileError in either.
+type FileErrors []*FileError
+
+// Error is one file's error per line.
+func (e FileErrors) Error() string {
+	lines := make([]string, len(e))
+	for i, fe := range e {
+		lines[i] = fe.Error()
+	}
+	return strings.Join(lines, "\n")
+}
+
+// Unwrap gives the files' errors to errors.As and errors.Is.
+func (e FileErrors) Unwrap() []error {
+	errs := make([]error, len(e))
+	for i, fe := range e {
+		errs[i] = fe
+	}
+	return errs
+}
+
+// EachFileError is every *FileError err holds: the one of a lone bad
+// file, each of FileErrors, or err itself as one when it is another error.
+func EachFileError(err error) []*FileError {
+	var many FileErrors
+	var one *FileError
+	switch {
+	case err == nil:
+		return nil
+	case errors.As(err, &many):
+		return many
+	case errors.As(err, &one):
+		return []*FileError{one}
+	}
+	return []*FileError{{Problem: err.Error()}}
+}
+
 // Load reads every *.json and *.properties file of dir (not recursing;
 // names starting with "." are skipped, as Kubernetes' ConfigMap mounts keep
-// their ..data links there), in name order. Any bad file, or two files
-// defining the same connector, is an error; so is a directory that cannot
-// be read. Other files are returned by name in skipped.
+// their ..data links there), in name order. Every bad file, and every file
+// defining a connector an earlier file defines, is reported (a *FileError
+// for one, FileErrors for several), and then no connector is returned: a
+// directory is used whole or not at all. A directory that cannot be read
+// is an error. Other files are returned by name in skipped.
 func Load(dir string) (conns []Connector, skipped []string, err error) {
 	entries, err := os.ReadDir(dir)
 	if err != nil {
 		return nil, nil, &FileError{File: dir, Problem: "cannot read the connectors directory: " + pathErr(err)}
 	}
+	var bad FileErrors
 	seen := map[string]string{}
 	for _, e := range entries {
 		name := e.Name()
@@ -97,7 +141,8 @@ func Load(dir string) (conns []Connector, skipped []string, err error) {
 		}
 		data, err := os.ReadFile(path)
 		if err != nil {
-			return nil, nil, &FileError{File: path, Problem: "cannot be read: " + pathErr(err)}
+			bad = append(bad, &FileError{File: path, Problem: "cannot be read: " + pathErr(err)})
+			continue
 		}
 		base := strings.TrimSuffix(name, filepath.Ext(name))
 		var c Connector
@@ -107,13 +152,26 @@ func Load(dir string) (conns []Connector, skipped []string, err error) {
 			c, err = parseProperties(path, base, data)
 		}
 		if err != nil {
-			return nil, nil, err
+			var fe *FileError
+			if !errors.As(err, &fe) {
+				fe = &FileError{File: path, Problem: err.Error()}
+			}
+			bad = append(bad, fe)
+			continue
 		}
 		if other, dup := seen[c.Name]; dup {
-			return nil, nil, &FileError{File: path, Problem: fmt.Sprintf("defines connector %q, which %s defines too: one file per connector", c.Name, other)}
+			bad = append(bad, &FileError{File: path, Problem: fmt.Sprintf("defines connector %q, which %s defines too: one file per connector", c.Name, other)})
+			continue
 		}
 		seen[c.Name] = path
 		conns = append(conns, c)
+	}
+	switch len(bad) {
+	case 0:
+	case 1:
+		return nil, nil, bad[0]
+	default:
+		return nil, nil, bad
 	}
 	sort.Slice(conns, func(i, j int) bool { return conns[i].Name < conns[j].Name })
 	return conns, skipped, nil

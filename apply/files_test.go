@@ -1,6 +1,7 @@
 package apply
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -92,5 +93,44 @@ func TestLoadDuplicateNamesAndMissingDir(t *testing.T) {
 	}
 	if _, _, err := Load(filepath.Join(dir, "missing")); err == nil || !strings.Contains(err.Error(), "cannot read the connectors directory") {
 		t.Errorf("missing dir: %v", err)
+	}
+}
+
+// TestLoadReportsEveryBadFile: every bad file of a directory is reported
+// in one Load, each with its file and line, and no connector is returned
+// (the good file among them is not applied alone).
+func TestLoadReportsEveryBadFile(t *testing.T) {
+	dir := t.TempDir()
+	a := write(t, dir, "a.json", "{\n \"name\": \"a\",\n \"confg\": {\"connector.class\": \"C\"}\n}\n")
+	write(t, dir, "b.json", `{"connector.class": "C"}`)
+	c := write(t, dir, "c.properties", "name=c\nx=\\u12G4\n")
+	d := write(t, dir, "d.properties", "name=b\nconnector.class=C\n")
+	conns, _, err := Load(dir)
+	if conns != nil {
+		t.Errorf("Load returned %d connectors beside its errors", len(conns))
+	}
+	var many FileErrors
+	if !errors.As(err, &many) || len(many) != 3 {
+		t.Fatalf("Load = %v, want 3 FileErrors", err)
+	}
+	want := []struct {
+		file string
+		line int
+		has  string
+	}{{a, 3, `unknown field "confg"`}, {c, 2, ""}, {d, 0, `defines connector "b", which ` + filepath.Join(dir, "b.json") + " defines too"}}
+	for i, w := range want {
+		if many[i].File != w.file || many[i].Line != w.line || !strings.Contains(many[i].Problem, w.has) {
+			t.Errorf("error %d = %s (line %d), want %s:%d %q", i, many[i], many[i].Line, w.file, w.line, w.has)
+		}
+	}
+	var first *FileError
+	if !errors.As(err, &first) || first.File != a {
+		t.Errorf("errors.As finds %v, want the first file's error", first)
+	}
+	if got := EachFileError(err); len(got) != 3 {
+		t.Errorf("EachFileError = %d errors", len(got))
+	}
+	if !strings.Contains(err.Error(), a+":3:") || !strings.Contains(err.Error(), c+":2:") {
+		t.Errorf("message %q does not name every file", err)
 	}
 }

@@ -123,6 +123,20 @@ type Options struct {
 	// plans again after taking it: another apply may have written
 	// meanwhile.
 	Lease func(ctx context.Context, hold time.Duration) (release func(), err error)
+	// NoLease, when Lease is nil, says why this apply writes without the
+	// lease (an apply through the REST API alone reaches no broker, and
+	// the lease lives on one): the plan's output and the log say so
+	// before the first write, since a concurrent apply may then write the
+	// same change again.
+	NoLease string
+	// Unproven, when set, says why the worker is not proven to belong to
+	// the cluster the definitions are for (an apply through the REST API
+	// alone: no Kafka cluster id, no group membership checked). Then a
+	// prune deletes only in a cluster that already holds at least one of
+	// the directory's connectors: a typo in the URL, which reaches another
+	// Connect cluster, must not delete that cluster's connectors
+	// (AllowEmptyPrune, which asks to delete every connector, aside).
+	Unproven string
 }
 
 // Result is what Run did.
@@ -145,6 +159,9 @@ type runner struct {
 	out     *printer
 	red     *Redactor
 	clk     clock.Clock
+	// made are the connectors this process created: no evidence that the
+	// cluster is the directory's (unprovenPrune), since it made them.
+	made map[string]bool
 }
 
 // Run is the whole apply against one worker: read the cluster, plan,
@@ -200,6 +217,10 @@ func (r *runner) writeAll(ctx context.Context, plan Plan) (*Listing, Plan, Resul
 			return listing, again, res, done
 		}
 		plan = again
+	} else if r.o.NoLease != "" {
+		r.out.f("writing without the apply lease: %s\n", r.o.NoLease)
+		r.o.Log.Warn("writing without the apply lease", "gate", "apply", "why", r.o.NoLease,
+			"risk", "an apply of the same cluster at the same moment may write the same change again")
 	}
 	if res, ok := r.write(ctx, plan); !ok {
 		return nil, plan, res, true
@@ -220,6 +241,13 @@ func (r *runner) prepare(ctx context.Context) (*Listing, Plan, Result, bool) {
 		return nil, Plan{}, Result{Code: ExitFailed}, true
 	}
 	plan := Compute(r.desired, listing.Current, r.o.Prune)
+	if err := r.unprovenPrune(plan); err != nil && !r.o.DryRun {
+		printPlan(r.out, plan, r.red, r.api.Target.Raw, r.o.Source)
+		r.out.f("\n%v; nothing was written\n", err)
+		r.o.Log.Error("refusing to prune; nothing was written", "gate", "apply", "error", err.Error(),
+			"fix", "apply once without --prune (it creates the directory's connectors), or check --url; or run apply with the worker settings, which prove the cluster")
+		return nil, plan, Result{Code: ExitBadDefinition, Plan: plan}, true
+	}
 	r.learn(listing)
 	// Validation first: nothing is written unless every new or changed
 	// definition passes.
@@ -265,6 +293,23 @@ func (r *runner) prepare(ctx context.Context) (*Listing, Plan, Result, bool) {
 		return nil, plan, Result{Code: code, Plan: plan}, true
 	}
 	return listing, plan, Result{}, false
+}
+
+// unprovenPrune refuses, for a worker not proven ours (Options.Unproven),
+// a plan that deletes while the cluster holds none of the directory's
+// connectors (those this process created do not count): nothing then
+// shows it is the cluster the files are for.
+func (r *runner) unprovenPrune(plan Plan) error {
+	if r.o.Unproven == "" || !r.o.Prune || r.o.AllowEmptyPrune || plan.Count(Delete) == 0 {
+		return nil
+	}
+	for _, s := range plan.Steps {
+		if (s.Kind == Update || s.Kind == Unchanged) && !r.made[s.Name] {
+			return nil // the cluster held it before this process wrote
+		}
+	}
+	return fmt.Errorf("refusing to prune through %s: %s, and the cluster holds none of the %d connectors the directory defines, so nothing shows it is the cluster these files are for (a typo in the URL?): its %d other connectors are not deleted",
+		r.api.Target.Raw, r.o.Unproven, len(r.desired), plan.Count(Delete))
 }
 
 // learn teaches the redactor every value of the cluster's and the files'

@@ -233,6 +233,21 @@ func (r *runner) repair(ctx context.Context, l *Listing, m *Metrics) {
 	if !plan.Writes() {
 		return
 	}
+	if err := r.unprovenPrune(plan); err != nil {
+		// The rest is put back; only the deletes wait for a cluster that
+		// shows it is ours.
+		r.o.Log.Error("watch: refusing to prune; nothing is deleted", "error", err.Error(), "next_look", "at the next interval")
+		var keep []Step
+		for _, s := range plan.Steps {
+			if s.Kind != Delete {
+				keep = append(keep, s)
+			}
+		}
+		plan.Steps = keep
+		if !plan.Writes() {
+			return
+		}
+	}
 	for _, s := range plan.Steps {
 		if s.Kind == Unchanged {
 			continue
@@ -248,6 +263,12 @@ func (r *runner) repair(ctx context.Context, l *Listing, m *Metrics) {
 		return
 	}
 	for _, s := range again.Steps {
+		if s.Kind == Create {
+			if r.made == nil {
+				r.made = map[string]bool{}
+			}
+			r.made[s.Name] = true
+		}
 		if s.Kind != Unchanged {
 			r.o.Log.Info("watch: put back", "connector", s.Name, "action", string(s.Kind))
 			m.repaired(s.Name, s.Kind)

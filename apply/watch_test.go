@@ -193,3 +193,22 @@ func TestWatchStandsByUntilActive(t *testing.T) {
 		t.Errorf("acted before its turn:\n%s", logs)
 	}
 }
+
+// A watcher through the REST API alone (Options.Unproven) over a cluster
+// that holds none of its connectors and one of another's: it puts its own
+// back but deletes nothing, not even once the connector it put back is
+// there (it made it: no evidence), and says why at every look.
+func TestWatchUnprovenPruneDeletesNothing(t *testing.T) {
+	a := conn("a", "", "connector.class", "C", "topic", "t")
+	f := &fakeConnect{configs: map[string]map[string]string{"theirs": {"name": "theirs", "connector.class": "C"}}, status: running}
+	logs, _ := watchFake(t, f, []Connector{a}, WatchOptions{Options: Options{Prune: true, Unproven: "not proven"}, Interval: time.Second},
+		func(l string) bool { return strings.Count(l, "watch: refusing to prune") >= 3 })
+	if !strings.Contains(logs, `msg="watch: refusing to prune; nothing is deleted"`) || !strings.Contains(logs, "holds none of the 1 connectors") {
+		t.Errorf("the refusal is not logged:\n%s", logs)
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.configs["theirs"] == nil || f.deleted != 0 || f.configs["a"] == nil {
+		t.Errorf("configs %v, %d deletes", f.configs, f.deleted)
+	}
+}

@@ -23,7 +23,11 @@ func TestParse(t *testing.T) {
 		"http://w":               {Scheme: "http", Host: "w", Port: "80"},
 		"http://[::1]:8083/":     {Scheme: "http", Host: "::1", Port: "8083"},
 		"http://%3A%3A1:8083/":   {Scheme: "http", Host: "::1", Port: "8083"},
-		"http://fd00%3A%3A9:1/x": {Scheme: "http", Host: "fd00::9", Port: "1"},
+		"http://fd00%3A%3A9:1/x": {Scheme: "http", Host: "fd00::9", Port: "1", Path: "/x"},
+		// Connect behind a reverse proxy: the path prefix is kept.
+		"https://gw:8443/kafka-connect/": {Scheme: "https", Host: "gw", Port: "8443", Path: "/kafka-connect"},
+		"http://gw/a/b":                  {Scheme: "http", Host: "gw", Port: "80", Path: "/a/b"},
+		"http://gw/a%20b/":               {Scheme: "http", Host: "gw", Port: "80", Path: "/a%20b"},
 	} {
 		got, err := Parse(raw)
 		want.Raw = raw
@@ -31,13 +35,51 @@ func TestParse(t *testing.T) {
 			t.Errorf("Parse(%q) = %+v, %v; want %+v", raw, got, err, want)
 		}
 	}
-	for _, raw := range []string{"ftp://w/", "http://", "::nonsense", "http://%3A%3A1/"} {
+	for _, raw := range []string{"ftp://w/", "http://", "::nonsense", "http://%3A%3A1/", "http://w/?x=1", "http://w/#f"} {
 		if _, err := Parse(raw); err == nil {
 			t.Errorf("Parse(%q): no error", raw)
 		}
 	}
 	if got := (Target{Scheme: "http", Host: "::1", Port: "8083"}).Base(); got != "http://[::1]:8083/" {
 		t.Errorf("Base = %q", got)
+	}
+}
+
+// TestPathPrefixIsKept: every kind of request to a URL with a path prefix
+// (Connect behind a reverse proxy) goes under that prefix, and nothing
+// reaches the root.
+func TestPathPrefixIsKept(t *testing.T) {
+	var paths []string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		paths = append(paths, r.Method+" "+r.URL.RequestURI())
+		if r.URL.Path == "/kafka-connect/health" {
+			io.WriteString(w, `{"status":"healthy","message":"ok"}`)
+			return
+		}
+		io.WriteString(w, `{}`)
+	}))
+	defer srv.Close()
+	tg, err := Parse(srv.URL + "/kafka-connect/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := &Client{}
+	ctx := context.Background()
+	if _, err := c.Get(ctx, tg, "", nil); err != nil {
+		t.Fatal(err)
+	}
+	if r := c.Health(ctx, tg, nil); !r.Ready {
+		t.Errorf("Health = %+v", r)
+	}
+	if _, err := c.GetLarge(ctx, tg, "connectors?expand=info"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Write(ctx, tg, Write{Method: http.MethodPut, Path: "connectors/a/config", Body: []byte(`{}`), Until: time.Now().Add(time.Minute)}); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"GET /kafka-connect/", "GET /kafka-connect/health", "GET /kafka-connect/connectors?expand=info", "PUT /kafka-connect/connectors/a/config"}
+	if strings.Join(paths, "|") != strings.Join(want, "|") {
+		t.Errorf("requests = %q, want %q", paths, want)
 	}
 }
 

@@ -26,6 +26,10 @@ type Target struct {
 	Scheme string
 	// Host has no brackets; Port is explicit or the scheme's default.
 	Host, Port string
+	// Path is the URL's path prefix, escaped, without the trailing slash:
+	// "" for a worker's own URL, "/kafka-connect" for Connect behind a
+	// reverse proxy that serves it there. Every request goes under it.
+	Path string
 }
 
 // Parse parses a REST URL as Connect advertises it. Connect percent-encodes
@@ -46,12 +50,15 @@ func Parse(raw string) (Target, error) {
 	if err != nil {
 		return Target{}, fmt.Errorf("cannot parse REST URL %q: %w", raw, err)
 	}
-	t := Target{Raw: raw, Scheme: strings.ToLower(u.Scheme), Host: u.Hostname(), Port: u.Port()}
+	t := Target{Raw: raw, Scheme: strings.ToLower(u.Scheme), Host: u.Hostname(), Port: u.Port(), Path: strings.TrimRight(u.EscapedPath(), "/")}
 	if t.Scheme != "http" && t.Scheme != "https" {
 		return Target{}, fmt.Errorf("REST URL %q: scheme must be http or https", raw)
 	}
 	if t.Host == "" {
 		return Target{}, fmt.Errorf("REST URL %q has no host", raw)
+	}
+	if u.RawQuery != "" || u.Fragment != "" {
+		return Target{}, fmt.Errorf("REST URL %q has a query or fragment; give scheme, host, port and an optional path prefix", raw)
 	}
 	if t.Port == "" {
 		t.Port = DefaultPort(t.Scheme)
@@ -70,5 +77,7 @@ func DefaultPort(scheme string) string {
 // HostPort is host:port, bracketed for IPv6.
 func (t Target) HostPort() string { return net.JoinHostPort(t.Host, t.Port) }
 
-// Base is scheme://host:port/, the URL requests are built on.
-func (t Target) Base() string { return t.Scheme + "://" + t.HostPort() + "/" }
+// Base is scheme://host:port/ with the path prefix, if any
+// (scheme://host:port/kafka-connect/), the URL requests are built on: a
+// Connect behind a reverse proxy is reached where the proxy serves it.
+func (t Target) Base() string { return t.Scheme + "://" + t.HostPort() + t.Path + "/" }

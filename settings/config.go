@@ -226,6 +226,53 @@ func (c *Config) suggestTypo(err error) error {
 var requiredWorkerProps = []string{"bootstrap.servers", "group.id", "config.storage.topic", "offset.storage.topic", "status.storage.topic",
 	"key.converter", "value.converter"}
 
+// NoWorkerSettings reports whether environ and s give no worker setting at
+// all: no worker file, and none of the required worker properties in the
+// variables the image's flavour reads (CONNECT_*, or Debezium's unprefixed
+// ones). That is a CI runner's environment, or `docker run` of a worker
+// image for a one-off apply, not a worker's with a typo: an incomplete set
+// is a mistake to name (Load's error), and complete settings are loaded.
+// The image's own checks (which refuse before reading anything when its
+// required variables are unset) do not decide it.
+func (o Options) NoWorkerSettings(environ []string, s Settings) bool {
+	if s.WorkerConfig != "" {
+		return false
+	}
+	c, err := o.Inspect(environ, s)
+	if err == nil || c == nil {
+		return false
+	}
+	if !c.Flavour.UsesEnv() {
+		return true // the settings come only from the file, and there is none
+	}
+	if c.Flavour == workerconfig.Debezium {
+		// Debezium's entrypoint refuses before reading when BOOTSTRAP_SERVERS
+		// is unset: look for its inputs of the required properties, and
+		// their CONNECT_* forms, which it also reads.
+		for _, kv := range workerconfig.WithoutOwn(environ) {
+			name, _, _ := strings.Cut(kv, "=")
+			switch strings.TrimPrefix(name, "CONNECT_") {
+			case "BOOTSTRAP_SERVERS", "GROUP_ID", "CONFIG_STORAGE_TOPIC", "OFFSET_STORAGE_TOPIC", "STATUS_STORAGE_TOPIC":
+				return false
+			}
+			if strings.Contains(name, "PORT_9092_TCP") {
+				return false // a Docker link to a broker
+			}
+		}
+		return true
+	}
+	l, lerr := workerconfig.LoadFor(workerconfig.LoadOptions{Flavour: c.Flavour, Environ: environ, Root: o.Root, HostAddress: o.HostAddress, NoImageChecks: true})
+	if lerr != nil {
+		return false
+	}
+	for _, key := range requiredWorkerProps {
+		if _, set := l.Props[key]; set {
+			return false
+		}
+	}
+	return true
+}
+
 // missingProblem says what is wrong with a required worker property that
 // has no value: unset, or set but empty. Confluent's ub (CP >= 8.1)
 // checks only that its required variables exist, so an empty one passes

@@ -109,6 +109,9 @@ type Settings struct {
 	RESTUsername, RESTUsernameFile string
 	RESTPassword, RESTPasswordFile string
 	RESTToken, RESTTokenFile       string
+	// RESTCAFile, RESTCertFile and RESTKeyFile are the REST client's own
+	// TLS files (PEM), for apply; RESTTLS reads them.
+	RESTCAFile, RESTCertFile, RESTKeyFile string
 
 	// Flags lists the variables whose value came from a command-line flag
 	// ("CONNECT_INIT_TIMEOUT" -> "--timeout"), so that messages name what

@@ -183,6 +183,17 @@ var table = []Setting{
 	{Env: RESTToken + fileSuffix, Flag: "rest-token-file", Commands: rest,
 		Help:  "a file holding the REST bearer token",
 		field: func(s *Settings) any { return &s.RESTTokenFile }},
+	// The REST client's own TLS files (resttls.go), for apply from a CI
+	// runner that has no worker settings to derive them from.
+	{Env: RESTCAFile, Flag: "cacert", Commands: []Command{ShowConfig, Apply}, FlagCommands: []Command{Apply},
+		Help:  "`apply`: a PEM file of the CA certificates trusted for an https REST URL (a private CA), instead of the system roots or the worker's REST TLS settings",
+		field: func(s *Settings) any { return &s.RESTCAFile }, check: Settings.checkRESTTLS},
+	{Env: RESTCertFile, Flag: "cert", Commands: []Command{ShowConfig, Apply}, FlagCommands: []Command{Apply},
+		Help:  "`apply`: a PEM client certificate for the REST API (an https listener with `ssl.client.auth=required`); with `CONNECT_INIT_REST_KEY_FILE`",
+		field: func(s *Settings) any { return &s.RESTCertFile }},
+	{Env: RESTKeyFile, Flag: "key", Commands: []Command{ShowConfig, Apply}, FlagCommands: []Command{Apply},
+		Help:  "`apply`: the unencrypted PEM private key of `CONNECT_INIT_REST_CERT_FILE`",
+		field: func(s *Settings) any { return &s.RESTKeyFile }},
 }
 
 // Redacted stands for a secret's value wherever settings are shown.

@@ -62,8 +62,9 @@ type applyFlags struct {
 // timed out; 2: a bad file (named with its line), a definition Connect's
 // validation refused, a prune of a directory that defines nothing, or bad
 // flags; 3: a dry run with --detailed-exitcode that would write;
-// 128+signal when SIGTERM or SIGINT stopped it. --dry-run with --url
-// reads only that worker's REST API (dryRunAt).
+// 128+signal when SIGTERM or SIGINT stopped it. --dry-run with --url,
+// and --url where no worker setting is set at all (a CI runner), reach
+// only that URL's REST API (applyAt).
 func (c *cli) applyCommand(ctx context.Context, args []string) int {
 	s, af, code, done := c.applyArgs(args)
 	if done {
@@ -78,7 +79,7 @@ func (c *cli) applyCommand(ctx context.Context, args []string) int {
 		return startup.ExitConfig
 	}
 	if af.dryRun && af.url != "" {
-		return c.dryRunAt(ctx, s, af, conns, out, log)
+		return c.applyAt(ctx, s, af, conns, out, log, nil)
 	}
 	// The metrics' address is taken before anything is written: one in
 	// use is bad input, not a line in the log after the apply.
@@ -92,6 +93,13 @@ func (c *cli) applyCommand(ctx context.Context, args []string) int {
 		}
 		log.Info("watch: serving metrics", "url", "http://"+addr.String()+"/metrics")
 	}
+	// --url with no worker settings at all (a CI runner): the REST API
+	// alone. Worker settings, even incomplete, mean the full proof.
+	if af.url != "" {
+		if c.options.NoWorkerSettings(c.env, s) {
+			return c.applyAt(ctx, s, af, conns, out, log, metrics)
+		}
+	}
 	cfg, clients, err := startup.LoadConfig(c.options, c.env, s, log)
 	if err != nil {
 		logConfigError(log, err)
@@ -102,8 +110,16 @@ func (c *cli) applyCommand(ctx context.Context, args []string) int {
 		if code, stopped := applyInterrupted(ctx, log); stopped {
 			return code
 		}
-		log.Error("cannot reach the Kafka cluster", "gate", "apply", "error", err.Error())
+		fix := "start the brokers, or check the worker settings' bootstrap.servers and security"
+		if af.url != "" {
+			fix += "; from a runner that reaches only the REST API, run apply --url without the worker settings (CONNECT_*): it then writes through the REST API alone, without the apply lease"
+		}
+		log.Error("cannot reach the Kafka cluster", "gate", "apply", "error", err.Error(), "fix", fix)
 		return startup.ExitGate
+	}
+	if cfg.RESTClientTLS, err = s.RESTTLS(cfg.RESTClientTLS); err != nil {
+		logConfigError(log, err)
+		return startup.ExitConfig
 	}
 	f := &workers.Finder{Config: cfg, Clients: clients, Log: log, Clock: c.clock, Local: af.waitLocal}
 	if err := explicitWorkers(f, s, af, cfg.AdvertisedURL); err != nil {
@@ -136,7 +152,7 @@ func (c *cli) applyCommand(ctx context.Context, args []string) int {
 	if code, stopped := applyInterrupted(ctx, log); stopped {
 		return code
 	}
-	logApplyResult(log, res)
+	logApplyResult(log, res, af.dryRun)
 	if !af.watch || res.Code == apply.ExitBadDefinition {
 		return res.Code
 	}
@@ -255,8 +271,15 @@ func (c *cli) applyOutput(s settings.Settings, af applyFlags) (log *slog.Logger,
 func loadDefinitions(log *slog.Logger, s settings.Settings, af applyFlags) ([]apply.Connector, bool) {
 	conns, skipped, err := apply.Load(af.dir)
 	if err != nil {
-		log.Error("bad connector definition", "gate", "apply", "error", err.Error(), "setting", s.Name("CONNECT_INIT_CONNECTORS_DIR"),
-			"fix", "correct the file; nothing was written")
+		// Every bad file, one line each: a directory is fixed in one round.
+		bad := apply.EachFileError(err)
+		for _, fe := range bad {
+			log.Error("bad connector definition", "gate", "apply", "file", fe.File, "line", fe.Line, "error", fe.Error(),
+				"setting", s.Name("CONNECT_INIT_CONNECTORS_DIR"), "fix", "correct the file; nothing was written")
+		}
+		if len(bad) > 1 {
+			log.Error("bad connector definitions; nothing was written", "gate", "apply", "bad_files", len(bad), "dir", af.dir)
+		}
 		return nil, false
 	}
 	suspects := apply.Suspects(af.dir, skipped)
@@ -312,16 +335,19 @@ func applyInterrupted(ctx context.Context, log *slog.Logger) (int, bool) {
 	return se.ExitCode(), true
 }
 
-// logApplyResult is the last log line of an apply.
-func logApplyResult(log *slog.Logger, res apply.Result) {
+// logApplyResult is the last log line of an apply; a dry run's says what
+// it would do (would_create=...), never what it did.
+func logApplyResult(log *slog.Logger, res apply.Result, dryRun bool) {
 	if res.Unreachable != "" {
 		log.Error("apply failed", "gate", "apply", "unreachable", res.Unreachable, "exit", res.Code,
 			"fix", "start the worker again, or apply through another worker of the group (without --url apply moves on by itself)")
 		return
 	}
-	if res.Code == apply.ExitChangesPending {
-		log.Info("dry run: changes pending", "gate", "apply", "create", res.Plan.Count(apply.Create), "update", res.Plan.Count(apply.Update),
-			"delete", res.Plan.Count(apply.Delete), "exit", res.Code)
+	if dryRun && (res.Code == apply.ExitChangesPending || res.Code == startup.ExitOK) {
+		// Words that cannot be read as done: a dry run wrote nothing.
+		log.Info("apply planned (dry run, nothing written)", "gate", "apply", "would_create", res.Plan.Count(apply.Create),
+			"would_update", res.Plan.Count(apply.Update), "unchanged", res.Plan.Count(apply.Unchanged),
+			"would_delete", res.Plan.Count(apply.Delete), "changes_pending", res.Plan.Writes(), "exit", res.Code)
 		return
 	}
 	if res.Code != startup.ExitOK {
@@ -360,40 +386,70 @@ func (p *prefixWriter) flush() {
 	}
 }
 
-// dryRunAt is `apply --dry-run --url U`: it reaches only U's REST API, so
-// a CI runner that reaches no broker can plan (apply.Direct). The worker
-// settings serve only for the REST client's TLS, when they can be read.
-func (c *cli) dryRunAt(ctx context.Context, s settings.Settings, af applyFlags, conns []apply.Connector, out io.Writer, log *slog.Logger) int {
-	rest := &restclient.Client{Timeout: 10 * time.Second, Clock: c.clock, Auth: s.RESTAuth()}
+// applyAt is apply through the REST API of --url alone: a dry run
+// (always), or an apply from a runner that has no worker settings (a CI
+// runner, which often reaches no broker). It proves only that the URL
+// answers GET / as Connect does and is ready (apply.Direct): the proof that
+// the worker is a member of our group and the apply lease both need the
+// brokers, and the log and the plan's output say they are not there. The
+// safety that needs no broker is kept: the files' checks and the refused
+// empty prune (before this), Connect's validation before any write, the
+// wait for the connectors to run. The REST client's TLS is the
+// CONNECT_INIT_REST_CA_FILE/CERT_FILE/KEY_FILE files on top of the worker
+// settings' when those can be read.
+func (c *cli) applyAt(ctx context.Context, s settings.Settings, af applyFlags, conns []apply.Connector, out io.Writer, log *slog.Logger, metrics *apply.Metrics) int {
+	rest := &restclient.Client{Timeout: 10 * time.Second, Clock: c.clock, Auth: s.RESTAuth(), WriteTimeout: af.writeTimeout}
 	if cfg, err := c.options.Load(c.env, s); err == nil {
 		rest.TLS = cfg.RESTClientTLS
 	} else {
-		log.Debug("dry run through --url: the worker settings are not used", "gate", "apply", "error", err.Error())
+		log.Debug("apply through --url: the worker settings are not used", "gate", "apply", "error", err.Error())
+	}
+	var err error
+	if rest.TLS, err = s.RESTTLS(rest.TLS); err != nil {
+		logConfigError(log, err)
+		return startup.ExitConfig
 	}
 	api, version, err := apply.Direct(ctx, rest, af.url)
 	if code, stopped := applyInterrupted(ctx, log); stopped {
 		return code
 	}
 	if err != nil {
-		fix := "give --url of a running Connect worker"
+		fix := "give --url of a running Connect worker (or the reverse proxy in front of it, with its path prefix)"
 		var refused *restclient.AuthError
 		if errors.As(err, &refused) {
 			fix = refused.Fix()
+		} else if strings.Contains(err.Error(), "certificate") {
+			fix = "trust the worker's CA with --cacert (CONNECT_INIT_REST_CA_FILE), and give a client certificate with --cert and --key if it asks for one"
 		}
-		log.Error("cannot plan against the worker", "gate", "apply", "url", af.url, "error", err.Error(), "fix", fix)
+		log.Error("cannot reach the worker's REST API", "gate", "apply", "url", af.url, "error", err.Error(), "fix", fix)
 		if af.json { // the pipeline still reads one document
 			b, _ := json.MarshalIndent(apply.PlanDoc{Target: af.url, Source: af.dir, Error: err.Error(), Connectors: []apply.ConnectorDoc{}, Kept: []string{}}, "", "  ")
 			_, _ = out.Write(append(b, '\n'))
 		}
 		return startup.ExitGate
 	}
-	log.Info("dry run through the REST API only: the worker is not proven a member of the group (that needs the brokers); nothing is written",
-		"gate", "apply", "url", api.Target.Raw, "version", version, "dir", af.dir, "definitions", len(conns), "prune", af.prune)
-	res := apply.Run(ctx, api, conns, apply.Options{Out: out, Log: log, Clock: c.clock, Prune: af.prune, DryRun: true, Source: af.dir,
-		AllowEmptyPrune: af.allowEmptyPrune, JSON: af.json, DetailedExitCode: af.detailedExitCode})
+	api.Clock = c.clock
+	opts := apply.Options{Out: out, Log: log, Clock: c.clock, Prune: af.prune, DryRun: af.dryRun, Wait: af.wait, Source: af.dir,
+		AllowEmptyPrune: af.allowEmptyPrune, JSON: af.json, DetailedExitCode: af.detailedExitCode}
+	if af.dryRun {
+		log.Info("dry run through the REST API only: the worker is not proven a member of the group (that needs the brokers); nothing is written",
+			"gate", "apply", "url", api.Target.Raw, "version", version, "dir", af.dir, "definitions", len(conns), "prune", af.prune)
+	} else {
+		opts.NoLease = "apply --url without worker settings reaches only the REST API, and the lease lives on the brokers (connect-init's lock topic)"
+		opts.Unproven = "the worker is not proven a member of the group (that needs the brokers)"
+		log.Warn("applying through the REST API only: the worker is not proven a member of the group and the apply lease is not taken (both need the brokers)",
+			"gate", "apply", "url", api.Target.Raw, "version", version, "dir", af.dir, "definitions", len(conns), "prune", af.prune,
+			"fix", "to have both, run apply with the worker settings (CONNECT_*) where the brokers are reachable")
+	}
+	res := apply.Run(ctx, api, conns, opts)
 	if code, stopped := applyInterrupted(ctx, log); stopped {
 		return code
 	}
-	logApplyResult(log, res)
-	return res.Code
+	logApplyResult(log, res, af.dryRun)
+	if !af.watch || res.Code == apply.ExitBadDefinition {
+		return res.Code
+	}
+	c.watch(ctx, api, conns, s, af, nil, opts, metrics) // no finder: --url is never --wait-local
+	code, _ := applyInterrupted(ctx, log)
+	return code
 }

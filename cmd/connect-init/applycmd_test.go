@@ -37,6 +37,14 @@ func TestApplyBadInput(t *testing.T) {
 	os.Mkdir(typo, 0o755)
 	typoFile := filepath.Join(typo, "t.json")
 	os.WriteFile(typoFile, []byte("{\n \"name\": \"t\",\n \"confg\": {\"connector.class\": \"C\"}\n}\n"), 0o644)
+	// Two bad files and a good one: both bad files are named in one run.
+	twoBad := filepath.Join(dir, "twobad")
+	os.Mkdir(twoBad, 0o755)
+	twoBadA := filepath.Join(twoBad, "a.json")
+	os.WriteFile(twoBadA, []byte("{\n \"name\": \"a\",\n \"confg\": {\"connector.class\": \"C\"}\n}\n"), 0o644)
+	twoBadB := filepath.Join(twoBad, "b.properties")
+	os.WriteFile(twoBadB, []byte("name=b\ntopic=t\n"), 0o644)
+	os.WriteFile(filepath.Join(twoBad, "c.json"), []byte(`{"connector.class": "C"}`), 0o644)
 	busy, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -74,7 +82,14 @@ func TestApplyBadInput(t *testing.T) {
 		{args: []string{"--dir", empty, "--prune"}, wants: []string{"refusing to prune", "defines no connector", "--allow-empty-prune", "jdbc.yaml", "setting=--dir"}},
 		{args: []string{"--dir", empty, "--prune", "--watch"}, wants: []string{"refusing to prune"}},
 		{args: []string{"--dir", typo}, wants: []string{typoFile + ":3:", `unknown field \"confg\"`}},
+		{args: []string{"--dir", twoBad}, wants: []string{twoBadA + ":3:", `unknown field \"confg\"`, twoBadB + ": connector.class is missing", "bad_files=2"}},
+		{env: []string{"CONNECT_INIT_CONNECTORS_DIR=" + twoBad}, args: []string{"--url", "http://127.0.0.1:1", "--dry-run"}, wants: []string{twoBadA + ":3:", twoBadB}},
 		{args: []string{"--dir", good}, env: []string{"CONNECT_GROUP_ID="}, wants: []string{"group.id"}},
+		// Incomplete worker settings are a mistake to name, not a CI runner:
+		// --url does not turn them into an apply through the REST API alone.
+		{args: []string{"--dir", good, "--url", "http://127.0.0.1:1"}, env: []string{"CONNECT_GROUP_ID="}, wants: []string{"group.id"}},
+		{args: []string{"--dir", good, "--url", "https://127.0.0.1:1", "--cacert", filepath.Join(dir, "missing.pem")}, wants: []string{"setting=--cacert", "cannot be read"}},
+		{args: []string{"--dir", good, "--url", "https://127.0.0.1:1", "--cert", badFile}, wants: []string{"CONNECT_INIT_REST_KEY_FILE", "is not set, but --cert is"}},
 	} {
 		var stdout, stderr bytes.Buffer
 		code := run(context.Background(), append([]string{"apply"}, c.args...), append(append([]string{}, env...), c.env...), &stdout, &stderr)

@@ -245,6 +245,18 @@ func TestConnectorsDirIsASetting(t *testing.T) {
 			}
 		}
 	}
+	// Two bad files: both named in one run, one event each.
+	two := t.TempDir()
+	fileA, fileB := filepath.Join(two, "a.json"), filepath.Join(two, "b.properties")
+	os.WriteFile(fileA, []byte("{\n \"name\": \"a\",\n \"confg\": {\"connector.class\": \"C\"}\n}\n"), 0o644)
+	os.WriteFile(fileB, []byte("name=b\ntopic=t\n"), 0o644)
+	for _, args := range [][]string{{"run", "--", "true"}, {"prepare"}} {
+		code, _, stderr := runIn(t, append(append([]string{}, env...), "CONNECT_INIT_CONNECTORS_DIR="+two), args...)
+		ev := errorEvents(stderr)
+		if code != startup.ExitConfig || len(ev) != 2 || !strings.Contains(ev[0], fileA+":3:") || !strings.Contains(ev[1], fileB+": connector.class is missing") {
+			t.Errorf("%q with two bad files: exit %d, want 2 with one event per file:\n%s", args, code, stderr)
+		}
+	}
 	if n := conns(); n != 0 {
 		t.Errorf("a bad connectors directory opened %d connections", n)
 	}

@@ -128,8 +128,12 @@ func (c *cli) withConnectorsDir(s settings.Settings, problems error) error {
 		}
 	}
 	if _, _, err := apply.Load(s.ConnectorsDir); err != nil {
-		return append(settings.Problems(settings.Each(problems)), &settings.ConfigError{Setting: s.Name("CONNECT_INIT_CONNECTORS_DIR"), Problem: err.Error(),
-			Fix: "point it at a readable directory of connector definitions (*.json, *.properties) and correct the file named; or leave it unset"})
+		all := settings.Problems(settings.Each(problems))
+		for _, fe := range apply.EachFileError(err) { // every bad file, each named
+			all = append(all, &settings.ConfigError{Setting: s.Name("CONNECT_INIT_CONNECTORS_DIR"), Problem: fe.Error(),
+				Fix: "point it at a readable directory of connector definitions (*.json, *.properties) and correct the file named; or leave it unset"})
+		}
+		return all
 	}
 	return problems
 }
