@@ -15,13 +15,6 @@ import (
 	"github.com/connect-init/connect-init/workerconfig"
 )
 
-// Exit codes of the external contract, from their home (exitcode).
-const (
-	ExitOK     = exitcode.OK
-	ExitGate   = exitcode.Failed
-	ExitConfig = exitcode.Config
-)
-
 // LogConfigError logs a bad setting found by step (settings, or later: the
 // lock's topic, the command after --) as one error event naming the
 // setting and its fix.
@@ -53,9 +46,9 @@ func ExitCode(ctx context.Context, err error) int {
 	}
 	var ee *entrypoint.Error
 	if settings.AsConfigError(err) || errors.As(err, &ee) || isConfigFailure(err) {
-		return ExitConfig
+		return exitcode.Config
 	}
-	return ExitGate
+	return exitcode.Failed
 }
 
 // Invocation is one run or prepare: what the command line and the

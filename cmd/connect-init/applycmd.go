@@ -13,6 +13,7 @@ import (
 
 	"github.com/connect-init/connect-init/apply"
 	"github.com/connect-init/connect-init/entrypoint"
+	"github.com/connect-init/connect-init/exitcode"
 	"github.com/connect-init/connect-init/restclient"
 	"github.com/connect-init/connect-init/settings"
 	"github.com/connect-init/connect-init/startup"
@@ -75,7 +76,7 @@ func (c *cli) applyCommand(ctx context.Context, args []string) int {
 	// The files first: a typo costs no connection.
 	conns, ok := loadDefinitions(log, s, af)
 	if !ok {
-		return startup.ExitConfig
+		return exitcode.Config
 	}
 	if af.dryRun && af.url != "" {
 		return c.dryRunAt(ctx, s, af, conns, out, log)
@@ -88,14 +89,14 @@ func (c *cli) applyCommand(ctx context.Context, args []string) int {
 		addr, err := apply.ServeMetrics(ctx, af.metricsAddr, metrics)
 		if err != nil {
 			logConfigError(log, &settings.ConfigError{Setting: s.Name("CONNECT_INIT_APPLY_METRICS_ADDR"), Problem: err.Error(), Fix: "choose a free host:port"})
-			return startup.ExitConfig
+			return exitcode.Config
 		}
 		log.Info("watch: serving metrics", "url", "http://"+addr.String()+"/metrics")
 	}
 	cfg, clients, err := startup.LoadConfig(c.options, c.env, s, log)
 	if err != nil {
 		logConfigError(log, err)
-		return startup.ExitConfig
+		return exitcode.Config
 	}
 	defer clients.Close()
 	if err := c.connectBrokers(ctx, cfg, clients, log); err != nil {
@@ -103,12 +104,12 @@ func (c *cli) applyCommand(ctx context.Context, args []string) int {
 			return code
 		}
 		log.Error("cannot reach the Kafka cluster", "gate", "apply", "error", err.Error())
-		return startup.ExitGate
+		return exitcode.Failed
 	}
 	f := &workers.Finder{Config: cfg, Clients: clients, Log: log, Clock: c.clock, Local: af.waitLocal}
 	if err := explicitWorkers(f, s, af, cfg.AdvertisedURL); err != nil {
 		logConfigError(log, err)
-		return startup.ExitConfig
+		return exitcode.Config
 	}
 	if af.waitLocal {
 		var cancel context.CancelFunc
@@ -122,12 +123,12 @@ func (c *cli) applyCommand(ctx context.Context, args []string) int {
 	var refused *restclient.AuthError
 	if errors.As(err, &refused) {
 		log.Error("a worker's REST API refused connect-init", "gate", "apply", "group", cfg.GroupID, "error", err.Error(), "fix", refused.Fix())
-		return startup.ExitGate
+		return exitcode.Failed
 	}
 	if err != nil {
 		log.Error("no worker of the group to apply to", "gate", "apply", "group", cfg.GroupID, "error", err.Error(),
 			"fix", "start the group's workers, or give --url of one of them")
-		return startup.ExitGate
+		return exitcode.Failed
 	}
 	api.REST.WriteTimeout = af.writeTimeout
 	log.Info("applying connector definitions", "gate", "apply", "url", api.Target.Raw, "dir", af.dir, "definitions", len(conns), "prune", af.prune, "dry_run", af.dryRun)
@@ -137,7 +138,7 @@ func (c *cli) applyCommand(ctx context.Context, args []string) int {
 		return code
 	}
 	logApplyResult(log, res)
-	if !af.watch || res.Code == apply.ExitBadDefinition {
+	if !af.watch || res.Code == exitcode.Config {
 		return res.Code
 	}
 	c.watch(ctx, api, conns, s, af, f, opts, metrics)
@@ -201,7 +202,7 @@ func (c *cli) applyArgs(args []string) (s settings.Settings, af applyFlags, code
 	af.metricsAddr, af.metricsFlag = s.ApplyMetricsAddr, s.Flags["CONNECT_INIT_APPLY_METRICS_ADDR"] != ""
 	if err := mergeProblems(problems, checkApplyFlags(fs, af)); err != nil {
 		reportProblems(c.earlyLogger(s, args), err)
-		return s, af, startup.ExitConfig, true
+		return s, af, exitcode.Config, true
 	}
 	return s, af, 0, false
 }
@@ -319,12 +320,12 @@ func logApplyResult(log *slog.Logger, res apply.Result) {
 			"fix", "start the worker again, or apply through another worker of the group (without --url apply moves on by itself)")
 		return
 	}
-	if res.Code == apply.ExitChangesPending {
+	if res.Code == exitcode.ChangesPending {
 		log.Info("dry run: changes pending", "gate", "apply", "create", res.Plan.Count(apply.Create), "update", res.Plan.Count(apply.Update),
 			"delete", res.Plan.Count(apply.Delete), "exit", res.Code)
 		return
 	}
-	if res.Code != startup.ExitOK {
+	if res.Code != exitcode.OK {
 		log.Error("apply failed", "gate", "apply", "failed", strings.Join(res.Failed, ","), "exit", res.Code)
 		return
 	}
@@ -385,7 +386,7 @@ func (c *cli) dryRunAt(ctx context.Context, s settings.Settings, af applyFlags, 
 			b, _ := json.MarshalIndent(apply.PlanDoc{Target: af.url, Source: af.dir, Error: err.Error(), Connectors: []apply.ConnectorDoc{}, Kept: []string{}}, "", "  ")
 			_, _ = out.Write(append(b, '\n'))
 		}
-		return startup.ExitGate
+		return exitcode.Failed
 	}
 	log.Info("dry run through the REST API only: the worker is not proven a member of the group (that needs the brokers); nothing is written",
 		"gate", "apply", "url", api.Target.Raw, "version", version, "dir", af.dir, "definitions", len(conns), "prune", af.prune)

@@ -13,7 +13,7 @@ import (
 	"testing"
 
 	"github.com/connect-init/connect-init/entrypoint"
-	"github.com/connect-init/connect-init/startup"
+	"github.com/connect-init/connect-init/exitcode"
 )
 
 // TestApplyBadInput: every bad flag or file is exit 2 naming what the user
@@ -79,7 +79,7 @@ func TestApplyBadInput(t *testing.T) {
 		var stdout, stderr bytes.Buffer
 		code := run(context.Background(), append([]string{"apply"}, c.args...), append(append([]string{}, env...), c.env...), &stdout, &stderr)
 		out := stdout.String() + stderr.String()
-		if code != startup.ExitConfig {
+		if code != exitcode.Config {
 			t.Errorf("apply %q %q: exit %d, want 2\n%s", c.args, c.env, code, out)
 		}
 		for _, w := range c.wants {
@@ -150,7 +150,7 @@ func TestDryRunURLUnreachable(t *testing.T) {
 		Target string `json:"target"`
 		Error  string `json:"error"`
 	}
-	if code != startup.ExitGate || json.Unmarshal(stdout.Bytes(), &doc) != nil || doc.Error == "" || doc.Target != url {
+	if code != exitcode.Failed || json.Unmarshal(stdout.Bytes(), &doc) != nil || doc.Error == "" || doc.Target != url {
 		t.Fatalf("exit %d, stdout %q\n%s", code, stdout.String(), stderr.String())
 	}
 	if n := conns.Load(); n != 0 {

@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/connect-init/connect-init/exitcode"
 	"github.com/connect-init/connect-init/settings"
-	"github.com/connect-init/connect-init/startup"
 )
 
 // TestConfigDebeziumOnlyVariables: on a Debezium image, a setup with only
@@ -23,7 +23,7 @@ func TestConfigDebeziumOnlyVariables(t *testing.T) {
 	var stdout, stderr bytes.Buffer
 	c := newCLI(env, &stdout, &stderr)
 	c.options = settings.Options{Root: imageRoot(t, "debezium"), HostAddress: func() (string, error) { return "192.0.2.10", nil }}
-	if code := c.run(context.Background(), []string{"config", "--json"}); code != startup.ExitOK {
+	if code := c.run(context.Background(), []string{"config", "--json"}); code != exitcode.OK {
 		t.Fatalf("exit %d:\n%s%s", code, stdout.String(), stderr.String())
 	}
 	var doc configDoc

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/connect-init/connect-init/startup"
+	"github.com/connect-init/connect-init/exitcode"
 )
 
 // TestHealthcheckReadsTheImagesSettings: on the Apache Kafka image the
@@ -38,7 +38,7 @@ func TestHealthcheckReadsTheImagesSettings(t *testing.T) {
 	env := []string{"CONNECT_INIT_IMAGE=apache", "CONNECT_INIT_WORKER_CONFIG=" + file, "CONNECT_LISTENERS=" + decoy.URL}
 	var stdout, stderr bytes.Buffer
 	code := run(context.Background(), []string{"healthcheck"}, env, &stdout, &stderr)
-	if code != startup.ExitOK || !strings.HasPrefix(stdout.String(), "healthy: GET /health answered 200") {
+	if code != exitcode.OK || !strings.HasPrefix(stdout.String(), "healthy: GET /health answered 200") {
 		t.Fatalf("exit %d: %s%s", code, stdout.String(), stderr.String())
 	}
 }

@@ -10,10 +10,10 @@ import (
 	"time"
 
 	"github.com/connect-init/connect-init/apply"
+	"github.com/connect-init/connect-init/exitcode"
 	"github.com/connect-init/connect-init/internal/clock"
 	"github.com/connect-init/connect-init/restclient"
 	"github.com/connect-init/connect-init/settings"
-	"github.com/connect-init/connect-init/startup"
 )
 
 // `connect-init offsets export|apply|reset` (issue 31): a connector's
@@ -72,7 +72,7 @@ func (c *cli) offsetsCommand(ctx context.Context, args []string) int {
 	}
 	if bad != nil {
 		logConfigError(c.earlyLogger(s, args), bad)
-		return startup.ExitConfig
+		return exitcode.Config
 	}
 	log := c.logger(s)
 	rest := &restclient.Client{Timeout: 10 * time.Second, Clock: c.clock, Auth: s.RESTAuth()}
@@ -85,12 +85,12 @@ func (c *cli) offsetsCommand(ctx context.Context, args []string) int {
 	if err == nil {
 		if why := api.OffsetsSupported(ctx); why != "" {
 			log.Error("offsets refused", "connector", name, "why", why, "fix", "upgrade the workers to Kafka 3.6 or later")
-			return startup.ExitGate
+			return exitcode.Failed
 		}
 	}
 	if err != nil {
 		log.Error("cannot reach the worker", "url", url, "error", err.Error())
-		return startup.ExitGate
+		return exitcode.Failed
 	}
 	api.Clock = c.clock
 	until := clock.Or(c.clock).Now().Add(timeout)
@@ -99,7 +99,7 @@ func (c *cli) offsetsCommand(ctx context.Context, args []string) int {
 		o, err := api.GetOffsets(ctx, name)
 		if err != nil {
 			log.Error("cannot read the offsets", "connector", name, "error", err.Error())
-			return startup.ExitGate
+			return exitcode.Failed
 		}
 		b, _ := json.MarshalIndent(o, "", "  ")
 		b = append(b, '\n')
@@ -107,21 +107,21 @@ func (c *cli) offsetsCommand(ctx context.Context, args []string) int {
 			_, _ = c.stdout.Write(b)
 		} else if err := os.WriteFile(file, b, 0o644); err != nil {
 			log.Error("cannot write the offsets", "file", file, "error", err.Error())
-			return startup.ExitGate
+			return exitcode.Failed
 		}
 		log.Info("offsets exported", "connector", name, "partitions", len(o.Offsets), "file", file)
-		return startup.ExitOK
+		return exitcode.OK
 	}
 	res, err := api.SetOffsets(ctx, name, want, until)
 	if err != nil {
 		log.Error("offsets not written", "connector", name, "action", verb, "state_before", res.Was, "error", err.Error(),
 			"fix", "read the error; the connector may be left STOPPED: resume it by hand (PUT /connectors/"+name+"/resume) once fixed")
-		return startup.ExitGate
+		return exitcode.Failed
 	}
 	if !res.Changed {
 		log.Info("offsets: nothing to write, Connect already holds them", "connector", name, "state", res.Was)
-		return startup.ExitOK
+		return exitcode.OK
 	}
 	log.Info("offsets written and read back", "connector", name, "action", verb, "state_put_back", res.Was)
-	return startup.ExitOK
+	return exitcode.OK
 }

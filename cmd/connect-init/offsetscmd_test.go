@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/connect-init/connect-init/startup"
+	"github.com/connect-init/connect-init/exitcode"
 )
 
 // TestOffsetsBadInput: every bad flag or file of `connect-init offsets` is
@@ -34,7 +34,7 @@ func TestOffsetsBadInput(t *testing.T) {
 		var stdout, stderr bytes.Buffer
 		code := run(context.Background(), append([]string{"offsets"}, c.args...), nil, &stdout, &stderr)
 		out := stdout.String() + stderr.String()
-		if code != startup.ExitConfig {
+		if code != exitcode.Config {
 			t.Errorf("offsets %q: exit %d, want 2\n%s", c.args, code, out)
 		}
 		for _, w := range c.wants {
