@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -199,6 +198,8 @@ func (c *cli) applyArgs(args []string) (s settings.Settings, af applyFlags, code
 		return s, af, code, true
 	}
 	af.dir = s.ConnectorsDir
+	// Until a plan is made, a --json document says none was.
+	c.setResult(apply.PlanDoc{Target: af.url, Source: af.dir})
 	af.metricsAddr, af.metricsFlag = s.ApplyMetricsAddr, s.Flags["CONNECT_INIT_APPLY_METRICS_ADDR"] != ""
 	if err := mergeProblems(problems, checkApplyFlags(fs, af)); err != nil {
 		reportProblems(c.earlyLogger(s, args), err)
@@ -245,6 +246,10 @@ func checkApplyFlags(fs *flag.FlagSet, af applyFlags) error {
 // marked. flush writes a last unterminated line.
 func (c *cli) applyOutput(s settings.Settings, af applyFlags) (log *slog.Logger, out io.Writer, flush func()) {
 	log = c.logger(s)
+	if c.envelope != nil {
+		// The plan becomes the envelope's result (runJSON).
+		return log, &c.envelope.planOut, func() {}
+	}
 	if !af.waitLocal {
 		return log, c.stdout, func() {}
 	}
@@ -256,8 +261,12 @@ func (c *cli) applyOutput(s settings.Settings, af applyFlags) (log *slog.Logger,
 func loadDefinitions(log *slog.Logger, s settings.Settings, af applyFlags) ([]apply.Connector, bool) {
 	conns, skipped, err := apply.Load(af.dir)
 	if err != nil {
-		log.Error("bad connector definition", "gate", "apply", "error", err.Error(), "setting", s.Name("CONNECT_INIT_CONNECTORS_DIR"),
-			"fix", "correct the file; nothing was written")
+		attrs := []any{"gate", "apply", "error", err.Error(), "setting", s.Name("CONNECT_INIT_CONNECTORS_DIR")}
+		var fe *apply.FileError
+		if errors.As(err, &fe) {
+			attrs = append(attrs, "file", fe.File, "line", fe.Line)
+		}
+		log.Error("bad connector definition", append(attrs, "fix", "correct the file; nothing was written")...)
 		return nil, false
 	}
 	suspects := apply.Suspects(af.dir, skipped)
@@ -381,11 +390,7 @@ func (c *cli) dryRunAt(ctx context.Context, s settings.Settings, af applyFlags, 
 		if errors.As(err, &refused) {
 			fix = refused.Fix()
 		}
-		log.Error("cannot plan against the worker", "gate", "apply", "url", af.url, "error", err.Error(), "fix", fix)
-		if af.json { // the pipeline still reads one document
-			b, _ := json.MarshalIndent(apply.PlanDoc{Target: af.url, Source: af.dir, Error: err.Error(), Connectors: []apply.ConnectorDoc{}, Kept: []string{}}, "", "  ")
-			_, _ = out.Write(append(b, '\n'))
-		}
+		log.Error("cannot plan against the worker", "gate", "apply", "url", af.url, "setting", "--url", "error", err.Error(), "fix", fix)
 		return exitcode.Failed
 	}
 	log.Info("dry run through the REST API only: the worker is not proven a member of the group (that needs the brokers); nothing is written",

@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"io"
 	"net"
 	"os"
@@ -147,10 +146,11 @@ func TestDryRunURLUnreachable(t *testing.T) {
 	var stdout, stderr bytes.Buffer
 	code := run(context.Background(), []string{"apply", "--dir", dir, "--dry-run", "--json", "--url", url}, []string{"CONNECT_BOOTSTRAP_SERVERS=" + bootstrap}, &stdout, &stderr)
 	var doc struct {
-		Target string `json:"target"`
-		Error  string `json:"error"`
+		Planned bool   `json:"planned"`
+		Target  string `json:"target"`
 	}
-	if code != exitcode.Failed || json.Unmarshal(stdout.Bytes(), &doc) != nil || doc.Error == "" || doc.Target != url {
+	env := decodeEnvelope(t, stdout.String(), &doc)
+	if code != exitcode.Failed || env.ExitCode != code || len(env.Errors) != 1 || doc.Planned || doc.Target != url || strings.Contains(stdout.String(), "changes_pending") {
 		t.Fatalf("exit %d, stdout %q\n%s", code, stdout.String(), stderr.String())
 	}
 	if n := conns.Load(); n != 0 {

@@ -68,7 +68,7 @@ func (c *cli) startupEnv(cmd command) []string {
 // logger is the command's logger once the settings are valid; sarama logs
 // through it at debug level.
 func (c *cli) logger(s settings.Settings) *slog.Logger {
-	log := newLogger(c.stderr, s)
+	log := c.newLogger(s)
 	sarama.Logger = slog.NewLogLogger(log.Handler(), slog.LevelDebug)
 	return log
 }
@@ -86,7 +86,7 @@ func (c *cli) earlyLogger(s settings.Settings, args []string) *slog.Logger {
 			early.LogFormat = "json"
 		}
 	}
-	return newLogger(c.stderr, early)
+	return c.newLogger(early)
 }
 
 // usageError reports a bad command line as every other bad input: one

@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"strings"
 	"testing"
 
@@ -27,9 +26,7 @@ func TestConfigDebeziumOnlyVariables(t *testing.T) {
 		t.Fatalf("exit %d:\n%s%s", code, stdout.String(), stderr.String())
 	}
 	var doc configDoc
-	if err := json.Unmarshal(stdout.Bytes(), &doc); err != nil {
-		t.Fatal(err)
-	}
+	decodeEnvelope(t, stdout.String(), &doc)
 	if doc.Flavour.Name != "debezium" || !doc.Flavour.Detected || doc.Derived == nil {
 		t.Fatalf("flavour %+v derived %+v error %q", doc.Flavour, doc.Derived, doc.Error)
 	}

@@ -61,7 +61,7 @@ type doctorErrorsDoc struct {
 // stderr; with --json also one document on stdout) and exits 2.
 func (c *cli) doctorBadSettings(s settings.Settings, args []string, asJSON bool, problems error) int {
 	reportProblems(c.earlyLogger(s, args), problems)
-	if asJSON {
+	if asJSON && c.envelope == nil {
 		enc := json.NewEncoder(c.stdout)
 		enc.SetIndent("", "  ")
 		_ = enc.Encode(doctorErrorsDoc{SchemaVersion: diag.SchemaVersion, Version: version, ExitCode: exitcode.Config, Errors: errorEntries(problems)})
@@ -85,9 +85,17 @@ func (c *cli) doctor(ctx context.Context, s settings.Settings, log *slog.Logger,
 	dctx, cancel := context.WithTimeout(ctx, s.Timeout)
 	defer cancel()
 	doc := diag.Run(dctx, cfg, clients, log, diag.Options{}, version)
-	if asJSON {
+	switch {
+	case c.envelope != nil:
+		c.setResult(doc)
+		for _, f := range doc.Findings {
+			if f.Severity == "error" { // checks.Error
+				c.envelope.addError(errorEntry{Problem: f.ID + ": " + f.Subject + ": " + f.Summary, Fix: f.Fix})
+			}
+		}
+	case asJSON:
 		err = doc.WriteJSON(stdout)
-	} else {
+	default:
 		err = doc.WriteText(stdout)
 	}
 	if err != nil {

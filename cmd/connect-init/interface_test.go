@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -181,14 +180,11 @@ func TestJSONIsAlwaysOneDocument(t *testing.T) {
 	for _, args := range [][]string{{"config", "--json"}, {"doctor", "--json"}} {
 		code, stdout, stderr := runIn(t, bad, args...)
 		var doc struct {
-			Errors   []errorEntry  `json:"errors"`
+			Errors   []errorEntry
 			Settings []configEntry `json:"settings"`
 		}
-		dec := json.NewDecoder(strings.NewReader(stdout))
-		if err := dec.Decode(&doc); err != nil || dec.More() {
-			t.Errorf("%q: stdout is not one JSON document (%v):\n%s", args, err, stdout)
-			continue
-		}
+		env := decodeEnvelope(t, stdout, &doc)
+		doc.Errors = env.Errors
 		if code != exitcode.Config || len(doc.Errors) != 2 || doc.Errors[0].Setting != "CONNECT_INIT_TIMEOUT" || doc.Errors[1].Setting != "CONNECT_INIT_LOCK_MODE" ||
 			doc.Errors[0].Problem == "" || doc.Errors[0].Fix == "" {
 			t.Errorf("%q: exit %d, errors %+v; want 2 with CONNECT_INIT_TIMEOUT and CONNECT_INIT_LOCK_MODE:\n%s", args, code, doc.Errors, stderr)
@@ -212,8 +208,8 @@ func TestJSONIsAlwaysOneDocument(t *testing.T) {
 	}
 	code, stdout, _ := runIn(t, append(append([]string{}, env...), "CONNECT_CUB_KAFKA_MIN_BROKERS=5"), "config", "--json")
 	var doc configDoc
-	if err := json.Unmarshal([]byte(stdout), &doc); err != nil || code != exitcode.OK {
-		t.Fatalf("config --json: exit %d, %v", code, err)
+	if decodeEnvelope(t, stdout, &doc); code != exitcode.OK {
+		t.Fatalf("config --json: exit %d", code)
 	}
 	for _, e := range doc.Settings {
 		if e.Key == "CONNECT_INIT_EXPECTED_BROKERS" && (e.Value != "5" || e.Source != "derived") {

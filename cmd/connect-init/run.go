@@ -60,6 +60,9 @@ func (c *cli) run(ctx context.Context, args []string) int {
 		cmd, args = "version", args[1:]
 	}
 	for _, sc := range subcommands() {
+		if sc.name == cmd && jsonCommands[cmd] && wantsJSON(args) {
+			return c.runJSON(ctx, sc, args)
+		}
 		if sc.name == cmd {
 			return sc.run(c, ctx, args)
 		}
@@ -157,6 +160,16 @@ func logConfigError(log *slog.Logger, err error) {
 	for _, p := range settings.Each(err) {
 		startup.LogConfigError(log, step.Settings, p)
 	}
+}
+
+// newLogger is the command's logger on stderr; with --json its error
+// events also become the document's errors (envelopeHandler).
+func (c *cli) newLogger(s settings.Settings) *slog.Logger {
+	log := newLogger(c.stderr, s)
+	if c.envelope == nil {
+		return log
+	}
+	return slog.New(&envelopeHandler{Handler: log.Handler(), env: c.envelope})
 }
 
 func newLogger(w io.Writer, s settings.Settings) *slog.Logger {
