@@ -57,6 +57,10 @@ type Setting struct {
 	FlagCommands []Command
 	// Help is one line: what the setting does.
 	Help string
+	// HelpFor is, for the commands where the setting means something
+	// else than Help says (the timeout bounds other things in each),
+	// what it means there: a command's -h shows it (HelpIn).
+	HelpFor map[Command]string
 	// Secret is never shown: `config` and -h print "[hidden]" (as for a worker secret) for a
 	// value it has.
 	Secret bool
@@ -91,7 +95,16 @@ var (
 // TestDocsTable -update` to rewrite the table in docs/settings.md.
 var table = []Setting{
 	{Env: "CONNECT_INIT_TIMEOUT", Common: true, Flag: "timeout", DocDefault: "`5m` (or `CONNECT_CUB_KAFKA_TIMEOUT` seconds)", Commands: all,
-		Help:  "bound on the steps before the startup lock together (brokers to plugins), and afresh on the peers step after it; the wait in the lock queue is not counted (at most about position × `CONNECT_INIT_LOCK_LEASE`)",
+		Help: "bound on the steps before the startup lock together (brokers to plugins), and afresh on the peers step after it; the wait in the lock queue is not counted (at most about position × `CONNECT_INIT_LOCK_LEASE`)",
+		HelpFor: map[Command]string{
+			Prepare:     "bound on the steps brokers to group together",
+			Doctor:      "bound on each look at the cluster and the worker group (with --watch, on every look)",
+			ShowConfig:  "not used by config, which connects to nothing: shown, and checked like every setting",
+			Healthcheck: "bound on the one look at the local worker: 5s by default; the variable can only shorten it (its 5m is meant for the gates, and Docker kills a HEALTHCHECK that outlives its own timeout), the flag sets it",
+			Apply:       "bound on finding a worker of the group that answers and proving it ours (the wait for the connectors is --wait)",
+			Repair:      "bound on the whole repair: reading the cluster, and with --execute the reassignment and its verification",
+			LockAcquire: "bound on the brokers step before the lock, and afresh on the group and peers checks after it; the wait in the lock queue is not counted",
+		},
 		field: func(s *Settings) any { return &s.Timeout }, check: Settings.checkTimeout},
 	{Env: "CONNECT_INIT_EXPECTED_BROKERS", Common: true, Flag: "expected-brokers", DocDefault: "largest of: distinct bootstrap addresses, highest internal-topic replication factor, `CONNECT_CUB_KAFKA_MIN_BROKERS`", Commands: loaders,
 		Help:  "brokers to wait for",
@@ -225,6 +238,14 @@ func (s Settings) Passed(cmd Command) [][2]string {
 		out = append(out, [2]string{r.Env, v})
 	}
 	return out
+}
+
+// HelpIn is what the setting means for cmd: its HelpFor entry, else Help.
+func (r Setting) HelpIn(cmd Command) string {
+	if h, ok := r.HelpFor[cmd]; ok {
+		return h
+	}
+	return r.Help
 }
 
 // AppliesTo reports whether the setting means something for cmd.

@@ -105,7 +105,7 @@ func reportProblems(log *slog.Logger, err error) { logConfigError(log, err) }
 func bindSettingFlags(fs *flag.FlagSet, cmd settings.Command, s *settings.Settings) {
 	for _, r := range settings.Table() {
 		if r.FlagFor(cmd) {
-			fs.Var(&settingFlag{row: r, s: s}, r.Flag, plainHelp(r.Help)+" ("+r.Env+")")
+			fs.Var(&settingFlag{row: r, s: s, cmd: cmd}, r.Flag, plainHelp(r.HelpIn(cmd))+" ("+r.Env+")")
 		}
 	}
 }
@@ -117,6 +117,7 @@ func plainHelp(s string) string { return strings.ReplaceAll(s, "`", "") }
 type settingFlag struct {
 	row settings.Setting
 	s   *settings.Settings
+	cmd settings.Command
 }
 
 func (f *settingFlag) String() string {
@@ -204,7 +205,7 @@ func commandHelp(w io.Writer, fs *flag.FlagSet, cmd command) {
 	}
 	fmt.Fprintln(w, "settings without a flag here (variables only):")
 	for _, r := range vars {
-		line := "  " + r.Env + ": " + plainHelp(r.Help)
+		line := "  " + r.Env + ": " + plainHelp(r.HelpIn(cmd.name))
 		if d := r.ShownDefault(); d != "" {
 			line += " (default " + plainHelp(d) + ")"
 		}
@@ -220,7 +221,7 @@ func settingFlagHelp(sf *settingFlag, value string) (head, help string) {
 	if t := r.Type(); t != "bool" {
 		head += " " + t
 	}
-	help = plainHelp(r.Help) + " (" + r.Env
+	help = plainHelp(r.HelpIn(sf.cmd)) + " (" + r.Env
 	if d := r.ShownDefault(); d != "" {
 		help += "; default " + plainHelp(d)
 	}

@@ -151,15 +151,16 @@ func TestHealthcheckRealWorker(t *testing.T) {
 		time.Sleep(500 * time.Millisecond)
 	}
 
-	// Bad configuration is exit 2, not "unhealthy".
+	// Bad configuration is exit 1, "unhealthy" with the setting named:
+	// Docker's HEALTHCHECK reserves 2.
 	// (The worker settings are read as run reads them, so they are whole
 	// but for the listener.)
 	bad := maps.Clone(props)
 	bad["listeners"] = "http://127.0.0.1:0"
-	if r = runHealthcheck(ctx, t, bad); r.code != exitcode.Config || !strings.Contains(r.out, "listeners") {
+	if r = runHealthcheck(ctx, t, bad); r.code != exitcode.Unhealthy || !strings.Contains(r.out, "listeners") {
 		t.Errorf("port 0: exit %d, %q", r.code, r.out)
 	}
-	if r = runHealthcheck(ctx, t, props, "CONNECT_INIT_WORKER_CONFIG=/nonexistent/worker.properties"); r.code != exitcode.Config {
+	if r = runHealthcheck(ctx, t, props, "CONNECT_INIT_WORKER_CONFIG=/nonexistent/worker.properties"); r.code != exitcode.Unhealthy {
 		t.Errorf("missing worker file: exit %d, %q", r.code, r.out)
 	}
 }
