@@ -180,7 +180,7 @@ func applyOptions(c *cli, af applyFlags, f *workers.Finder, out io.Writer, log *
 // CONNECT_INIT_APPLY_WATCH_INTERVAL, CONNECT_INIT_APPLY_RESTART_BACKOFF);
 // the rest are apply's own.
 func (c *cli) applyArgs(args []string) (s settings.Settings, af applyFlags, code int, done bool) {
-	spec := command{name: settings.Apply, usage: "apply [--dir D] [--prune] [--dry-run] [--watch] [flags]", flags: func(fs *flag.FlagSet) {
+	spec := command{name: settings.Apply, usage: "apply [--dir D] [--prune] [--dry-run] [--watch] [flags]", hidden: []string{"wait-local"}, flags: func(fs *flag.FlagSet) {
 		fs.BoolVar(&af.prune, "prune", false, "delete the cluster's connectors that no file defines")
 		fs.BoolVar(&af.dryRun, "dry-run", false, "print the plan and Connect's validation, write nothing")
 		fs.BoolVar(&af.allowEmptyPrune, "allow-empty-prune", false, "with --prune, allow a directory that defines no connector (deletes every connector)")

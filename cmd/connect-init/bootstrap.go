@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"slices"
 	"strings"
 
 	"github.com/IBM/sarama"
@@ -26,6 +27,10 @@ type command struct {
 	usage string
 	// flags declares the command's own flags (nil: none).
 	flags func(fs *flag.FlagSet)
+	// hidden are flags other parts of connect-init pass (run's apply
+	// child, the in-worker lock's provider), not for people: -h omits
+	// them.
+	hidden []string
 }
 
 // bootstrap is every command's start: read the settings, bind the flags
@@ -142,7 +147,7 @@ func (c *cli) parseCommandFlags(fs *flag.FlagSet, cmd command, args []string) (c
 		return 0, false
 	}
 	if errors.Is(err, flag.ErrHelp) {
-		commandHelp(c.stderr, fs, cmd)
+		commandHelp(c.stdout, fs, cmd)
 		return exitcode.OK, true
 	}
 	setting := "command line"
@@ -167,10 +172,18 @@ func (c *cli) envLogFormat() []string {
 	return nil
 }
 
-// cmdPath is the command as typed: "lock acquire" for the lock's waiter.
+// cmdPath is the command as typed: "lock acquire" for the lock's waiter,
+// "offsets" for "offsets export|apply|reset --url U ...": the usage's
+// leading words, up to the first flag, option or alternative.
 func cmdPath(cmd command) string {
-	name, _, _ := strings.Cut(cmd.usage, " [")
-	return name
+	var words []string
+	for _, w := range strings.Fields(cmd.usage) {
+		if strings.ContainsAny(w, "-[|") {
+			break
+		}
+		words = append(words, w)
+	}
+	return strings.Join(words, " ")
 }
 
 // commandHelp is a command's -h: its usage, its flags (settings' and its
@@ -178,6 +191,9 @@ func cmdPath(cmd command) string {
 func commandHelp(w io.Writer, fs *flag.FlagSet, cmd command) {
 	fmt.Fprintf(w, "usage of connect-init %s:\n", cmd.usage)
 	fs.VisitAll(func(f *flag.Flag) {
+		if slices.Contains(cmd.hidden, f.Name) {
+			return
+		}
 		var head, help string
 		if sf, ok := f.Value.(*settingFlag); ok {
 			head, help = settingFlagHelp(sf, f.DefValue)

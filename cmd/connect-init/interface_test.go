@@ -115,7 +115,7 @@ func TestHelpComesFromTheTable(t *testing.T) {
 		{[]string{"apply", "-h"}, settings.Apply, []string{"-strict", "-lock-lease"}},
 		{[]string{"lock", "acquire", "-h"}, settings.LockAcquire, []string{"-json", "-lock\n"}},
 	} {
-		_, _, help := runIn(t, nil, cmd.args...)
+		_, help, _ := runIn(t, nil, cmd.args...) // help is on stdout
 		for _, r := range settings.Table() {
 			switch {
 			case r.FlagFor(cmd.name) && !strings.Contains(help, "  -"+r.Flag+" ") && !strings.Contains(help, "  -"+r.Flag+"\n"):

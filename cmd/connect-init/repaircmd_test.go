@@ -73,8 +73,8 @@ func TestRepairHelpListsFlags(t *testing.T) {
 		t.Fatalf("repair -h: exit %d", code)
 	}
 	for _, f := range []string{"-topics", "-replication-factor", "-execute", "-throttle"} {
-		if !strings.Contains(stderr.String(), f) {
-			t.Errorf("repair -h does not list %s:\n%s", f, stderr.String())
+		if !strings.Contains(stdout.String(), f) {
+			t.Errorf("repair -h does not list %s on stdout:\n%s", f, stdout.String())
 		}
 	}
 }
