@@ -85,6 +85,9 @@ type Setting struct {
 var (
 	all     = []Command{Run, Prepare, Doctor, ShowConfig, Healthcheck, Apply, Repair, LockAcquire}
 	loaders = []Command{Run, Prepare, Doctor, ShowConfig, Apply, Repair, LockAcquire}
+	// logging are the commands that log: every command that reads
+	// settings but healthcheck, whose one line is its output.
+	logging = []Command{Run, Prepare, Doctor, ShowConfig, Apply, Repair, LockAcquire, Offsets}
 )
 
 // table is connect-init's settings, one row each, in the order the docs
@@ -94,7 +97,7 @@ var (
 // parsable value can still be wrong), then run `go test ./settings -run
 // TestDocsTable -update` to rewrite the table in docs/settings.md.
 var table = []Setting{
-	{Env: "CONNECT_INIT_TIMEOUT", Common: true, Flag: "timeout", DocDefault: "`5m` (or `CONNECT_CUB_KAFKA_TIMEOUT` seconds)", Commands: all,
+	{Env: "CONNECT_INIT_TIMEOUT", Common: true, Flag: "timeout", DocDefault: "`5m` (or `CONNECT_CUB_KAFKA_TIMEOUT` seconds)", Commands: append(slices.Clone(all), Offsets),
 		Help: "bound on the steps before the startup lock together (brokers to plugins), and afresh on the peers step after it; the wait in the lock queue is not counted (at most about position × `CONNECT_INIT_LOCK_LEASE`)",
 		HelpFor: map[Command]string{
 			Prepare:     "bound on the steps brokers to group together",
@@ -104,6 +107,7 @@ var table = []Setting{
 			Apply:       "bound on finding a worker of the group that answers and proving it ours (the wait for the connectors is --wait)",
 			Repair:      "bound on the whole repair: reading the cluster, and with --execute the reassignment and its verification",
 			LockAcquire: "bound on the brokers step before the lock, and afresh on the group and peers checks after it; the wait in the lock queue is not counted",
+			Offsets:     "bound on the whole: reaching the worker, stopping the connector, writing, reading back and putting its state back; 2m unless set",
 		},
 		field: func(s *Settings) any { return &s.Timeout }, check: Settings.checkTimeout},
 	{Env: "CONNECT_INIT_EXPECTED_BROKERS", Common: true, Flag: "expected-brokers", DocDefault: "largest of: distinct bootstrap addresses, highest internal-topic replication factor, `CONNECT_CUB_KAFKA_MIN_BROKERS`", Commands: loaders,
@@ -151,10 +155,10 @@ var table = []Setting{
 	{Env: "CONNECT_INIT_PLUGIN_CHECK", Common: true, Default: "fail", Commands: []Command{Run, ShowConfig},
 		Help:  "the `plugins` step: `fail` refuses a worker that lacks a plugin the cluster's connectors use and its peers load; `warn` logs it and starts; `off` skips the step",
 		field: func(s *Settings) any { return &s.PluginCheck }, check: Settings.checkPluginCheck},
-	{Env: "CONNECT_INIT_LOG_FORMAT", Common: true, Flag: "log-format", Default: "text", Commands: loaders,
+	{Env: "CONNECT_INIT_LOG_FORMAT", Common: true, Flag: "log-format", Default: "text", Commands: logging,
 		Help:  "`text` or `json` (`log/slog`, to stderr, one event a line)",
 		field: func(s *Settings) any { return &s.LogFormat }, check: Settings.checkLogFormat},
-	{Env: "CONNECT_INIT_LOG_LEVEL", Flag: "log-level", Default: "info", Commands: loaders,
+	{Env: "CONNECT_INIT_LOG_LEVEL", Flag: "log-level", Default: "info", Commands: logging,
 		Help:  "`debug`, `info`, `warn`, `error`",
 		field: func(s *Settings) any { return &s.LogLevel }, check: Settings.checkLogLevel},
 	{Env: "CONNECT_INIT_IMAGE", Flag: "image", DocDefault: "detected", Commands: all,

@@ -151,9 +151,6 @@ func TestEveryBadSettingInOneRun(t *testing.T) {
 		code, _, stderr := runIn(t, bad, args...)
 		ev := errorEvents(stderr)
 		wantN := len(want)
-		if args[0] == "repair" {
-			wantN = 3 // repair reads the worker settings only once its own are good
-		}
 		if code != exitcode.Config || len(ev) != wantN {
 			t.Errorf("%q: exit %d with %d events, want 2 with %d:\n%s", args, code, len(ev), wantN, stderr)
 			continue
