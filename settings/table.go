@@ -331,8 +331,9 @@ func (r Setting) Set(s *Settings, v string) error {
 		}
 		*p = d
 	case *int:
-		// Base 0, as envconfig read it before the table: 0x10 is 16.
-		n, err := strconv.ParseInt(v, 0, strconv.IntSize)
+		// Decimal only, as the docs say: base 0 (envconfig's) read
+		// CONNECT_INIT_EXPECTED_BROKERS=010 as 8 and 0x3 as 3.
+		n, err := strconv.ParseInt(v, 10, strconv.IntSize)
 		if err != nil {
 			return parseError("int", v)
 		}
