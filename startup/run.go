@@ -113,7 +113,7 @@ func LoadConfig(o settings.Options, env []string, s settings.Settings, log *slog
 // LogFlavour logs the image flavour the worker settings were read with,
 // and the variables the image overwrites or ignores.
 func LogFlavour(log *slog.Logger, cfg *settings.Config) {
-	log.Info("image flavour", "gate", step.Settings, "flavour", string(cfg.Flavour), "detected", cfg.Detection.Found, "evidence", cfg.Detection.Evidence)
+	log.Info("image flavour", "gate", step.Settings, "flavour", string(cfg.Flavour), "detected", cfg.Detection.Found && !cfg.Settings.Given("CONNECT_INIT_IMAGE"), "evidence", cfg.Detection.Evidence)
 	for _, n := range cfg.Notes {
 		log.Warn("worker settings note", "gate", step.Settings, "note", n)
 	}

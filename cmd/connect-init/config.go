@@ -204,7 +204,9 @@ func (c *cli) showConfig(s settings.Settings, log *slog.Logger, asJSON bool, pro
 func buildConfigDoc(env []string, s settings.Settings, cfg *settings.Config, err error) configDoc {
 	var doc configDoc
 	doc.Flavour.Name = string(cfg.Flavour)
-	doc.Flavour.Detected = cfg.Detection.Found
+	// A flavour set by hand (CONNECT_INIT_IMAGE, --image) is not one
+	// detected from the image's files.
+	doc.Flavour.Detected = cfg.Detection.Found && !s.Given("CONNECT_INIT_IMAGE")
 	doc.Flavour.Evidence = cfg.Detection.Evidence
 	doc.BaseFile = cfg.BaseFile
 	doc.Notes = cfg.Notes

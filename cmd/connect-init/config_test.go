@@ -81,3 +81,23 @@ func TestConfigRedactsRESTSecrets(t *testing.T) {
 		}
 	}
 }
+
+// TestConfigFlavourSetByHand: a flavour set by CONNECT_INIT_IMAGE or
+// --image is reported as set, not detected.
+func TestConfigFlavourSetByHand(t *testing.T) {
+	env, _ := interfaceEnv(t)
+	for _, tc := range []struct {
+		env  []string
+		args []string
+	}{
+		{append(append([]string{}, env...), "CONNECT_INIT_IMAGE=apache", "CONNECT_INIT_WORKER_CONFIG=/dev/null"), nil},
+		{append(append([]string{}, env...), "CONNECT_INIT_WORKER_CONFIG=/dev/null"), []string{"--image=apache"}},
+	} {
+		_, stdout, stderr := runIn(t, tc.env, append([]string{"config", "--json"}, tc.args...)...)
+		var doc configDoc
+		decodeEnvelope(t, stdout, &doc)
+		if doc.Flavour.Name != "apache" || doc.Flavour.Detected {
+			t.Errorf("%q: flavour %+v, want apache, not detected\n%s", tc.args, doc.Flavour, stderr)
+		}
+	}
+}
