@@ -13,7 +13,7 @@ import (
 // there.
 func TestHelp(t *testing.T) {
 	env, conns := interfaceEnv(t)
-	for _, args := range [][]string{{"-h"}, {"--help"}, {"help"}, {"help", "help"}} {
+	for _, args := range [][]string{{"-h"}, {"--help"}, {"help"}, {"help", "help"}, {"help", "-h"}} {
 		code, stdout, stderr := runIn(t, env, args...)
 		if code != exitcode.OK || stderr != "" {
 			t.Errorf("%q: exit %d, stderr %q", args, code, stderr)

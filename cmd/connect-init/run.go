@@ -81,7 +81,7 @@ func (c *cli) helpCommand(ctx context.Context, args []string) int {
 		usage(c.stdout)
 		return exitcode.OK
 	}
-	if args[0] == "help" && len(args) == 1 {
+	if (args[0] == "help" || isHelpFlag(args[0])) && len(args) == 1 {
 		usage(c.stdout)
 		return exitcode.OK
 	}
