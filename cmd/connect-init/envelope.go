@@ -37,6 +37,9 @@ type envelope struct {
 	// planOut is where apply writes its plan document (apply.PlanDoc),
 	// which becomes Result.
 	planOut bytes.Buffer
+	// stream is doctor --watch --json: an envelope per change, one per
+	// line (streamLine); streamed once the first is out.
+	stream, streamed bool
 
 	mu sync.Mutex
 }
@@ -58,10 +61,9 @@ func (e *envelope) addError(en errorEntry) {
 var jsonCommands = map[string]bool{"apply": true, "config": true, "doctor": true}
 
 // wantsJSON reports whether the command line asks for --json output (not
-// for help, which is text, nor a stream: doctor --watch --json prints one
-// line per change).
-func wantsJSON(args []string) bool {
-	want := false
+// for help, which is text), and whether that output is a stream (doctor
+// --watch --json: one envelope per change, one per line).
+func wantsJSON(args []string) (want, stream bool) {
 	for _, a := range args {
 		if a == "--" {
 			break
@@ -70,23 +72,29 @@ func wantsJSON(args []string) bool {
 		if !strings.HasPrefix(a, "-") {
 			continue
 		}
+		b, err := strconv.ParseBool(val)
+		on := !hasVal || err != nil || b
 		switch name {
-		case "h", "help", "watch":
-			return false
+		case "h", "help":
+			return false, false
+		case "watch":
+			stream = on
 		case "json":
-			b, err := strconv.ParseBool(val)
-			want = !hasVal || err != nil || b
+			want = on
 		}
 	}
-	return want
+	return want, want && stream
 }
 
 // runJSON runs a --json command and prints its envelope, whatever the
 // outcome.
-func (c *cli) runJSON(ctx context.Context, sc subcommand, args []string) int {
-	c.envelope = &envelope{SchemaVersion: jsonSchemaVersion, Command: sc.name, Version: version, Errors: []errorEntry{}}
+func (c *cli) runJSON(ctx context.Context, sc subcommand, args []string, stream bool) int {
+	c.envelope = &envelope{SchemaVersion: jsonSchemaVersion, Command: sc.name, Version: version, Errors: []errorEntry{}, stream: stream}
 	code := sc.run(c, ctx, args)
 	env := c.envelope
+	if env.streamed {
+		return code // the stream's envelopes are out; a signal ends it
+	}
 	env.ExitCode = code
 	if env.planOut.Len() > 0 {
 		c.planResult()
@@ -95,7 +103,9 @@ func (c *cli) runJSON(ctx context.Context, sc subcommand, args []string) int {
 		env.Result = apply.PlanDoc{} // bad usage: nothing was planned
 	}
 	enc := json.NewEncoder(c.stdout)
-	enc.SetIndent("", "  ")
+	if !stream {
+		enc.SetIndent("", "  ")
+	}
 	if err := enc.Encode(env); err != nil {
 		slog.New(slog.NewTextHandler(c.stderr, nil)).Error("cannot write the JSON document", "error", err.Error())
 	}
@@ -115,6 +125,24 @@ func (c *cli) planResult() {
 		doc.Error = ""
 	}
 	c.envelope.Result = doc
+}
+
+// streamLine prints one envelope of a stream on its own line: result,
+// its exit code and its errors, with the problems found so far.
+func (c *cli) streamLine(result any, code int, errs []errorEntry) error {
+	env := c.envelope
+	env.mu.Lock()
+	line := struct {
+		SchemaVersion int          `json:"schema_version"`
+		Command       string       `json:"command"`
+		Version       string       `json:"version"`
+		ExitCode      int          `json:"exit_code"`
+		Errors        []errorEntry `json:"errors"`
+		Result        any          `json:"result"`
+	}{env.SchemaVersion, env.Command, env.Version, code, append(append([]errorEntry{}, env.Errors...), errs...), result}
+	env.streamed = true
+	env.mu.Unlock()
+	return json.NewEncoder(c.stdout).Encode(line)
 }
 
 // setResult makes doc the command's result in its JSON document (a no-op

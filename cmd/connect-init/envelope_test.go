@@ -39,12 +39,13 @@ func decodeEnvelope(t *testing.T, stdout string, result any) envelopeDoc {
 
 // TestWantsJSON: which command lines print an envelope.
 func TestWantsJSON(t *testing.T) {
-	for args, want := range map[string]bool{
-		"--json": true, "--dry-run --json": true, "-json": true, "--json=true": true, "--json=false": false,
-		"--json -h": false, "--json --watch": false, "--dir json": false, "-- --json": false, "": false,
+	for args, want := range map[string][2]bool{
+		"--json": {true, false}, "--dry-run --json": {true, false}, "-json": {true, false}, "--json=true": {true, false}, "--json=false": {false, false},
+		"--json -h": {false, false}, "--json --watch": {true, true}, "--watch=false --json": {true, false}, "--watch": {false, false},
+		"--dir json": {false, false}, "-- --json": {false, false}, "": {false, false},
 	} {
-		if got := wantsJSON(strings.Fields(args)); got != want {
-			t.Errorf("wantsJSON(%q) = %v, want %v", args, got, want)
+		if json, stream := wantsJSON(strings.Fields(args)); json != want[0] || stream != want[1] {
+			t.Errorf("wantsJSON(%q) = %v, %v; want %v", args, json, stream, want)
 		}
 	}
 }

@@ -61,8 +61,8 @@ func (c *cli) run(ctx context.Context, args []string) int {
 		cmd, args = "version", args[1:]
 	}
 	for _, sc := range subcommands() {
-		if sc.name == cmd && jsonCommands[cmd] && wantsJSON(args) {
-			return c.runJSON(ctx, sc, args)
+		if want, stream := wantsJSON(args); sc.name == cmd && jsonCommands[cmd] && want {
+			return c.runJSON(ctx, sc, args, stream)
 		}
 		if sc.name == cmd {
 			return sc.run(c, ctx, args)

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"errors"
 	"net/http"
@@ -10,6 +11,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
@@ -239,5 +241,46 @@ func TestSchemasRefuse(t *testing.T) {
 		if err := validate(schemaFor(t, tc.schema), tc.doc); err == nil {
 			t.Errorf("docs/schemas/%s.json accepts %s", tc.schema, tc.doc)
 		}
+	}
+}
+
+// TestDoctorWatchJSONValidates: doctor --watch --json is a stream of
+// envelopes, one per line, each valid against docs/schemas/doctor.json;
+// SIGTERM ends it with 143.
+func TestDoctorWatchJSONValidates(t *testing.T) {
+	s := schemaFor(t, "doctor")
+	cmd := exec.Command(builtBinary(t), "doctor", "--watch", "--json", "--interval=1s")
+	cmd.Env = []string{"CONNECT_BOOTSTRAP_SERVERS=127.0.0.1:1", "CONNECT_GROUP_ID=g", "CONNECT_CONFIG_STORAGE_TOPIC=c",
+		"CONNECT_OFFSET_STORAGE_TOPIC=o", "CONNECT_STATUS_STORAGE_TOPIC=s", "CONNECT_KEY_CONVERTER=x", "CONNECT_VALUE_CONVERTER=x",
+		"CONNECT_REST_ADVERTISED_HOST_NAME=worker-1", "CONNECT_INIT_TIMEOUT=2s"}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	line, err := bufio.NewReader(out).ReadString('\n')
+	_ = cmd.Process.Signal(syscall.SIGTERM)
+	werr := cmd.Wait()
+	if err != nil {
+		t.Fatalf("no line: %v\n%s", err, stderr.String())
+	}
+	if verr := validate(s, line); verr != nil {
+		t.Errorf("the stream's line does not validate against docs/schemas/doctor.json: %v\n%s", verr, line)
+	}
+	if env := decodeEnvelope(t, line, nil); env.ExitCode != 1 || len(env.Errors) == 0 {
+		t.Errorf("no broker answers: want exit_code 1 with errors, got %+v", env)
+	}
+	var ee *exec.ExitError
+	if !errors.As(werr, &ee) || ee.ExitCode() != 143 {
+		t.Errorf("SIGTERM: %v, want exit 143\n%s", werr, stderr.String())
+	}
+	// Bad usage under --watch is one envelope too.
+	code, stdout, _ := runBinary(t, cmd.Env, "doctor", "--watch", "--json", "--interval=10ms")
+	if err := validate(s, stdout); err != nil || code != 2 {
+		t.Errorf("--interval=10ms: exit %d, %v\n%s", code, err, stdout)
 	}
 }
