@@ -124,6 +124,20 @@ func (c *cli) planResult() {
 		c.envelope.addError(errorEntry{Problem: "no plan: " + doc.Error, Fix: "see the log on stderr; nothing was written"})
 		doc.Error = ""
 	}
+	// Each key Connect's validation refused is an error of its own, at
+	// its file and line.
+	for _, r := range doc.Refused {
+		for _, f := range r.Errors {
+			file, line := f.Where, 0
+			if i := strings.LastIndexByte(f.Where, ':'); i > 0 {
+				if n, err := strconv.Atoi(f.Where[i+1:]); err == nil {
+					file, line = f.Where[:i], n
+				}
+			}
+			c.envelope.addError(errorEntry{File: file, Line: line, Problem: r.Name + ": " + f.Key + ": " + strings.Join(f.Messages, "; "),
+				Fix: "correct the definition as Connect's validation says; nothing was written"})
+		}
+	}
 	c.envelope.Result = doc
 }
 

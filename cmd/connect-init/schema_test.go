@@ -161,7 +161,7 @@ func TestApplyJSONValidates(t *testing.T) {
 		{"changes pending", []string{"--dir", good, "--url", ok, "--detailed-exitcode"}, 3, true, `"changes_pending": true`},
 		{"plan shown", []string{"--dir", good, "--url", ok}, 0, true, `"action": "create"`},
 		{"nothing to do", []string{"--dir", empty, "--url", ok, "--detailed-exitcode"}, 0, true, `"changes_pending": false`},
-		{"validation refused", []string{"--dir", good, "--url", refusing}, 2, true, `"refused"`},
+		{"validation refused", []string{"--dir", good, "--url", refusing}, 2, true, `"problem": "sink: topics: Missing required configuration \"topics\""`},
 		{"typo in a file", []string{"--dir", typo, "--url", ok}, 2, false, `"line": 3`},
 		{"empty prune", []string{"--dir", empty, "--url", ok, "--prune"}, 2, false, `refusing to prune`},
 		{"connection refused", []string{"--dir", good, "--url", refused}, 1, false, `connection refused`},
