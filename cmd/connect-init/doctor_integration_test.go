@@ -56,6 +56,9 @@ func doctorJSON(ctx context.Context, t *testing.T, env []string) (cliResult, dia
 	}
 	err := json.Unmarshal([]byte(res.stdout), &wrapped)
 	doc := wrapped.Result
+	if verr := validate(schemaFor(t, "doctor"), res.stdout); verr != nil {
+		t.Errorf("doctor --json on a real cluster does not validate against docs/schemas/doctor.json: %v", verr)
+	}
 	if err != nil {
 		t.Fatalf("doctor --json printed no valid JSON (%v); exit %d\nstdout:\n%s\nstderr:\n%s", err, res.code, res.stdout, res.stderr)
 	}
