@@ -66,8 +66,8 @@ containers:
 	$(GO) test -tags integration -count=1 -p 1 -timeout 30m -v ./internal/containerbed/
 
 smoke-3x: jar
-	CONNECT_INIT_KAFKA_VERSION=3.9.1 $(GO) test -tags integration -count=1 -timeout 10m -run 'TestE2E|TestConnectProtocolBytes' -v ./cmd/connect-init/
-	CONNECT_INIT_KAFKA_VERSION=3.9.1 $(GO) test -tags integration -count=1 -timeout 10m -v ./internal/degraded/
+	CITEST_KAFKA_VERSION=3.9.1 $(GO) test -tags integration -count=1 -timeout 10m -run 'TestE2E|TestConnectProtocolBytes' -v ./cmd/connect-init/
+	CITEST_KAFKA_VERSION=3.9.1 $(GO) test -tags integration -count=1 -timeout 10m -v ./internal/degraded/
 
 ## smoke-zk: prepare, a repeated prepare, doctor --json, run with the startup lock, a killed and a stopped broker on
 ## Kafka 3.4.1 in ZooKeeper mode (the Kafka of Confluent Platform 7.4), 70-95 s
@@ -92,7 +92,7 @@ CHAOS_ROUNDS ?= 50
 CHAOS_SEED ?=
 chaos:
 	mkdir -p bin
-	CONNECT_INIT_CHAOS_ROUNDS=$(CHAOS_ROUNDS) CONNECT_INIT_CHAOS_SEED=$(CHAOS_SEED) CONNECT_INIT_CHAOS_TABLE=$(CURDIR)/bin/chaos-table.md \
+	CITEST_CHAOS_ROUNDS=$(CHAOS_ROUNDS) CITEST_CHAOS_SEED=$(CHAOS_SEED) CITEST_CHAOS_TABLE=$(CURDIR)/bin/chaos-table.md \
 		$(GO) test -tags integration -count=1 -timeout 600m -run TestChaos -v ./internal/chaos/ | tee bin/chaos.log; \
 	status=$${PIPESTATUS[0]}; \
 	awk -v table=bin/chaos-table.md '/<!-- chaos-table:end -->/{while((getline l < table)>0) print l; skip=0} !skip{print} /<!-- chaos-table:start -->/{skip=1}' \
@@ -107,7 +107,7 @@ chaos:
 ROLLING_VARIANTS ?=
 rolling:
 	mkdir -p bin
-	CONNECT_INIT_ROLLING_VARIANTS=$(ROLLING_VARIANTS) CONNECT_INIT_ROLLING_TABLE=$(CURDIR)/bin/rolling-table.md \
+	CITEST_ROLLING_VARIANTS=$(ROLLING_VARIANTS) CITEST_ROLLING_TABLE=$(CURDIR)/bin/rolling-table.md \
 		$(GO) test -tags 'integration rolling' -count=1 -timeout 150m -run '^TestSwarmRollingUpdate$$' -v ./internal/containerbed/ | tee bin/rolling.log; \
 	exit $${PIPESTATUS[0]}
 

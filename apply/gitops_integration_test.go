@@ -117,12 +117,22 @@ func TestDryRunJSONThroughRESTOnly(t *testing.T) {
 		} else if err != nil {
 			t.Fatal(err)
 		}
-		var d apply.PlanDoc
+		// The plan is the result of connect-init's JSON envelope.
+		var env struct {
+			SchemaVersion int               `json:"schema_version"`
+			Command       string            `json:"command"`
+			Version       string            `json:"version"`
+			ExitCode      int               `json:"exit_code"`
+			Errors        []json.RawMessage `json:"errors"`
+			Result        apply.PlanDoc     `json:"result"`
+		}
 		dec := json.NewDecoder(bytes.NewReader(stdout.Bytes()))
 		dec.DisallowUnknownFields()
-		if err := dec.Decode(&d); err != nil || dec.More() {
+		var d apply.PlanDoc
+		if err := dec.Decode(&env); err != nil || dec.More() || !env.Result.Planned {
 			t.Fatalf("stdout is not one JSON plan (%v):\n%s\nstderr:\n%s", err, stdout.String(), stderr.String())
 		}
+		d = env.Result
 		return code, d, stdout.String() + stderr.String()
 	}
 	start := time.Now()

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/connect-init/connect-init/exitcode"
 	"github.com/connect-init/connect-init/restclient"
 )
 
@@ -72,7 +73,7 @@ func TestRunRefusesEmptyPrune(t *testing.T) {
 	w := startFake(t, f)
 	var out bytes.Buffer
 	res := Run(context.Background(), &API{REST: &restclient.Client{}, Target: w.t}, nil, Options{Out: &out, Prune: true, Source: "/d"})
-	if res.Code != ExitBadDefinition || f.lists != 0 || f.deleted != 0 || !strings.Contains(out.String(), "refused") {
+	if res.Code != exitcode.Config || f.lists != 0 || f.deleted != 0 || !strings.Contains(out.String(), "refused") {
 		t.Fatalf("code %d, %d listings, %d deletes: %s", res.Code, f.lists, f.deleted, out.String())
 	}
 }
@@ -95,7 +96,7 @@ func TestDryRunJSONPlan(t *testing.T) {
 	var out bytes.Buffer
 	res := Run(context.Background(), &API{REST: &restclient.Client{}, Target: w.t}, desired,
 		Options{Out: &out, DryRun: true, JSON: true, DetailedExitCode: true, Prune: true, Source: "/d"})
-	if res.Code != ExitChangesPending {
+	if res.Code != exitcode.ChangesPending {
 		t.Fatalf("code %d\n%s", res.Code, out.String())
 	}
 	if strings.Contains(out.String(), secret) || strings.Contains(out.String(), "topic-value") {
@@ -130,7 +131,7 @@ func TestDryRunJSONPlan(t *testing.T) {
 	out.Reset()
 	res = Run(context.Background(), &API{REST: &restclient.Client{}, Target: w.t}, desired[2:],
 		Options{Out: &out, DryRun: true, JSON: true, DetailedExitCode: true, Source: "/d"})
-	if res.Code != ExitOK || !strings.Contains(out.String(), `"changes_pending": false`) {
+	if res.Code != exitcode.OK || !strings.Contains(out.String(), `"changes_pending": false`) {
 		t.Fatalf("no-op: code %d\n%s", res.Code, out.String())
 	}
 }
@@ -156,7 +157,7 @@ func TestCreateInDeclaredState(t *testing.T) {
 		} else if f.created != nil || f.puts != 1 || !strings.Contains(out, "x: stop requested") {
 			t.Errorf("%s: created %v, %d puts\n%s", c.version, f.created, f.puts, out)
 		}
-		if res.Code != ExitOK {
+		if res.Code != exitcode.OK {
 			t.Errorf("%s: code %d\n%s", c.version, res.Code, out)
 		}
 	}

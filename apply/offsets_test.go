@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/connect-init/connect-init/exitcode"
 	"github.com/connect-init/connect-init/restclient"
 )
 
@@ -83,12 +84,12 @@ func TestCreateWithOffsets(t *testing.T) {
 	}
 	f := &fakeConnect{configs: map[string]map[string]string{}, status: running, version: "4.3.1"}
 	res, out, _ := runFake(t, f, conns, 0)
-	if res.Code != ExitOK || f.created["s"] != "STOPPED" || f.offsetWrites != 1 || strings.Join(f.states, ",") != "resume" || !strings.Contains(out, "s: offsets set (1 partitions, read back)") {
+	if res.Code != exitcode.OK || f.created["s"] != "STOPPED" || f.offsetWrites != 1 || strings.Join(f.states, ",") != "resume" || !strings.Contains(out, "s: offsets set (1 partitions, read back)") {
 		t.Fatalf("code %d, created %v, %d writes, states %v\n%s", res.Code, f.created, f.offsetWrites, f.states, out)
 	}
 	old := &fakeConnect{configs: map[string]map[string]string{}, status: running, version: "3.5.0"}
 	res, out, _ = runFake(t, old, conns, 0)
-	if res.Code != ExitBadDefinition || old.puts != 0 || old.created != nil || !strings.Contains(out, ":2: offsets: cannot be set") {
+	if res.Code != exitcode.Config || old.puts != 0 || old.created != nil || !strings.Contains(out, ":2: offsets: cannot be set") {
 		t.Fatalf("3.5: code %d, %d puts\n%s", res.Code, old.puts, out)
 	}
 }

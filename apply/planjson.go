@@ -4,11 +4,25 @@ import (
 	"encoding/json"
 )
 
+// notPlanned is a PlanDoc without a plan: what it would have been made
+// against and why not, never a changes_pending a pipeline could read as
+// "nothing changes".
+type notPlanned struct {
+	Planned bool   `json:"planned"`
+	Target  string `json:"target"`
+	Source  string `json:"source,omitempty"`
+	Error   string `json:"error,omitempty"`
+}
+
 // PlanDoc is a dry run's plan as one JSON document (apply --dry-run
 // --json), for a pipeline to gate a merge on: what each connector would
 // get, with the names of the changed keys and never a value (a value may
 // be a secret, and a key name is what a reviewer needs).
 type PlanDoc struct {
+	// Planned is false when there is no plan (the cluster could not be
+	// read, a definition could not be validated, the input was bad): then
+	// only Target, Source and Error are printed, never changes_pending.
+	Planned bool `json:"planned"`
 	// Target is the worker's REST URL; Source the definitions' directory.
 	Target string `json:"target"`
 	Source string `json:"source,omitempty"`
@@ -22,8 +36,18 @@ type PlanDoc struct {
 	Kept []string `json:"kept"`
 	// Refused are the definitions Connect's validation refused (exit 2).
 	Refused []RefusedDoc `json:"refused,omitempty"`
-	// Error is why there is no plan (exit 1), "" when there is one.
+	// Error is why there is no plan (Planned false, exit 1), "" when there
+	// is one.
 	Error string `json:"error,omitempty"`
+}
+
+// MarshalJSON prints a PlanDoc without a plan as notPlanned.
+func (d PlanDoc) MarshalJSON() ([]byte, error) {
+	if !d.Planned {
+		return json.Marshal(notPlanned{Target: d.Target, Source: d.Source, Error: d.Error})
+	}
+	type plain PlanDoc
+	return json.Marshal(plain(d))
 }
 
 // ConnectorDoc is one connector's step.
@@ -68,7 +92,7 @@ type FieldDoc struct {
 
 // Doc is the plan as a PlanDoc.
 func (p Plan) Doc(target, source string) PlanDoc {
-	d := PlanDoc{Target: target, Source: source, ChangesPending: p.Writes(), Connectors: []ConnectorDoc{}, Kept: p.Kept,
+	d := PlanDoc{Planned: true, Target: target, Source: source, ChangesPending: p.Writes(), Connectors: []ConnectorDoc{}, Kept: p.Kept,
 		Summary: map[Kind]int{Create: p.Count(Create), Update: p.Count(Update), Unchanged: p.Count(Unchanged), Delete: p.Count(Delete)}}
 	if d.Kept == nil {
 		d.Kept = []string{}
@@ -104,7 +128,7 @@ func (r *runner) planJSON(plan Plan, invalid map[string][]FieldError, cause erro
 	}
 	d := plan.Doc(r.api.Target.Raw, r.o.Source)
 	if cause != nil {
-		d.Error = r.red.Scrub(cause.Error())
+		d.Planned, d.Error = false, r.red.Scrub(cause.Error())
 	}
 	for _, s := range plan.Steps {
 		errs, bad := invalid[s.Name]

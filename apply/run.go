@@ -13,22 +13,6 @@ import (
 	"github.com/connect-init/connect-init/restclient"
 )
 
-// Exit codes of `connect-init apply`.
-const (
-	// ExitOK: everything applied, and every connector of the directory
-	// and its tasks are in the desired state.
-	ExitOK = exitcode.OK
-	// ExitFailed: a connector or task failed, a write failed, the worker
-	// stopped answering, or the wait timed out.
-	ExitFailed = exitcode.Failed
-	// ExitBadDefinition: a file is bad, or Connect's validation refused a
-	// definition; nothing was written.
-	ExitBadDefinition = exitcode.Config
-	// ExitChangesPending: a dry run with Options.DetailedExitCode found
-	// writes to make.
-	ExitChangesPending = exitcode.ChangesPending
-)
-
 // Defaults of Options.
 const (
 	DefaultPoll   = time.Second
@@ -90,7 +74,7 @@ type Options struct {
 	// nothing else on Out.
 	JSON bool
 	// DetailedExitCode makes a dry run that finds writes to make exit
-	// ExitChangesPending instead of ExitOK.
+	// exitcode.ChangesPending instead of exitcode.OK.
 	DetailedExitCode bool
 	// DryRun stops after the plan and the validation.
 	DryRun bool
@@ -176,7 +160,7 @@ func Run(ctx context.Context, api *API, desired []Connector, o Options) Result {
 	if err := CheckPrune(o.Source, desired, nil, o.Prune, o.AllowEmptyPrune); err != nil {
 		r.out.f("%v\n", err)
 		o.Log.Error("refusing to prune", "error", err.Error())
-		return Result{Code: ExitBadDefinition}
+		return Result{Code: exitcode.Config}
 	}
 	listing, plan, res, done := r.prepare(ctx)
 	if done {
@@ -192,7 +176,7 @@ func Run(ctx context.Context, api *API, desired []Connector, o Options) Result {
 	case listing != nil:
 		return r.unchanged(ctx, plan, listing)
 	case o.Wait <= 0:
-		return Result{Code: ExitOK, Plan: plan}
+		return Result{Code: exitcode.OK, Plan: plan}
 	}
 	return r.wait(ctx, plan)
 }
@@ -209,7 +193,7 @@ func (r *runner) writeAll(ctx context.Context, plan Plan) (*Listing, Plan, Resul
 		release, err := r.o.Lease(ctx, r.hold())
 		if err != nil {
 			r.out.f("cannot take the apply lease: %v\n", err)
-			return nil, plan, Result{Code: ExitFailed, Plan: plan}, true
+			return nil, plan, Result{Code: exitcode.Failed, Plan: plan}, true
 		}
 		defer release()
 		listing, again, res, done := r.replan(ctx, plan)
@@ -238,7 +222,7 @@ func (r *runner) prepare(ctx context.Context) (*Listing, Plan, Result, bool) {
 	if err != nil {
 		r.out.f("cannot read the cluster's connectors: %v\n", err)
 		r.planJSON(Plan{}, nil, err)
-		return nil, Plan{}, Result{Code: ExitFailed}, true
+		return nil, Plan{}, Result{Code: exitcode.Failed}, true
 	}
 	plan := Compute(r.desired, listing.Current, r.o.Prune)
 	if err := r.unprovenPrune(plan); err != nil && !r.o.DryRun {
@@ -246,7 +230,7 @@ func (r *runner) prepare(ctx context.Context) (*Listing, Plan, Result, bool) {
 		r.out.f("\n%v; nothing was written\n", err)
 		r.o.Log.Error("refusing to prune; nothing was written", "gate", "apply", "error", err.Error(),
 			"fix", "apply once without --prune (it creates the directory's connectors), or check --url; or run apply with the worker settings, which prove the cluster")
-		return nil, plan, Result{Code: ExitBadDefinition, Plan: plan}, true
+		return nil, plan, Result{Code: exitcode.Config, Plan: plan}, true
 	}
 	r.learn(listing)
 	// Validation first: nothing is written unless every new or changed
@@ -260,7 +244,7 @@ func (r *runner) prepare(ctx context.Context) (*Listing, Plan, Result, bool) {
 		if err != nil {
 			r.out.f("cannot validate %s (%s): %s\n", s.Name, s.File, r.red.Scrub(err.Error()))
 			r.planJSON(plan, nil, fmt.Errorf("cannot validate %s (%s): %w", s.Name, s.File, err))
-			return nil, plan, Result{Code: ExitFailed, Plan: plan, Failed: []string{s.Name}}, true
+			return nil, plan, Result{Code: exitcode.Failed, Plan: plan, Failed: []string{s.Name}}, true
 		}
 		for _, k := range v.Passwords {
 			r.red.MarkPassword(k)
@@ -286,9 +270,9 @@ func (r *runner) prepare(ctx context.Context) (*Listing, Plan, Result, bool) {
 	if r.o.DryRun {
 		r.out.f("\ndry run: nothing was written\n")
 		r.planJSON(plan, nil, nil)
-		code := ExitOK
+		code := exitcode.OK
 		if r.o.DetailedExitCode && plan.Writes() {
-			code = ExitChangesPending
+			code = exitcode.ChangesPending
 		}
 		return nil, plan, Result{Code: code, Plan: plan}, true
 	}
@@ -340,7 +324,7 @@ func (r *runner) refused(plan Plan, invalid map[string][]FieldError) Result {
 		}
 	}
 	r.out.f("\nnothing was written: fix the definitions above and run apply again\n")
-	return Result{Code: ExitBadDefinition, Plan: plan, Failed: failed}
+	return Result{Code: exitcode.Config, Plan: plan, Failed: failed}
 }
 
 // replan reads the cluster again once the lease is ours and prints what
@@ -351,7 +335,7 @@ func (r *runner) replan(ctx context.Context, first Plan) (*Listing, Plan, Result
 	listing, err := r.api.List(ctx)
 	if err != nil {
 		r.out.f("cannot read the cluster's connectors again after taking the apply lease: %v\n", err)
-		return nil, first, Result{Code: ExitFailed, Plan: first}, true
+		return nil, first, Result{Code: exitcode.Failed, Plan: first}, true
 	}
 	r.learn(listing)
 	plan := Compute(r.desired, listing.Current, r.o.Prune)
@@ -388,7 +372,7 @@ func orNone(k Kind) string {
 func (r *runner) unchanged(ctx context.Context, plan Plan, l *Listing) Result {
 	r.out.f("nothing to write: the cluster matches the definitions\n")
 	if r.o.Wait <= 0 {
-		return Result{Code: ExitOK, Plan: plan}
+		return Result{Code: exitcode.OK, Plan: plan}
 	}
 	verdicts := map[string][2]string{}
 	for _, s := range plan.Steps {
@@ -401,7 +385,7 @@ func (r *runner) unchanged(ctx context.Context, plan Plan, l *Listing) Result {
 	}
 	get := func(n string) (string, string) { return verdicts[n][0], verdicts[n][1] }
 	report(plan, get, l, r.o, r.out, r.red, true, 0)
-	return Result{Code: ExitOK, Plan: plan}
+	return Result{Code: exitcode.OK, Plan: plan}
 }
 
 // writeBudget is how long the writes may repeat: the apply's wait, at

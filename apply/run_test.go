@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/connect-init/connect-init/exitcode"
 	"github.com/connect-init/connect-init/internal/clock"
 	"github.com/connect-init/connect-init/restclient"
 )
@@ -227,7 +228,7 @@ func running(name string) *Status {
 func TestRunRetriesConflictsOnTheClock(t *testing.T) {
 	f := &fakeConnect{configs: map[string]map[string]string{}, status: running, conflicts: 2}
 	res, out, clk := runFake(t, f, []Connector{conn("a", "", "connector.class", "C", "db.pass", "s3cret")}, time.Minute)
-	if res.Code != ExitOK || f.puts != 1 || !strings.Contains(out, "created a") {
+	if res.Code != exitcode.OK || f.puts != 1 || !strings.Contains(out, "created a") {
 		t.Fatalf("code %d, %d puts\n%s", res.Code, f.puts, out)
 	}
 	if strings.Contains(out, "s3cret") || !strings.Contains(out, "db.pass = [hidden]") {
@@ -249,7 +250,7 @@ func TestRunReportsFailedTaskTrace(t *testing.T) {
 	}
 	f := &fakeConnect{configs: map[string]map[string]string{}, status: failed}
 	res, out, _ := runFake(t, f, []Connector{conn("a", "", "connector.class", "C", "db.password", "s3cret")}, time.Minute)
-	if res.Code != ExitFailed || !strings.Contains(out, "a: FAILED: task 0 FAILED") || !strings.Contains(out, "ConnectException: boom [hidden]") ||
+	if res.Code != exitcode.Failed || !strings.Contains(out, "a: FAILED: task 0 FAILED") || !strings.Contains(out, "ConnectException: boom [hidden]") ||
 		!strings.Contains(out, "... 2 more lines") || strings.Contains(out, "s3cret") {
 		t.Fatalf("code %d\n%s", res.Code, out)
 	}
@@ -263,7 +264,7 @@ func TestRunTimesOut(t *testing.T) {
 	}
 	f := &fakeConnect{configs: map[string]map[string]string{}, status: pending}
 	res, out, clk := runFake(t, f, []Connector{conn("a", "", "connector.class", "C")}, 30*time.Second)
-	if res.Code != ExitFailed || !strings.Contains(out, "a: not RUNNING after 30s: connector RUNNING, 0/1 tasks RUNNING") {
+	if res.Code != exitcode.Failed || !strings.Contains(out, "a: not RUNNING after 30s: connector RUNNING, 0/1 tasks RUNNING") {
 		t.Fatalf("code %d\n%s", res.Code, out)
 	}
 	if clk.Waited() < 30*time.Second || clk.Waited() > 32*time.Second {

@@ -6,6 +6,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/connect-init/connect-init/exitcode"
 )
 
 // seen is one connector's verdict and the time of the first successful
@@ -233,9 +235,9 @@ func (w *waiter) verdict(settled bool) Result {
 	}
 	failed := report(w.plan, get, w.last, w.o, w.out, w.red, settled, w.clk.Now().Sub(w.start))
 	if len(failed) > 0 {
-		return Result{Code: ExitFailed, Plan: w.plan, Failed: failed}
+		return Result{Code: exitcode.Failed, Plan: w.plan, Failed: failed}
 	}
-	return Result{Code: ExitOK, Plan: w.plan}
+	return Result{Code: exitcode.OK, Plan: w.plan}
 }
 
 // unreachable ends a wait whose worker stopped answering: it names the
@@ -248,7 +250,7 @@ func (w *waiter) unreachable(now time.Time) Result {
 		names = append(names, s.Name)
 	}
 	w.out.f("the state of %d connectors is unknown (%s): no fresh status could be read\n", len(names), strings.Join(names, ", "))
-	return Result{Code: ExitFailed, Plan: w.plan, Unreachable: url}
+	return Result{Code: exitcode.Failed, Plan: w.plan, Unreachable: url}
 }
 
 // progress logs the pending connectors every 5 s.

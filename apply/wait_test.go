@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/connect-init/connect-init/exitcode"
 	"github.com/connect-init/connect-init/internal/clock"
 	"github.com/connect-init/connect-init/restclient"
 )
@@ -105,7 +106,7 @@ func runOn(t *testing.T, w fakeWorker, desired []Connector, o Options) (Result, 
 func TestPinnedWorkerDiesAfterTheWrite(t *testing.T) {
 	w := startFake(t, &fakeConnect{configs: map[string]map[string]string{}, status: running, dieAfterPut: true})
 	res, out, clk := runOn(t, w, []Connector{conn("a", "", "connector.class", "C")}, Options{Wait: 2 * time.Minute})
-	if res.Code != ExitFailed || res.Unreachable != w.t.Raw || len(res.Failed) != 0 {
+	if res.Code != exitcode.Failed || res.Unreachable != w.t.Raw || len(res.Failed) != 0 {
 		t.Fatalf("result %+v\n%s", res, out)
 	}
 	for _, want := range []string{"created a", "the worker at " + w.t.Raw + " is unreachable", "the state of 1 connectors is unknown"} {
@@ -131,7 +132,7 @@ func TestWaitMovesToAnotherMember(t *testing.T) {
 	w2 := startFake(t, &fakeConnect{configs: configs, status: running})
 	g := &fakeGroup{members: []fakeWorker{w1, w2}}
 	res, out, _ := runOn(t, w1, []Connector{conn("a", "", "connector.class", "C")}, Options{Wait: time.Minute, Workers: g})
-	if res.Code != ExitOK || !strings.Contains(out, "a: ok: connector RUNNING, 1/1 tasks RUNNING") {
+	if res.Code != exitcode.OK || !strings.Contains(out, "a: ok: connector RUNNING, 1/1 tasks RUNNING") {
 		t.Fatalf("result %+v\n%s", res, out)
 	}
 	if !strings.Contains(out, "the worker at "+w1.t.Raw+" stopped answering") || !strings.Contains(out, "going on with "+w2.t.Raw) {
@@ -154,7 +155,7 @@ func TestWorkerThatLeftTheGroupDoesNotCount(t *testing.T) {
 	w2 := startFake(t, &fakeConnect{configs: configs, status: running})
 	g := &fakeGroup{members: []fakeWorker{w1, w2}, left: map[string]bool{w1.t.Raw: true}}
 	res, out, _ := runOn(t, w1, []Connector{conn("a", "", "connector.class", "C")}, Options{Wait: time.Minute, Workers: g})
-	if res.Code != ExitOK || !strings.Contains(out, "going on with "+w2.t.Raw) || w2.f.lists < 4 {
+	if res.Code != exitcode.OK || !strings.Contains(out, "going on with "+w2.t.Raw) || w2.f.lists < 4 {
 		t.Fatalf("result %+v, %d reads of the member\n%s", res, w2.f.lists, out)
 	}
 }
@@ -165,7 +166,7 @@ func TestNoMemberAnswers(t *testing.T) {
 	w1 := startFake(t, &fakeConnect{configs: map[string]map[string]string{}, status: running, dieAfterPut: true})
 	g := &fakeGroup{members: []fakeWorker{w1}}
 	res, out, clk := runOn(t, w1, []Connector{conn("a", "", "connector.class", "C")}, Options{Wait: time.Minute, Workers: g})
-	if res.Code != ExitFailed || res.Unreachable != w1.t.Raw || !strings.Contains(out, "is unreachable") || g.asked == 0 {
+	if res.Code != exitcode.Failed || res.Unreachable != w1.t.Raw || !strings.Contains(out, "is unreachable") || g.asked == 0 {
 		t.Fatalf("result %+v, asked %d\n%s", res, g.asked, out)
 	}
 	if clk.Waited() < time.Minute {
@@ -179,7 +180,7 @@ func TestNoopReturnsAtOnce(t *testing.T) {
 	d := conn("a", "", "connector.class", "C")
 	w := startFake(t, &fakeConnect{configs: map[string]map[string]string{"a": d.Config}, status: running})
 	res, out, clk := runOn(t, w, []Connector{d}, Options{Wait: time.Minute})
-	if res.Code != ExitOK || w.f.puts != 0 || clk.Waited() != 0 || w.f.lists != 1 {
+	if res.Code != exitcode.OK || w.f.puts != 0 || clk.Waited() != 0 || w.f.lists != 1 {
 		t.Fatalf("result %+v, %d puts, waited %v, %d reads\n%s", res, w.f.puts, clk.Waited(), w.f.lists, out)
 	}
 	if !strings.Contains(out, "nothing to write") || !strings.Contains(out, "a: ok: connector RUNNING") {
@@ -192,7 +193,7 @@ func TestNoopReturnsAtOnce(t *testing.T) {
 		return st
 	}})
 	res, _, clk = runOn(t, w2, []Connector{d}, Options{Wait: 10 * time.Second})
-	if res.Code != ExitFailed || clk.Waited() < 10*time.Second {
+	if res.Code != exitcode.Failed || clk.Waited() < 10*time.Second {
 		t.Errorf("an unassigned connector: %+v after %v", res, clk.Waited())
 	}
 }
@@ -213,7 +214,7 @@ func TestLeaseReplans(t *testing.T) {
 		return func() { released = true }, nil
 	}
 	res, out, _ := runOn(t, w, []Connector{d}, Options{Wait: time.Minute, Lease: lease})
-	if res.Code != ExitOK || f.puts != 0 || !released {
+	if res.Code != exitcode.OK || f.puts != 0 || !released {
 		t.Fatalf("result %+v, %d puts, released %v\n%s", res, f.puts, released, out)
 	}
 	if !strings.Contains(out, "~ update     a") || !strings.Contains(out, "planned again after taking the apply lease") || !strings.Contains(out, "a update -> unchanged") {
@@ -233,7 +234,7 @@ func TestLeaseReplans(t *testing.T) {
 			f.mu.Unlock()
 		}, nil
 	}})
-	if res.Code != ExitOK || putsAtRelease != 1 || f.puts != 1 || f.lists < listsAtRelease+4 {
+	if res.Code != exitcode.OK || putsAtRelease != 1 || f.puts != 1 || f.lists < listsAtRelease+4 {
 		t.Errorf("released after %d puts and %d reads; %d puts and %d reads in all\n%s", putsAtRelease, listsAtRelease, f.puts, f.lists, out)
 	}
 	// A no-op takes no lease at all.
@@ -242,7 +243,7 @@ func TestLeaseReplans(t *testing.T) {
 		taken = true
 		return func() {}, nil
 	}})
-	if res.Code != ExitOK || taken {
+	if res.Code != exitcode.OK || taken {
 		t.Errorf("no-op: %+v, lease taken %v", res, taken)
 	}
 }
@@ -253,7 +254,7 @@ func TestLostAnswerIsReadBack(t *testing.T) {
 	f := &fakeConnect{configs: map[string]map[string]string{}, status: running, lost: true}
 	w := startFake(t, f)
 	res, out, _ := runOn(t, w, []Connector{conn("a", "", "connector.class", "C")}, Options{Wait: time.Minute})
-	if res.Code != ExitOK || f.puts != 1 || !strings.Contains(out, "created a (its answer was lost; read back: the cluster holds the new config)") {
+	if res.Code != exitcode.OK || f.puts != 1 || !strings.Contains(out, "created a (its answer was lost; read back: the cluster holds the new config)") {
 		t.Fatalf("result %+v, %d puts\n%s", res, f.puts, out)
 	}
 }
@@ -302,7 +303,7 @@ func TestLeasePassesOnOnceTheWritesShow(t *testing.T) {
 	}
 	res, out, _ := runOn(t, w, []Connector{conn("a", "", "connector.class", "C")}, Options{Wait: time.Minute, Lease: lease})
 	// The plan's read, the re-plan's, three stale listings, one fresh.
-	if res.Code != ExitOK || listsAtRelease != 6 {
+	if res.Code != exitcode.OK || listsAtRelease != 6 {
 		t.Fatalf("released after %d listings, want 6; %+v\n%s", listsAtRelease, res, out)
 	}
 }
@@ -327,7 +328,7 @@ func TestStatusOnADeadWorkerDoesNotCount(t *testing.T) {
 		return map[string]bool{"w:8083": true}
 	}}
 	res, out, clk := runOn(t, w, []Connector{conn("a", "", "connector.class", "C")}, Options{Wait: time.Minute, Workers: g})
-	if res.Code != ExitOK || !strings.Contains(out, "a: ok: connector RUNNING, 1/1 tasks RUNNING") {
+	if res.Code != exitcode.OK || !strings.Contains(out, "a: ok: connector RUNNING, 1/1 tasks RUNNING") {
 		t.Fatalf("result %+v\n%s", res, out)
 	}
 	// Two holds were voided by the dead worker, then one held.
@@ -341,7 +342,7 @@ func TestStatusOnADeadWorkerDoesNotCount(t *testing.T) {
 		return st
 	}})
 	res, out, _ = runOn(t, w2, []Connector{conn("a", "", "connector.class", "C")}, Options{Wait: 20 * time.Second, Workers: &fakeGroup{members: []fakeWorker{w2}}})
-	if res.Code != ExitFailed || !strings.Contains(out, "a: not RUNNING after 20s: connector RUNNING on dead:8083, which is not a live member of the group") {
+	if res.Code != exitcode.Failed || !strings.Contains(out, "a: not RUNNING after 20s: connector RUNNING on dead:8083, which is not a live member of the group") {
 		t.Fatalf("result %+v\n%s", res, out)
 	}
 }
@@ -371,7 +372,7 @@ func TestRunningWithoutTasksWhileAMemberIsDead(t *testing.T) {
 		return map[string]bool{"w:8083": true}
 	}}
 	res, out, clk := runOn(t, w, []Connector{conn("a", "", "connector.class", "C")}, Options{Wait: time.Minute, Workers: g})
-	if res.Code != ExitOK || !strings.Contains(out, "a: ok: connector RUNNING, 1/1 tasks RUNNING") || strings.Contains(out, "0/0 tasks") {
+	if res.Code != exitcode.OK || !strings.Contains(out, "a: ok: connector RUNNING, 1/1 tasks RUNNING") || strings.Contains(out, "0/0 tasks") {
 		t.Fatalf("result %+v\n%s", res, out)
 	}
 	if clk.Waited() < 2*DefaultSettle {
@@ -391,7 +392,7 @@ func TestRunningWithoutTasksWhileAMemberIsDead(t *testing.T) {
 	}
 	w2 := startFake(t, &fakeConnect{configs: map[string]map[string]string{}, status: late})
 	res, out, clk2 = runOn(t, w2, []Connector{conn("a", "", "connector.class", "C")}, Options{Wait: time.Minute, Workers: &fakeGroup{members: []fakeWorker{w2}}})
-	if res.Code != ExitOK || !strings.Contains(out, "a: ok: connector RUNNING, 1/1 tasks RUNNING") {
+	if res.Code != exitcode.OK || !strings.Contains(out, "a: ok: connector RUNNING, 1/1 tasks RUNNING") {
 		t.Fatalf("late tasks: result %+v\n%s", res, out)
 	}
 	if clk2.Waited() < 10*time.Second+DefaultSettle {
@@ -401,7 +402,7 @@ func TestRunningWithoutTasksWhileAMemberIsDead(t *testing.T) {
 	// for TasklessSettle.
 	w3 := startFake(t, &fakeConnect{configs: map[string]map[string]string{}, status: func(string) *Status { st := running("a"); st.Tasks = nil; return st }})
 	res, out, clk3 := runOn(t, w3, []Connector{conn("a", "", "connector.class", "C")}, Options{Wait: time.Minute, Workers: &fakeGroup{members: []fakeWorker{w3}}})
-	if res.Code != ExitOK || !strings.Contains(out, "a: ok: connector RUNNING, 0/0 tasks RUNNING") || clk3.Waited() < TasklessSettle {
+	if res.Code != exitcode.OK || !strings.Contains(out, "a: ok: connector RUNNING, 0/0 tasks RUNNING") || clk3.Waited() < TasklessSettle {
 		t.Fatalf("no tasks: result %+v after %v\n%s", res, clk3.Waited(), out)
 	}
 }

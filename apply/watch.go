@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/connect-init/connect-init/exitcode"
 	"github.com/connect-init/connect-init/internal/clock"
 	"github.com/connect-init/connect-init/restclient"
 )
@@ -258,7 +259,7 @@ func (r *runner) repair(ctx context.Context, l *Listing, m *Metrics) {
 	r.o.Wait = 0 // the writes' budget: DefaultWriteBudget; no wait for the status
 	_, again, res, done := r.writeAll(ctx, plan)
 	r.o.Wait = saved
-	if done && res.Code != ExitOK {
+	if done && res.Code != exitcode.OK {
 		r.o.Log.Error("watch: could not put the connectors back", "failed", strings.Join(res.Failed, ","), "next_attempt", "at the next look")
 		return
 	}

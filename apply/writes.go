@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/connect-init/connect-init/exitcode"
 	"github.com/connect-init/connect-init/restclient"
 )
 
@@ -26,7 +27,7 @@ func (r *runner) write(ctx context.Context, plan Plan) (Result, bool) {
 		}
 		if err := r.step(ctx, s, until); err != nil {
 			r.out.f("%s: %s\n", s.Name, r.red.Scrub(err.Error()))
-			res := Result{Code: ExitFailed, Plan: plan, Failed: []string{s.Name}}
+			res := Result{Code: exitcode.Failed, Plan: plan, Failed: []string{s.Name}}
 			var ue *restclient.UnreachableError
 			if errors.As(err, &ue) {
 				res.Unreachable = ue.URL

@@ -20,15 +20,15 @@ import (
 )
 
 // newClusterRounds is how many brand-new clusters get eight prepare at
-// once: 1 in CI (the budget), more with CONNECT_INIT_NEWCLUSTER_ROUNDS.
+// once: 1 in CI (the budget), more with CITEST_NEWCLUSTER_ROUNDS.
 func newClusterRounds(t *testing.T) int {
-	v := os.Getenv("CONNECT_INIT_NEWCLUSTER_ROUNDS")
+	v := os.Getenv("CITEST_NEWCLUSTER_ROUNDS")
 	if v == "" {
 		return 1
 	}
 	n, err := strconv.Atoi(v)
 	if err != nil || n < 1 {
-		t.Fatalf("CONNECT_INIT_NEWCLUSTER_ROUNDS=%q: want a whole number of rounds, at least 1", v)
+		t.Fatalf("CITEST_NEWCLUSTER_ROUNDS=%q: want a whole number of rounds, at least 1", v)
 	}
 	return n
 }

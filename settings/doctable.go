@@ -1,6 +1,7 @@
 package settings
 
 import (
+	"slices"
 	"strings"
 )
 
@@ -61,9 +62,10 @@ func docFlag(r Setting) string {
 	return strings.Join(out, ", ")
 }
 
-// docCommands is the commands column ("all" for every command).
+// docCommands is the commands column ("all" for every command that reads
+// settings, offsets included).
 func docCommands(cmds []Command) string {
-	if len(cmds) == len(all) {
+	if len(cmds) == len(all)+1 && slices.Contains(cmds, Offsets) && !slices.ContainsFunc(all, func(c Command) bool { return !slices.Contains(cmds, c) }) {
 		return "all"
 	}
 	out := make([]string, len(cmds))

@@ -188,6 +188,9 @@ func Read(environ []string) Settings {
 	var unknown []string
 	for _, k := range names {
 		v := last[k]
+		if strings.TrimSpace(v) == "" {
+			continue // set but empty counts as unset, known name or not
+		}
 		r, ok := Find(k)
 		switch {
 		case !ok:
@@ -264,7 +267,7 @@ func settingHint(typeName string) string {
 	case "bool":
 		return "use true or false"
 	case "int":
-		return "use a whole number"
+		return "use a whole decimal number such as 3"
 	}
 	return ""
 }

@@ -10,7 +10,7 @@ import (
 // than a default silently kept.
 func unknownSetting(name string) *ConfigError {
 	fix := "remove it; `connect-init config` lists every setting"
-	if near, ok := nearest(name, knownNames(), 3); ok {
+	if near, ok := nearest(strings.ToUpper(name), knownNames(), 3); ok {
 		fix = "did you mean " + near + "? (`connect-init config` lists every setting)"
 	}
 	return &ConfigError{Setting: name, Problem: "is not a connect-init setting", Fix: fix}

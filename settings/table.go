@@ -57,6 +57,10 @@ type Setting struct {
 	FlagCommands []Command
 	// Help is one line: what the setting does.
 	Help string
+	// HelpFor is, for the commands where the setting means something
+	// else than Help says (the timeout bounds other things in each),
+	// what it means there: a command's -h shows it (HelpIn).
+	HelpFor map[Command]string
 	// Secret is never shown: `config` and -h print "[hidden]" (as for a worker secret) for a
 	// value it has.
 	Secret bool
@@ -81,6 +85,9 @@ type Setting struct {
 var (
 	all     = []Command{Run, Prepare, Doctor, ShowConfig, Healthcheck, Apply, Repair, LockAcquire}
 	loaders = []Command{Run, Prepare, Doctor, ShowConfig, Apply, Repair, LockAcquire}
+	// logging are the commands that log: every command that reads
+	// settings but healthcheck, whose one line is its output.
+	logging = []Command{Run, Prepare, Doctor, ShowConfig, Apply, Repair, LockAcquire, Offsets}
 )
 
 // table is connect-init's settings, one row each, in the order the docs
@@ -90,8 +97,18 @@ var (
 // parsable value can still be wrong), then run `go test ./settings -run
 // TestDocsTable -update` to rewrite the table in docs/settings.md.
 var table = []Setting{
-	{Env: "CONNECT_INIT_TIMEOUT", Common: true, Flag: "timeout", DocDefault: "`5m` (or `CONNECT_CUB_KAFKA_TIMEOUT` seconds)", Commands: all,
-		Help:  "bound on the steps before the startup lock together (brokers to plugins), and afresh on the peers step after it; the wait in the lock queue is not counted (at most about position × `CONNECT_INIT_LOCK_LEASE`)",
+	{Env: "CONNECT_INIT_TIMEOUT", Common: true, Flag: "timeout", DocDefault: "`5m` (or `CONNECT_CUB_KAFKA_TIMEOUT` seconds)", Commands: append(slices.Clone(all), Offsets),
+		Help: "bound on the steps before the startup lock together (brokers to plugins), and afresh on the peers step after it; the wait in the lock queue is not counted (at most about position × `CONNECT_INIT_LOCK_LEASE`)",
+		HelpFor: map[Command]string{
+			Prepare:     "bound on the steps brokers to group together",
+			Doctor:      "bound on each look at the cluster and the worker group (with --watch, on every look)",
+			ShowConfig:  "not used by config, which connects to nothing: shown, and checked like every setting",
+			Healthcheck: "bound on the one look at the local worker: 5s by default; the variable can only shorten it (its 5m is meant for the gates, and Docker kills a HEALTHCHECK that outlives its own timeout), the flag sets it",
+			Apply:       "bound on finding a worker of the group that answers and proving it ours (the wait for the connectors is --wait)",
+			Repair:      "bound on the whole repair: reading the cluster, and with --execute the reassignment and its verification",
+			LockAcquire: "bound on the brokers step before the lock, and afresh on the group and peers checks after it; the wait in the lock queue is not counted",
+			Offsets:     "bound on the whole: reaching the worker, stopping the connector, writing, reading back and putting its state back; 2m unless set",
+		},
 		field: func(s *Settings) any { return &s.Timeout }, check: Settings.checkTimeout},
 	{Env: "CONNECT_INIT_EXPECTED_BROKERS", Common: true, Flag: "expected-brokers", DocDefault: "largest of: distinct bootstrap addresses, highest internal-topic replication factor, `CONNECT_CUB_KAFKA_MIN_BROKERS`", Commands: loaders,
 		Help:  "brokers to wait for",
@@ -138,10 +155,10 @@ var table = []Setting{
 	{Env: "CONNECT_INIT_PLUGIN_CHECK", Common: true, Default: "fail", Commands: []Command{Run, ShowConfig},
 		Help:  "the `plugins` step: `fail` refuses a worker that lacks a plugin the cluster's connectors use and its peers load; `warn` logs it and starts; `off` skips the step",
 		field: func(s *Settings) any { return &s.PluginCheck }, check: Settings.checkPluginCheck},
-	{Env: "CONNECT_INIT_LOG_FORMAT", Common: true, Flag: "log-format", Default: "text", Commands: loaders,
+	{Env: "CONNECT_INIT_LOG_FORMAT", Common: true, Flag: "log-format", Default: "text", Commands: logging,
 		Help:  "`text` or `json` (`log/slog`, to stderr, one event a line)",
 		field: func(s *Settings) any { return &s.LogFormat }, check: Settings.checkLogFormat},
-	{Env: "CONNECT_INIT_LOG_LEVEL", Flag: "log-level", Default: "info", Commands: loaders,
+	{Env: "CONNECT_INIT_LOG_LEVEL", Flag: "log-level", Default: "info", Commands: logging,
 		Help:  "`debug`, `info`, `warn`, `error`",
 		field: func(s *Settings) any { return &s.LogLevel }, check: Settings.checkLogLevel},
 	{Env: "CONNECT_INIT_IMAGE", Flag: "image", DocDefault: "detected", Commands: all,
@@ -238,6 +255,14 @@ func (s Settings) Passed(cmd Command) [][2]string {
 	return out
 }
 
+// HelpIn is what the setting means for cmd: its HelpFor entry, else Help.
+func (r Setting) HelpIn(cmd Command) string {
+	if h, ok := r.HelpFor[cmd]; ok {
+		return h
+	}
+	return r.Help
+}
+
 // AppliesTo reports whether the setting means something for cmd.
 func (r Setting) AppliesTo(cmd Command) bool { return hasCommand(r.Commands, cmd) }
 
@@ -317,8 +342,9 @@ func (r Setting) Set(s *Settings, v string) error {
 		}
 		*p = d
 	case *int:
-		// Base 0, as envconfig read it before the table: 0x10 is 16.
-		n, err := strconv.ParseInt(v, 0, strconv.IntSize)
+		// Decimal only, as the docs say: base 0 (envconfig's) read
+		// CONNECT_INIT_EXPECTED_BROKERS=010 as 8 and 0x3 as 3.
+		n, err := strconv.ParseInt(v, 10, strconv.IntSize)
 		if err != nil {
 			return parseError("int", v)
 		}

@@ -3,8 +3,11 @@ package settings
 import (
 	"errors"
 	"flag"
+	"io/fs"
 	"os"
+	"path/filepath"
 	"reflect"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -86,13 +89,69 @@ func TestUnknownNamesAreRefused(t *testing.T) {
 		"CONNECT_INIT_EXPECTED_BROKER=3":  "CONNECT_INIT_EXPECTED_BROKER is not a connect-init setting: did you mean CONNECT_INIT_EXPECTED_BROKERS?",
 		"CONNECT_INIT_LOCKTOPIC=x":        "did you mean CONNECT_INIT_LOCK_TOPIC?",
 		"CONNECT_INIT_SOMETHING_ELSE=abc": "CONNECT_INIT_SOMETHING_ELSE is not a connect-init setting: remove it",
-		"CONNECT_INIT_TIMEOUTS=":          "CONNECT_INIT_TIMEOUTS is not a connect-init setting",
+		"CONNECT_INIT_timeout=10s":        "CONNECT_INIT_timeout is not a connect-init setting: did you mean CONNECT_INIT_TIMEOUT?",
+		"CONNECT_INIT_Lock_Topic=x":       "did you mean CONNECT_INIT_LOCK_TOPIC?",
 	} {
 		_, err := LoadSettings([]string{kv})
 		var ce *ConfigError
 		if !errors.As(err, &ce) || !strings.Contains(err.Error(), want) {
 			t.Errorf("%s: want %q, got %v", kv, want, err)
 		}
+	}
+	// Set but empty counts as unset, as the docs say, for a name that is
+	// no setting too (an empty variable a template left behind).
+	for _, kv := range []string{"CONNECT_INIT_TIMEOUTS=", "CONNECT_INIT_SOMETHING_ELSE=  "} {
+		if _, err := LoadSettings([]string{kv}); err != nil {
+			t.Errorf("%s: empty counts as unset, got %v", kv, err)
+		}
+	}
+}
+
+// TestIntegersAreDecimal: integers are read in decimal only (they were
+// read in Go's base 0, so 010 was 8 and 0x3 was 3).
+func TestIntegersAreDecimal(t *testing.T) {
+	for v, want := range map[string]int{"3": 3, "010": 10, " 7 ": 7} {
+		s, err := LoadSettings([]string{"CONNECT_INIT_EXPECTED_BROKERS=" + v})
+		if err != nil || s.ExpectedBrokers != want {
+			t.Errorf("CONNECT_INIT_EXPECTED_BROKERS=%q: %d, %v; want %d", v, s.ExpectedBrokers, err, want)
+		}
+	}
+	for _, v := range []string{"0x3", "0o7", "0b11", "1_000", "3.0"} {
+		if _, err := LoadSettings([]string{"CONNECT_INIT_EXPECTED_BROKERS=" + v}); err == nil || !strings.Contains(err.Error(), "decimal") {
+			t.Errorf("CONNECT_INIT_EXPECTED_BROKERS=%q: want refused as no decimal number, got %v", v, err)
+		}
+	}
+}
+
+// TestHarnessVariablesAreNotSettings: the reserved prefix is the table's
+// alone. No Go file reads a CONNECT_INIT_* variable that is no setting
+// (the test harness's own are CITEST_*): exporting one would make every
+// command exit 2.
+func TestHarnessVariablesAreNotSettings(t *testing.T) {
+	read := regexp.MustCompile(`(?:Getenv|LookupEnv|Lookup\([^,]+,)\s*\(?"(CONNECT_INIT_[A-Z0-9_]+)"`)
+	err := filepath.WalkDir("..", func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && (d.Name() == ".git" || d.Name() == ".cache" || d.Name() == "testdata") {
+			return filepath.SkipDir
+		}
+		if d.IsDir() || !strings.HasSuffix(path, ".go") {
+			return nil
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		for _, m := range read.FindAllStringSubmatch(string(b), -1) {
+			if _, ok := Find(m[1]); !ok {
+				t.Errorf("%s reads %s, which is no setting of the table: name a harness variable CITEST_*", path, m[1])
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
 }
 

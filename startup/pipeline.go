@@ -7,6 +7,7 @@ import (
 
 	"github.com/connect-init/connect-init/connect/plugins"
 	"github.com/connect-init/connect-init/entrypoint"
+	"github.com/connect-init/connect-init/exitcode"
 	"github.com/connect-init/connect-init/gate"
 	"github.com/connect-init/connect-init/kafka"
 	"github.com/connect-init/connect-init/settings"
@@ -163,7 +164,7 @@ func runSteps(ctx context.Context, steps []stage, st *state, log *slog.Logger) i
 			return Failed(ctx, log, s.name, err)
 		}
 	}
-	return ExitOK
+	return exitcode.OK
 }
 
 // Failed logs why step name stopped the start-up and returns the exit code.
@@ -173,7 +174,7 @@ func Failed(ctx context.Context, log *slog.Logger, name string, err error) int {
 		log.Warn("stopped before the worker started", "gate", name, "signal", se.Signal.String())
 		return code
 	}
-	if code == ExitConfig {
+	if code == exitcode.Config {
 		LogConfigError(log, name, err)
 	} else {
 		log.Error("gate failed", "gate", name, "error", err.Error())

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/connect-init/connect-init/entrypoint"
+	"github.com/connect-init/connect-init/exitcode"
 	"github.com/connect-init/connect-init/gate"
 	"github.com/connect-init/connect-init/settings"
 	"github.com/connect-init/connect-init/step"
@@ -90,7 +91,7 @@ func runFake(t *testing.T, withExec, lock bool, setup func(*fakeGates)) pipeline
 
 func TestPipelineRunsEveryStepInOrder(t *testing.T) {
 	r := runFake(t, true, true, nil)
-	if r.code != ExitOK || !slices.Equal(r.gates.ran, allSteps) {
+	if r.code != exitcode.OK || !slices.Equal(r.gates.ran, allSteps) {
 		t.Fatalf("exit %d, ran %v; want 0 and %v", r.code, r.gates.ran, allSteps)
 	}
 	if !r.gates.sawWaited {
@@ -100,7 +101,7 @@ func TestPipelineRunsEveryStepInOrder(t *testing.T) {
 
 func TestPipelinePrepareStopsAfterGroup(t *testing.T) {
 	r := runFake(t, false, true, nil)
-	if want := allSteps[:5]; r.code != ExitOK || !slices.Equal(r.gates.ran, want) {
+	if want := allSteps[:5]; r.code != exitcode.OK || !slices.Equal(r.gates.ran, want) {
 		t.Fatalf("exit %d, ran %v; want 0 and %v", r.code, r.gates.ran, want)
 	}
 	if strings.Contains(r.log, "gate skipped") {
@@ -111,7 +112,7 @@ func TestPipelinePrepareStopsAfterGroup(t *testing.T) {
 func TestPipelineLockDisabled(t *testing.T) {
 	r := runFake(t, true, false, nil)
 	want := []string{step.Settings, step.Brokers, step.Topics, step.Coordinator, step.Group, step.Plugins, step.Peers, step.Exec}
-	if r.code != ExitOK || !slices.Equal(r.gates.ran, want) {
+	if r.code != exitcode.OK || !slices.Equal(r.gates.ran, want) {
 		t.Fatalf("exit %d, ran %v; want 0 and %v", r.code, r.gates.ran, want)
 	}
 	if r.gates.sawWaited {
@@ -131,7 +132,7 @@ func TestPipelinePluginCheckOff(t *testing.T) {
 	st := &state{settings: settings.Settings{Timeout: time.Hour, Lock: true, PluginCheck: "OFF"}, withExec: true}
 	code := runSteps(ctx, startupSteps(f), st, slog.New(slog.NewTextHandler(&buf, nil)))
 	want := []string{step.Settings, step.Brokers, step.Topics, step.Coordinator, step.Group, step.Lock, step.Peers, step.Exec}
-	if code != ExitOK || !slices.Equal(f.ran, want) {
+	if code != exitcode.OK || !slices.Equal(f.ran, want) {
 		t.Fatalf("exit %d, ran %v; want 0 and %v", code, f.ran, want)
 	}
 	if !strings.Contains(buf.String(), `msg="gate skipped" gate=plugins reason="CONNECT_INIT_PLUGIN_CHECK=off"`) {
@@ -146,10 +147,10 @@ func TestPipelineExitCodes(t *testing.T) {
 		err  error
 		code int
 	}{
-		{"gate error", &gate.GateError{Gate: "x", Err: errors.New("boom")}, ExitGate},
-		{"plain error", errors.New("boom"), ExitGate},
-		{"bad setting", &settings.ConfigError{Setting: "CONNECT_X", Problem: "is bad"}, ExitConfig},
-		{"marked bad configuration", &configFailure{errors.New("exec format error")}, ExitConfig},
+		{"gate error", &gate.GateError{Gate: "x", Err: errors.New("boom")}, exitcode.Failed},
+		{"plain error", errors.New("boom"), exitcode.Failed},
+		{"bad setting", &settings.ConfigError{Setting: "CONNECT_X", Problem: "is bad"}, exitcode.Config},
+		{"marked bad configuration", &configFailure{errors.New("exec format error")}, exitcode.Config},
 	}
 	for i, name := range allSteps {
 		for _, e := range errs {
@@ -159,7 +160,7 @@ func TestPipelineExitCodes(t *testing.T) {
 					t.Fatalf("exit %d after %v; want %d after %v", r.code, r.gates.ran, e.code, allSteps[:i+1])
 				}
 				msg := `msg="gate failed" gate=` + name
-				if e.code == ExitConfig {
+				if e.code == exitcode.Config {
 					msg = `msg="bad configuration" gate=` + name
 				}
 				if !strings.Contains(r.log, msg) || !strings.Contains(r.log, "boom") && !strings.Contains(r.log, "bad") {

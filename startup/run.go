@@ -15,13 +15,6 @@ import (
 	"github.com/connect-init/connect-init/workerconfig"
 )
 
-// Exit codes of the external contract, from their home (exitcode).
-const (
-	ExitOK     = exitcode.OK
-	ExitGate   = exitcode.Failed
-	ExitConfig = exitcode.Config
-)
-
 // LogConfigError logs a bad setting found by step (settings, or later: the
 // lock's topic, the command after --) as one error event naming the
 // setting and its fix.
@@ -53,9 +46,9 @@ func ExitCode(ctx context.Context, err error) int {
 	}
 	var ee *entrypoint.Error
 	if settings.AsConfigError(err) || errors.As(err, &ee) || isConfigFailure(err) {
-		return ExitConfig
+		return exitcode.Config
 	}
-	return ExitGate
+	return exitcode.Failed
 }
 
 // Invocation is one run or prepare: what the command line and the
@@ -120,7 +113,7 @@ func LoadConfig(o settings.Options, env []string, s settings.Settings, log *slog
 // LogFlavour logs the image flavour the worker settings were read with,
 // and the variables the image overwrites or ignores.
 func LogFlavour(log *slog.Logger, cfg *settings.Config) {
-	log.Info("image flavour", "gate", step.Settings, "flavour", string(cfg.Flavour), "detected", cfg.Detection.Found, "evidence", cfg.Detection.Evidence)
+	log.Info("image flavour", "gate", step.Settings, "flavour", string(cfg.Flavour), "detected", cfg.Detection.Found && !cfg.Settings.Given("CONNECT_INIT_IMAGE"), "evidence", cfg.Detection.Evidence)
 	for _, n := range cfg.Notes {
 		log.Warn("worker settings note", "gate", step.Settings, "note", n)
 	}

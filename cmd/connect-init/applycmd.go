@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -13,6 +12,7 @@ import (
 
 	"github.com/connect-init/connect-init/apply"
 	"github.com/connect-init/connect-init/entrypoint"
+	"github.com/connect-init/connect-init/exitcode"
 	"github.com/connect-init/connect-init/restclient"
 	"github.com/connect-init/connect-init/settings"
 	"github.com/connect-init/connect-init/startup"
@@ -76,7 +76,7 @@ func (c *cli) applyCommand(ctx context.Context, args []string) int {
 	// The files first: a typo costs no connection.
 	conns, ok := loadDefinitions(log, s, af)
 	if !ok {
-		return startup.ExitConfig
+		return exitcode.Config
 	}
 	if af.dryRun && af.url != "" {
 		return c.applyAt(ctx, s, af, conns, out, log, nil)
@@ -89,7 +89,7 @@ func (c *cli) applyCommand(ctx context.Context, args []string) int {
 		addr, err := apply.ServeMetrics(ctx, af.metricsAddr, metrics)
 		if err != nil {
 			logConfigError(log, &settings.ConfigError{Setting: s.Name("CONNECT_INIT_APPLY_METRICS_ADDR"), Problem: err.Error(), Fix: "choose a free host:port"})
-			return startup.ExitConfig
+			return exitcode.Config
 		}
 		log.Info("watch: serving metrics", "url", "http://"+addr.String()+"/metrics")
 	}
@@ -103,7 +103,7 @@ func (c *cli) applyCommand(ctx context.Context, args []string) int {
 	cfg, clients, err := startup.LoadConfig(c.options, c.env, s, log)
 	if err != nil {
 		logConfigError(log, err)
-		return startup.ExitConfig
+		return exitcode.Config
 	}
 	defer clients.Close()
 	if err := c.connectBrokers(ctx, cfg, clients, log); err != nil {
@@ -115,16 +115,16 @@ func (c *cli) applyCommand(ctx context.Context, args []string) int {
 			fix += "; from a runner that reaches only the REST API, run apply --url without the worker settings (CONNECT_*): it then writes through the REST API alone, without the apply lease"
 		}
 		log.Error("cannot reach the Kafka cluster", "gate", "apply", "error", err.Error(), "fix", fix)
-		return startup.ExitGate
+		return exitcode.Failed
 	}
 	if cfg.RESTClientTLS, err = s.RESTTLS(cfg.RESTClientTLS); err != nil {
 		logConfigError(log, err)
-		return startup.ExitConfig
+		return exitcode.Config
 	}
 	f := &workers.Finder{Config: cfg, Clients: clients, Log: log, Clock: c.clock, Local: af.waitLocal}
 	if err := explicitWorkers(f, s, af, cfg.AdvertisedURL); err != nil {
 		logConfigError(log, err)
-		return startup.ExitConfig
+		return exitcode.Config
 	}
 	if af.waitLocal {
 		var cancel context.CancelFunc
@@ -138,12 +138,12 @@ func (c *cli) applyCommand(ctx context.Context, args []string) int {
 	var refused *restclient.AuthError
 	if errors.As(err, &refused) {
 		log.Error("a worker's REST API refused connect-init", "gate", "apply", "group", cfg.GroupID, "error", err.Error(), "fix", refused.Fix())
-		return startup.ExitGate
+		return exitcode.Failed
 	}
 	if err != nil {
 		log.Error("no worker of the group to apply to", "gate", "apply", "group", cfg.GroupID, "error", err.Error(),
 			"fix", "start the group's workers, or give --url of one of them")
-		return startup.ExitGate
+		return exitcode.Failed
 	}
 	api.REST.WriteTimeout = af.writeTimeout
 	log.Info("applying connector definitions", "gate", "apply", "url", api.Target.Raw, "dir", af.dir, "definitions", len(conns), "prune", af.prune, "dry_run", af.dryRun)
@@ -153,7 +153,7 @@ func (c *cli) applyCommand(ctx context.Context, args []string) int {
 		return code
 	}
 	logApplyResult(log, res, af.dryRun)
-	if !af.watch || res.Code == apply.ExitBadDefinition {
+	if !af.watch || res.Code == exitcode.Config {
 		return res.Code
 	}
 	c.watch(ctx, api, conns, s, af, f, opts, metrics)
@@ -196,7 +196,7 @@ func applyOptions(c *cli, af applyFlags, f *workers.Finder, out io.Writer, log *
 // CONNECT_INIT_APPLY_WATCH_INTERVAL, CONNECT_INIT_APPLY_RESTART_BACKOFF);
 // the rest are apply's own.
 func (c *cli) applyArgs(args []string) (s settings.Settings, af applyFlags, code int, done bool) {
-	spec := command{name: settings.Apply, usage: "apply [--dir D] [--prune] [--dry-run] [--watch] [flags]", flags: func(fs *flag.FlagSet) {
+	spec := command{name: settings.Apply, usage: "apply [--dir D] [--prune] [--dry-run] [--watch] [flags]", hidden: []string{"wait-local"}, flags: func(fs *flag.FlagSet) {
 		fs.BoolVar(&af.prune, "prune", false, "delete the cluster's connectors that no file defines")
 		fs.BoolVar(&af.dryRun, "dry-run", false, "print the plan and Connect's validation, write nothing")
 		fs.BoolVar(&af.allowEmptyPrune, "allow-empty-prune", false, "with --prune, allow a directory that defines no connector (deletes every connector)")
@@ -214,10 +214,12 @@ func (c *cli) applyArgs(args []string) (s settings.Settings, af applyFlags, code
 		return s, af, code, true
 	}
 	af.dir = s.ConnectorsDir
+	// Until a plan is made, a --json document says none was.
+	c.setResult(apply.PlanDoc{Target: af.url, Source: af.dir})
 	af.metricsAddr, af.metricsFlag = s.ApplyMetricsAddr, s.Flags["CONNECT_INIT_APPLY_METRICS_ADDR"] != ""
 	if err := mergeProblems(problems, checkApplyFlags(fs, af)); err != nil {
 		reportProblems(c.earlyLogger(s, args), err)
-		return s, af, startup.ExitConfig, true
+		return s, af, exitcode.Config, true
 	}
 	return s, af, 0, false
 }
@@ -260,6 +262,10 @@ func checkApplyFlags(fs *flag.FlagSet, af applyFlags) error {
 // marked. flush writes a last unterminated line.
 func (c *cli) applyOutput(s settings.Settings, af applyFlags) (log *slog.Logger, out io.Writer, flush func()) {
 	log = c.logger(s)
+	if c.envelope != nil {
+		// The plan becomes the envelope's result (runJSON).
+		return log, &c.envelope.planOut, func() {}
+	}
 	if !af.waitLocal {
 		return log, c.stdout, func() {}
 	}
@@ -343,14 +349,14 @@ func logApplyResult(log *slog.Logger, res apply.Result, dryRun bool) {
 			"fix", "start the worker again, or apply through another worker of the group (without --url apply moves on by itself)")
 		return
 	}
-	if dryRun && (res.Code == apply.ExitChangesPending || res.Code == startup.ExitOK) {
+	if dryRun && (res.Code == exitcode.ChangesPending || res.Code == exitcode.OK) {
 		// Words that cannot be read as done: a dry run wrote nothing.
 		log.Info("apply planned (dry run, nothing written)", "gate", "apply", "would_create", res.Plan.Count(apply.Create),
 			"would_update", res.Plan.Count(apply.Update), "unchanged", res.Plan.Count(apply.Unchanged),
 			"would_delete", res.Plan.Count(apply.Delete), "changes_pending", res.Plan.Writes(), "exit", res.Code)
 		return
 	}
-	if res.Code != startup.ExitOK {
+	if res.Code != exitcode.OK {
 		log.Error("apply failed", "gate", "apply", "failed", strings.Join(res.Failed, ","), "exit", res.Code)
 		return
 	}
@@ -407,7 +413,7 @@ func (c *cli) applyAt(ctx context.Context, s settings.Settings, af applyFlags, c
 	var err error
 	if rest.TLS, err = s.RESTTLS(rest.TLS); err != nil {
 		logConfigError(log, err)
-		return startup.ExitConfig
+		return exitcode.Config
 	}
 	api, version, err := apply.Direct(ctx, rest, af.url)
 	if code, stopped := applyInterrupted(ctx, log); stopped {
@@ -421,12 +427,8 @@ func (c *cli) applyAt(ctx context.Context, s settings.Settings, af applyFlags, c
 		} else if strings.Contains(err.Error(), "certificate") {
 			fix = "trust the worker's CA with --cacert (CONNECT_INIT_REST_CA_FILE), and give a client certificate with --cert and --key if it asks for one"
 		}
-		log.Error("cannot reach the worker's REST API", "gate", "apply", "url", af.url, "error", err.Error(), "fix", fix)
-		if af.json { // the pipeline still reads one document
-			b, _ := json.MarshalIndent(apply.PlanDoc{Target: af.url, Source: af.dir, Error: err.Error(), Connectors: []apply.ConnectorDoc{}, Kept: []string{}}, "", "  ")
-			_, _ = out.Write(append(b, '\n'))
-		}
-		return startup.ExitGate
+		log.Error("cannot reach the worker's REST API", "gate", "apply", "url", af.url, "setting", "--url", "error", err.Error(), "fix", fix)
+		return exitcode.Failed
 	}
 	api.Clock = c.clock
 	opts := apply.Options{Out: out, Log: log, Clock: c.clock, Prune: af.prune, DryRun: af.dryRun, Wait: af.wait, Source: af.dir,
@@ -446,7 +448,7 @@ func (c *cli) applyAt(ctx context.Context, s settings.Settings, af applyFlags, c
 		return code
 	}
 	logApplyResult(log, res, af.dryRun)
-	if !af.watch || res.Code == apply.ExitBadDefinition {
+	if !af.watch || res.Code == exitcode.Config {
 		return res.Code
 	}
 	c.watch(ctx, api, conns, s, af, nil, opts, metrics) // no finder: --url is never --wait-local

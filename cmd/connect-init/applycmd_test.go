@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"io"
 	"net"
 	"os"
@@ -13,7 +12,7 @@ import (
 	"testing"
 
 	"github.com/connect-init/connect-init/entrypoint"
-	"github.com/connect-init/connect-init/startup"
+	"github.com/connect-init/connect-init/exitcode"
 )
 
 // TestApplyBadInput: every bad flag or file is exit 2 naming what the user
@@ -94,7 +93,7 @@ func TestApplyBadInput(t *testing.T) {
 		var stdout, stderr bytes.Buffer
 		code := run(context.Background(), append([]string{"apply"}, c.args...), append(append([]string{}, env...), c.env...), &stdout, &stderr)
 		out := stdout.String() + stderr.String()
-		if code != startup.ExitConfig {
+		if code != exitcode.Config {
 			t.Errorf("apply %q %q: exit %d, want 2\n%s", c.args, c.env, code, out)
 		}
 		for _, w := range c.wants {
@@ -162,10 +161,11 @@ func TestDryRunURLUnreachable(t *testing.T) {
 	var stdout, stderr bytes.Buffer
 	code := run(context.Background(), []string{"apply", "--dir", dir, "--dry-run", "--json", "--url", url}, []string{"CONNECT_BOOTSTRAP_SERVERS=" + bootstrap}, &stdout, &stderr)
 	var doc struct {
-		Target string `json:"target"`
-		Error  string `json:"error"`
+		Planned bool   `json:"planned"`
+		Target  string `json:"target"`
 	}
-	if code != startup.ExitGate || json.Unmarshal(stdout.Bytes(), &doc) != nil || doc.Error == "" || doc.Target != url {
+	env := decodeEnvelope(t, stdout.String(), &doc)
+	if code != exitcode.Failed || env.ExitCode != code || len(env.Errors) != 1 || doc.Planned || doc.Target != url || strings.Contains(stdout.String(), "changes_pending") {
 		t.Fatalf("exit %d, stdout %q\n%s", code, stdout.String(), stderr.String())
 	}
 	if n := conns.Load(); n != 0 {

@@ -14,8 +14,8 @@ import (
 	"time"
 
 	"github.com/connect-init/connect-init/entrypoint"
+	"github.com/connect-init/connect-init/exitcode"
 	"github.com/connect-init/connect-init/settings"
-	"github.com/connect-init/connect-init/startup"
 )
 
 // secretMarker is in every secret the bad-input rows use; it must never
@@ -295,7 +295,7 @@ func TestBadInputs(t *testing.T) {
 					runs++
 					out := stdout.String() + stderr.String()
 					where := row.name + " / " + strings.Join(args, " ") + " / " + level + " " + format
-					if code != startup.ExitConfig {
+					if code != exitcode.Config {
 						t.Errorf("%s: exit %d, want 2:\n%s", where, code, out)
 						continue
 					}
@@ -352,7 +352,7 @@ func TestUsageErrorsAreOneLine(t *testing.T) {
 		var stdout, stderr bytes.Buffer
 		code := run(context.Background(), args, nil, &stdout, &stderr)
 		lines := strings.Split(strings.TrimSpace(stderr.String()), "\n")
-		if code != startup.ExitConfig || len(lines) != 1 || stdout.Len() != 0 || !strings.Contains(lines[0], "connect-init help") && !strings.Contains(lines[0], "connect-init version") {
+		if code != exitcode.Config || len(lines) != 1 || stdout.Len() != 0 || !strings.Contains(lines[0], "connect-init help") && !strings.Contains(lines[0], "connect-init version") {
 			t.Errorf("%q: exit %d, stdout %q, stderr %q; want exit 2 and one line naming the fix", args, code, stdout.String(), stderr.String())
 		}
 	}

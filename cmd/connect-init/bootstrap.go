@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"slices"
 	"strings"
 
 	"github.com/IBM/sarama"
@@ -26,6 +27,10 @@ type command struct {
 	usage string
 	// flags declares the command's own flags (nil: none).
 	flags func(fs *flag.FlagSet)
+	// hidden are flags other parts of connect-init pass (run's apply
+	// child, the in-worker lock's provider), not for people: -h omits
+	// them.
+	hidden []string
 }
 
 // bootstrap is every command's start: read the settings, bind the flags
@@ -68,7 +73,7 @@ func (c *cli) startupEnv(cmd command) []string {
 // logger is the command's logger once the settings are valid; sarama logs
 // through it at debug level.
 func (c *cli) logger(s settings.Settings) *slog.Logger {
-	log := newLogger(c.stderr, s)
+	log := c.newLogger(s)
 	sarama.Logger = slog.NewLogLogger(log.Handler(), slog.LevelDebug)
 	return log
 }
@@ -86,7 +91,7 @@ func (c *cli) earlyLogger(s settings.Settings, args []string) *slog.Logger {
 			early.LogFormat = "json"
 		}
 	}
-	return newLogger(c.stderr, early)
+	return c.newLogger(early)
 }
 
 // usageError reports a bad command line as every other bad input: one
@@ -105,7 +110,7 @@ func reportProblems(log *slog.Logger, err error) { logConfigError(log, err) }
 func bindSettingFlags(fs *flag.FlagSet, cmd settings.Command, s *settings.Settings) {
 	for _, r := range settings.Table() {
 		if r.FlagFor(cmd) {
-			fs.Var(&settingFlag{row: r, s: s}, r.Flag, plainHelp(r.Help)+" ("+r.Env+")")
+			fs.Var(&settingFlag{row: r, s: s, cmd: cmd}, r.Flag, plainHelp(r.HelpIn(cmd))+" ("+r.Env+")")
 		}
 	}
 }
@@ -117,6 +122,7 @@ func plainHelp(s string) string { return strings.ReplaceAll(s, "`", "") }
 type settingFlag struct {
 	row settings.Setting
 	s   *settings.Settings
+	cmd settings.Command
 }
 
 func (f *settingFlag) String() string {
@@ -141,7 +147,7 @@ func (c *cli) parseCommandFlags(fs *flag.FlagSet, cmd command, args []string) (c
 		return 0, false
 	}
 	if errors.Is(err, flag.ErrHelp) {
-		commandHelp(c.stderr, fs, cmd)
+		commandHelp(c.stdout, fs, cmd)
 		return exitcode.OK, true
 	}
 	setting := "command line"
@@ -166,10 +172,18 @@ func (c *cli) envLogFormat() []string {
 	return nil
 }
 
-// cmdPath is the command as typed: "lock acquire" for the lock's waiter.
+// cmdPath is the command as typed: "lock acquire" for the lock's waiter,
+// "offsets" for "offsets export|apply|reset --url U ...": the usage's
+// leading words, up to the first flag, option or alternative.
 func cmdPath(cmd command) string {
-	name, _, _ := strings.Cut(cmd.usage, " [")
-	return name
+	var words []string
+	for _, w := range strings.Fields(cmd.usage) {
+		if strings.ContainsAny(w, "-[|") {
+			break
+		}
+		words = append(words, w)
+	}
+	return strings.Join(words, " ")
 }
 
 // commandHelp is a command's -h: its usage, its flags (settings' and its
@@ -177,6 +191,9 @@ func cmdPath(cmd command) string {
 func commandHelp(w io.Writer, fs *flag.FlagSet, cmd command) {
 	fmt.Fprintf(w, "usage of connect-init %s:\n", cmd.usage)
 	fs.VisitAll(func(f *flag.Flag) {
+		if slices.Contains(cmd.hidden, f.Name) {
+			return
+		}
 		var head, help string
 		if sf, ok := f.Value.(*settingFlag); ok {
 			head, help = settingFlagHelp(sf, f.DefValue)
@@ -204,7 +221,7 @@ func commandHelp(w io.Writer, fs *flag.FlagSet, cmd command) {
 	}
 	fmt.Fprintln(w, "settings without a flag here (variables only):")
 	for _, r := range vars {
-		line := "  " + r.Env + ": " + plainHelp(r.Help)
+		line := "  " + r.Env + ": " + plainHelp(r.HelpIn(cmd.name))
 		if d := r.ShownDefault(); d != "" {
 			line += " (default " + plainHelp(d) + ")"
 		}
@@ -220,7 +237,7 @@ func settingFlagHelp(sf *settingFlag, value string) (head, help string) {
 	if t := r.Type(); t != "bool" {
 		head += " " + t
 	}
-	help = plainHelp(r.Help) + " (" + r.Env
+	help = plainHelp(r.HelpIn(sf.cmd)) + " (" + r.Env
 	if d := r.ShownDefault(); d != "" {
 		help += "; default " + plainHelp(d)
 	}

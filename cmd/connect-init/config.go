@@ -45,7 +45,10 @@ type configDoc struct {
 // errorEntry is one bad setting in a JSON document: what the user set,
 // what is wrong with it, and what to do.
 type errorEntry struct {
-	Setting string `json:"setting"`
+	Setting string `json:"setting,omitempty"`
+	// File and Line name a file's problem (Line 0: the whole file).
+	File    string `json:"file,omitempty"`
+	Line    int    `json:"line,omitempty"`
 	Problem string `json:"problem"`
 	Fix     string `json:"fix,omitempty"`
 }
@@ -177,7 +180,11 @@ func (c *cli) showConfig(s settings.Settings, log *slog.Logger, asJSON bool, pro
 		err = mergeProblems(problems, werr)
 	}
 	doc := buildConfigDoc(c.env, s, cfg, err)
-	if asJSON {
+	if c.envelope != nil {
+		// The envelope names the problems (from the log's events).
+		doc.Error, doc.Errors = "", nil
+		c.setResult(doc)
+	} else if asJSON {
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
 		if werr := enc.Encode(doc); werr != nil {
@@ -197,7 +204,9 @@ func (c *cli) showConfig(s settings.Settings, log *slog.Logger, asJSON bool, pro
 func buildConfigDoc(env []string, s settings.Settings, cfg *settings.Config, err error) configDoc {
 	var doc configDoc
 	doc.Flavour.Name = string(cfg.Flavour)
-	doc.Flavour.Detected = cfg.Detection.Found
+	// A flavour set by hand (CONNECT_INIT_IMAGE, --image) is not one
+	// detected from the image's files.
+	doc.Flavour.Detected = cfg.Detection.Found && !s.Given("CONNECT_INIT_IMAGE")
 	doc.Flavour.Evidence = cfg.Detection.Evidence
 	doc.BaseFile = cfg.BaseFile
 	doc.Notes = cfg.Notes

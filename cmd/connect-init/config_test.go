@@ -3,12 +3,11 @@ package main
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"strings"
 	"testing"
 
+	"github.com/connect-init/connect-init/exitcode"
 	"github.com/connect-init/connect-init/settings"
-	"github.com/connect-init/connect-init/startup"
 )
 
 // TestConfigDebeziumOnlyVariables: on a Debezium image, a setup with only
@@ -23,13 +22,11 @@ func TestConfigDebeziumOnlyVariables(t *testing.T) {
 	var stdout, stderr bytes.Buffer
 	c := newCLI(env, &stdout, &stderr)
 	c.options = settings.Options{Root: imageRoot(t, "debezium"), HostAddress: func() (string, error) { return "192.0.2.10", nil }}
-	if code := c.run(context.Background(), []string{"config", "--json"}); code != startup.ExitOK {
+	if code := c.run(context.Background(), []string{"config", "--json"}); code != exitcode.OK {
 		t.Fatalf("exit %d:\n%s%s", code, stdout.String(), stderr.String())
 	}
 	var doc configDoc
-	if err := json.Unmarshal(stdout.Bytes(), &doc); err != nil {
-		t.Fatal(err)
-	}
+	decodeEnvelope(t, stdout.String(), &doc)
 	if doc.Flavour.Name != "debezium" || !doc.Flavour.Detected || doc.Derived == nil {
 		t.Fatalf("flavour %+v derived %+v error %q", doc.Flavour, doc.Derived, doc.Error)
 	}
@@ -81,6 +78,26 @@ func TestConfigRedactsRESTSecrets(t *testing.T) {
 			if !strings.Contains(stdout.String(), settings.Redacted) || !strings.Contains(stdout.String(), "CONNECT_INIT_REST_PASSWORD") {
 				t.Errorf("%v %v: the password is not listed as set:\n%s", extra, args, stdout.String())
 			}
+		}
+	}
+}
+
+// TestConfigFlavourSetByHand: a flavour set by CONNECT_INIT_IMAGE or
+// --image is reported as set, not detected.
+func TestConfigFlavourSetByHand(t *testing.T) {
+	env, _ := interfaceEnv(t)
+	for _, tc := range []struct {
+		env  []string
+		args []string
+	}{
+		{append(append([]string{}, env...), "CONNECT_INIT_IMAGE=apache", "CONNECT_INIT_WORKER_CONFIG=/dev/null"), nil},
+		{append(append([]string{}, env...), "CONNECT_INIT_WORKER_CONFIG=/dev/null"), []string{"--image=apache"}},
+	} {
+		_, stdout, stderr := runIn(t, tc.env, append([]string{"config", "--json"}, tc.args...)...)
+		var doc configDoc
+		decodeEnvelope(t, stdout, &doc)
+		if doc.Flavour.Name != "apache" || doc.Flavour.Detected {
+			t.Errorf("%q: flavour %+v, want apache, not detected\n%s", tc.args, doc.Flavour, stderr)
 		}
 	}
 }

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"flag"
 	"fmt"
 	"log/slog"
@@ -33,7 +32,7 @@ func (c *cli) doctorCommand(ctx context.Context, args []string) int {
 		problems = &settings.ConfigError{Setting: "command line", Problem: fmt.Sprintf("doctor takes no arguments (got %q)", fs.Args()), Fix: "put flags before nothing else: see connect-init doctor -h"}
 	}
 	if problems != nil {
-		return c.doctorBadSettings(s, args, out.asJSON, c.withWorkerProblems(s, problems))
+		return c.doctorBadSettings(s, args, c.withWorkerProblems(s, problems))
 	}
 	log := c.logger(s)
 	if out.watch || flagSet(fs, "interval") {
@@ -48,24 +47,10 @@ type outputFlags struct {
 	interval      time.Duration
 }
 
-// doctorErrorsDoc is `doctor --json` when the settings are bad: the
-// report's header, exit code 2, and the errors.
-type doctorErrorsDoc struct {
-	SchemaVersion int          `json:"schema_version"`
-	Version       string       `json:"connect_init_version"`
-	ExitCode      int          `json:"exit_code"`
-	Errors        []errorEntry `json:"errors"`
-}
-
-// doctorBadSettings reports bad settings (each problem one event on
-// stderr; with --json also one document on stdout) and exits 2.
-func (c *cli) doctorBadSettings(s settings.Settings, args []string, asJSON bool, problems error) int {
+// doctorBadSettings reports bad settings, each problem one event on
+// stderr (with --json also one of the envelope's errors), and exits 2.
+func (c *cli) doctorBadSettings(s settings.Settings, args []string, problems error) int {
 	reportProblems(c.earlyLogger(s, args), problems)
-	if asJSON {
-		enc := json.NewEncoder(c.stdout)
-		enc.SetIndent("", "  ")
-		_ = enc.Encode(doctorErrorsDoc{SchemaVersion: diag.SchemaVersion, Version: version, ExitCode: exitcode.Config, Errors: errorEntries(problems)})
-	}
 	return exitcode.Config
 }
 
@@ -78,15 +63,19 @@ func (c *cli) doctor(ctx context.Context, s settings.Settings, log *slog.Logger,
 	stdout := c.stdout
 	cfg, clients, err := startup.LoadConfig(c.options, c.env, s, log)
 	if err != nil {
-		return c.doctorBadSettings(s, nil, asJSON, err)
+		return c.doctorBadSettings(s, nil, err)
 	}
 	defer clients.Close()
 
 	dctx, cancel := context.WithTimeout(ctx, s.Timeout)
 	defer cancel()
 	doc := diag.Run(dctx, cfg, clients, log, diag.Options{}, version)
-	if asJSON {
-		err = doc.WriteJSON(stdout)
+	// With --json the report is the envelope's result (runJSON prints it).
+	if c.envelope != nil {
+		c.setResult(doc)
+		for _, e := range errorFindings(doc) {
+			c.envelope.addError(e)
+		}
 	} else {
 		err = doc.WriteText(stdout)
 	}
@@ -98,6 +87,18 @@ func (c *cli) doctor(ctx context.Context, s settings.Settings, log *slog.Logger,
 		return se.ExitCode()
 	}
 	return doc.ExitCode
+}
+
+// errorFindings are the report's findings of severity error as the
+// envelope's errors.
+func errorFindings(doc *diag.Document) []errorEntry {
+	var out []errorEntry
+	for _, f := range doc.Findings {
+		if f.Severity == "error" { // checks.Error
+			out = append(out, errorEntry{Problem: f.ID + ": " + f.Subject + ": " + f.Summary, Fix: f.Fix})
+		}
+	}
+	return out
 }
 
 // doctorWatch is `connect-init doctor --watch [--interval=5s] [--json]`:
@@ -126,15 +127,14 @@ func (c *cli) doctorWatch(ctx context.Context, s settings.Settings, log *slog.Lo
 		defer cancel()
 		return diag.Run(lctx, cfg, clients, log, diag.Options{Clock: c.clock}, version)
 	}
-	enc := json.NewEncoder(c.stdout)
 	looked := false
 	emit := func(doc *diag.Document, ch *diag.Change) error {
 		first := !looked
 		looked = true
 		switch {
-		case asJSON:
+		case c.envelope != nil: // --json: one envelope per change, a line each
 			doc.Changes = ch
-			return enc.Encode(doc)
+			return c.streamLine(doc, doc.ExitCode, errorFindings(doc))
 		case first:
 			return doc.WriteText(c.stdout)
 		}

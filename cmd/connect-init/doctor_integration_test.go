@@ -51,8 +51,15 @@ func runCLI(ctx context.Context, t *testing.T, env []string, args ...string) cli
 func doctorJSON(ctx context.Context, t *testing.T, env []string) (cliResult, diag.Document) {
 	t.Helper()
 	res := runCLI(ctx, t, env, "doctor", "--json")
-	var doc diag.Document
-	if err := json.Unmarshal([]byte(res.stdout), &doc); err != nil {
+	var wrapped struct {
+		Result diag.Document `json:"result"`
+	}
+	err := json.Unmarshal([]byte(res.stdout), &wrapped)
+	doc := wrapped.Result
+	if verr := validate(schemaFor(t, "doctor"), res.stdout); verr != nil {
+		t.Errorf("doctor --json on a real cluster does not validate against docs/schemas/doctor.json: %v", verr)
+	}
+	if err != nil {
 		t.Fatalf("doctor --json printed no valid JSON (%v); exit %d\nstdout:\n%s\nstderr:\n%s", err, res.code, res.stdout, res.stderr)
 	}
 	return res, doc

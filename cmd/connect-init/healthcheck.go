@@ -13,33 +13,56 @@ import (
 // healthcheckTimeout bounds `connect-init healthcheck` as a whole. A worker
 // whose herder is stuck never answers, and Docker kills a HEALTHCHECK that
 // outlives its own timeout (30s by default) without recording why; a
-// smaller CONNECT_INIT_TIMEOUT / --timeout shortens it, a larger one does
-// not lengthen it (its 5m default is meant for the gates).
+// smaller CONNECT_INIT_TIMEOUT shortens it, a larger one does not lengthen
+// it (the container's variable is meant for the gates); --timeout, given
+// to healthcheck itself, sets it either way.
 const healthcheckTimeout = 5 * time.Second
 
 // healthcheckCommand is `connect-init healthcheck`: no flags but the
-// settings' the table gives it.
+// settings' the table gives it. It exits only 0 or 1 (exitcode's
+// healthcheck table): Docker's HEALTHCHECK reserves 2, so a bad flag or
+// setting is "not healthy", with the problem named.
 func (c *cli) healthcheckCommand(ctx context.Context, args []string) int {
 	s, fs, code, done, _ := c.bootstrap(command{name: settings.Healthcheck, usage: "healthcheck [flags]"}, args, false)
 	if done {
+		if code != exitcode.OK {
+			return c.badHealthcheckInput()
+		}
 		return code
 	}
 	if fs.NArg() > 0 {
 		reportProblems(c.earlyLogger(s, args), &settings.ConfigError{Setting: "command line", Problem: fmt.Sprintf("healthcheck takes no arguments (got %q)", fs.Args()), Fix: "see connect-init healthcheck -h"})
-		return exitcode.Config
+		return c.badHealthcheckInput()
 	}
 	return c.healthcheck(ctx, s)
 }
 
+// badHealthcheckInput ends a healthcheck whose input is bad: the one line
+// Docker shows says so (the log events name each problem), exit 1.
+func (c *cli) badHealthcheckInput() int {
+	fmt.Fprintln(c.stderr, "not healthy: connect-init healthcheck has bad settings or flags (named above); it cannot look at the worker")
+	return exitcode.Unhealthy
+}
+
+// healthcheckBound is how long the look may take: --timeout when given to
+// healthcheck, else the default, shortened by a smaller
+// CONNECT_INIT_TIMEOUT.
+func healthcheckBound(s settings.Settings) time.Duration {
+	if s.Flags["CONNECT_INIT_TIMEOUT"] != "" && s.Timeout > 0 {
+		return s.Timeout
+	}
+	if s.Timeout > 0 && s.Timeout < healthcheckTimeout {
+		return s.Timeout
+	}
+	return healthcheckTimeout
+}
+
 // healthcheck is `connect-init healthcheck`: exit 0 when the local worker
-// has joined its group and serves requests (peers.Health), 1 when not,
-// 2 when the worker settings are unusable. It prints exactly one line: why
+// has joined its group and serves requests (peers.Health), 1 when not or
+// when the worker settings are unusable. It prints exactly one line: why
 // the worker is (not) healthy, which is what `docker inspect` shows.
 func (c *cli) healthcheck(ctx context.Context, s settings.Settings) int {
-	timeout := healthcheckTimeout
-	if s.Timeout > 0 && s.Timeout < timeout {
-		timeout = s.Timeout
-	}
+	timeout := healthcheckBound(s)
 	// The worker's settings exactly as its image hands them to it (the
 	// settings step): on Debezium's image REST_PORT, not CONNECT_REST_PORT,
 	// is the port.
@@ -51,7 +74,7 @@ func (c *cli) healthcheck(ctx context.Context, s settings.Settings) int {
 		}
 	}
 	logConfigError(c.earlyLogger(s, nil), err)
-	return exitcode.Config
+	return c.badHealthcheckInput()
 }
 
 // check is one look at the local worker's health, bounded by timeout.

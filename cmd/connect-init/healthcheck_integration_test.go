@@ -18,11 +18,11 @@ import (
 	"time"
 
 	"github.com/connect-init/connect-init/connect/proto"
+	"github.com/connect-init/connect-init/exitcode"
 	"github.com/connect-init/connect-init/gate/peers"
 	"github.com/connect-init/connect-init/gate/peers/peerstest"
 	"github.com/connect-init/connect-init/internal/testbed"
 	"github.com/connect-init/connect-init/restclient"
-	"github.com/connect-init/connect-init/startup"
 )
 
 // healthcheckResult is one run of `connect-init healthcheck`.
@@ -71,7 +71,7 @@ func TestHealthcheckRealWorker(t *testing.T) {
 
 	// Right after launch: the JVM has not even bound its port.
 	r := runHealthcheck(ctx, t, props)
-	if r.code != startup.ExitGate || !strings.HasPrefix(r.out, "not healthy:") || strings.Count(r.out, "\n") != 0 {
+	if r.code != exitcode.Failed || !strings.HasPrefix(r.out, "not healthy:") || strings.Count(r.out, "\n") != 0 {
 		t.Fatalf("just launched: exit %d, %q", r.code, r.out)
 	}
 	t.Logf("just launched: exit %d in %s: %s", r.code, r.took.Round(time.Millisecond), r.out)
@@ -83,10 +83,10 @@ func TestHealthcheckRealWorker(t *testing.T) {
 	rootAnsweredEarly := false
 	for {
 		r = runHealthcheck(ctx, t, props)
-		if r.code == startup.ExitOK {
+		if r.code == exitcode.OK {
 			break
 		}
-		if r.code != startup.ExitGate {
+		if r.code != exitcode.Failed {
 			t.Fatalf("while starting: exit %d, %q", r.code, r.out)
 		}
 		reasons[probeNameRE.ReplaceAllString(r.out, restclient.ProbeConnectorPrefix+"*")] = true
@@ -121,7 +121,7 @@ func TestHealthcheckRealWorker(t *testing.T) {
 	if err := w.Signal(syscall.SIGCONT); err != nil {
 		t.Fatal(err)
 	}
-	if r.code != startup.ExitGate || !strings.Contains(r.out, "no answer within the timeout") {
+	if r.code != exitcode.Failed || !strings.Contains(r.out, "no answer within the timeout") {
 		t.Errorf("stopped worker: exit %d, %q", r.code, r.out)
 	}
 	if r.took < 1500*time.Millisecond || r.took > 4*time.Second {
@@ -134,7 +134,7 @@ func TestHealthcheckRealWorker(t *testing.T) {
 	}
 	r = runHealthcheck(ctx, t, props, "CONNECT_INIT_TIMEOUT=10m")
 	_ = w.Signal(syscall.SIGCONT)
-	if r.code != startup.ExitGate || r.took > 8*time.Second {
+	if r.code != exitcode.Failed || r.took > 8*time.Second {
 		t.Errorf("stopped worker, CONNECT_INIT_TIMEOUT=10m: exit %d after %s, %q", r.code, r.took, r.out)
 	}
 
@@ -142,7 +142,7 @@ func TestHealthcheckRealWorker(t *testing.T) {
 	deadline := time.Now().Add(90 * time.Second)
 	for {
 		r = runHealthcheck(ctx, t, props)
-		if r.code == startup.ExitOK {
+		if r.code == exitcode.OK {
 			break
 		}
 		if time.Now().After(deadline) {
@@ -151,15 +151,16 @@ func TestHealthcheckRealWorker(t *testing.T) {
 		time.Sleep(500 * time.Millisecond)
 	}
 
-	// Bad configuration is exit 2, not "unhealthy".
+	// Bad configuration is exit 1, "unhealthy" with the setting named:
+	// Docker's HEALTHCHECK reserves 2.
 	// (The worker settings are read as run reads them, so they are whole
 	// but for the listener.)
 	bad := maps.Clone(props)
 	bad["listeners"] = "http://127.0.0.1:0"
-	if r = runHealthcheck(ctx, t, bad); r.code != startup.ExitConfig || !strings.Contains(r.out, "listeners") {
+	if r = runHealthcheck(ctx, t, bad); r.code != exitcode.Unhealthy || !strings.Contains(r.out, "listeners") {
 		t.Errorf("port 0: exit %d, %q", r.code, r.out)
 	}
-	if r = runHealthcheck(ctx, t, props, "CONNECT_INIT_WORKER_CONFIG=/nonexistent/worker.properties"); r.code != startup.ExitConfig {
+	if r = runHealthcheck(ctx, t, props, "CONNECT_INIT_WORKER_CONFIG=/nonexistent/worker.properties"); r.code != exitcode.Unhealthy {
 		t.Errorf("missing worker file: exit %d, %q", r.code, r.out)
 	}
 }
@@ -190,7 +191,7 @@ func TestHealthcheckLoopingWorker(t *testing.T) {
 	if err := b.WaitHealthy(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if r := runHealthcheck(ctx, t, bProps); r.code != startup.ExitOK {
+	if r := runHealthcheck(ctx, t, bProps); r.code != exitcode.OK {
 		t.Fatalf("first cluster's worker: exit %d, %q", r.code, r.out)
 	}
 
@@ -208,7 +209,7 @@ func TestHealthcheckLoopingWorker(t *testing.T) {
 	rootOK := 0
 	for i := 0; i < 3; i++ {
 		r := runHealthcheck(ctx, t, aProps)
-		if r.code != startup.ExitGate || !strings.HasPrefix(r.out, "not healthy:") {
+		if r.code != exitcode.Failed || !strings.HasPrefix(r.out, "not healthy:") {
 			t.Fatalf("looping worker, look %d: exit %d, %q", i, r.code, r.out)
 		}
 		t.Logf("looping worker, look %d (%d \"Forcing rebalance\" so far): %s", i, a.CountInLog("Forcing rebalance"), r.out)

@@ -3,15 +3,14 @@ package main
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/connect-init/connect-init/entrypoint"
+	"github.com/connect-init/connect-init/exitcode"
 	"github.com/connect-init/connect-init/settings"
-	"github.com/connect-init/connect-init/startup"
 )
 
 // interfaceEnv is a valid worker environment whose bootstrap server is a
@@ -64,18 +63,22 @@ func TestFlagsBelongToTheirCommand(t *testing.T) {
 		if args[0] == "run" {
 			flagName = "json"
 		}
-		if code != startup.ExitConfig || len(ev) != 1 || !strings.Contains(ev[0], "setting=--"+flagName) || !strings.Contains(ev[0], "is not a flag of connect-init") || stdout != "" {
-			t.Errorf("%q: exit %d, want 2 with one event naming --%s:\n%s%s", args, code, flagName, stdout, stderr)
+		want := exitcode.Config
+		if args[0] == "healthcheck" {
+			want = exitcode.Unhealthy // Docker reserves 2
+		}
+		if code != want || len(ev) != 1 || !strings.Contains(ev[0], "setting=--"+flagName) || !strings.Contains(ev[0], "is not a flag of connect-init") || stdout != "" {
+			t.Errorf("%q: exit %d, want %d with one event naming --%s:\n%s%s", args, code, want, flagName, stdout, stderr)
 		}
 	}
 	code, _, stderr := runIn(t, env, "doctor", "x", "--json")
-	if code != startup.ExitConfig || !strings.Contains(stderr, "doctor takes no arguments") {
+	if code != exitcode.Config || !strings.Contains(stderr, "doctor takes no arguments") {
 		t.Errorf("doctor x --json: exit %d, want 2 refusing the argument:\n%s", code, stderr)
 	}
 
 	for _, args := range [][]string{{"lock", "-h"}, {"version", "-h"}, {"lock", "acquire", "-h"}, {"run", "-h"}, {"prepare", "-h"},
 		{"doctor", "-h"}, {"healthcheck", "-h"}, {"config", "-h"}, {"apply", "-h"}, {"repair", "-h"}, {"-h"}} {
-		if code, stdout, stderr := runIn(t, env, args...); code != startup.ExitOK || stdout+stderr == "" {
+		if code, stdout, stderr := runIn(t, env, args...); code != exitcode.OK || stdout+stderr == "" {
 			t.Errorf("%q: exit %d, want 0 with help:\n%s%s", args, code, stdout, stderr)
 		}
 	}
@@ -86,11 +89,11 @@ func TestFlagsBelongToTheirCommand(t *testing.T) {
 		{"config", "--lock-lease=5m", "-h"},
 		{"lock", "acquire", "--watch-stdin", "--timeout=1m", "--lock-topic=t", "--peers=a:8083", "--strict", "-h"},
 	} {
-		if code, stdout, stderr := runIn(t, env, args...); code != startup.ExitOK {
+		if code, stdout, stderr := runIn(t, env, args...); code != exitcode.OK {
 			t.Errorf("%q: exit %d, want 0:\n%s%s", args, code, stdout, stderr)
 		}
 	}
-	if code, stdout, _ := runIn(t, env, "--version"); code != startup.ExitOK || stdout != "connect-init "+version+"\n" {
+	if code, stdout, _ := runIn(t, env, "--version"); code != exitcode.OK || stdout != "connect-init "+version+"\n" {
 		t.Errorf("--version: exit %d, %q", code, stdout)
 	}
 	if n := conns(); n != 0 {
@@ -112,7 +115,7 @@ func TestHelpComesFromTheTable(t *testing.T) {
 		{[]string{"apply", "-h"}, settings.Apply, []string{"-strict", "-lock-lease"}},
 		{[]string{"lock", "acquire", "-h"}, settings.LockAcquire, []string{"-json", "-lock\n"}},
 	} {
-		_, _, help := runIn(t, nil, cmd.args...)
+		_, help, _ := runIn(t, nil, cmd.args...) // help is on stdout
 		for _, r := range settings.Table() {
 			switch {
 			case r.FlagFor(cmd.name) && !strings.Contains(help, "  -"+r.Flag+" ") && !strings.Contains(help, "  -"+r.Flag+"\n"):
@@ -148,10 +151,7 @@ func TestEveryBadSettingInOneRun(t *testing.T) {
 		code, _, stderr := runIn(t, bad, args...)
 		ev := errorEvents(stderr)
 		wantN := len(want)
-		if args[0] == "repair" {
-			wantN = 3 // repair reads the worker settings only once its own are good
-		}
-		if code != startup.ExitConfig || len(ev) != wantN {
+		if code != exitcode.Config || len(ev) != wantN {
 			t.Errorf("%q: exit %d with %d events, want 2 with %d:\n%s", args, code, len(ev), wantN, stderr)
 			continue
 		}
@@ -181,15 +181,12 @@ func TestJSONIsAlwaysOneDocument(t *testing.T) {
 	for _, args := range [][]string{{"config", "--json"}, {"doctor", "--json"}} {
 		code, stdout, stderr := runIn(t, bad, args...)
 		var doc struct {
-			Errors   []errorEntry  `json:"errors"`
+			Errors   []errorEntry
 			Settings []configEntry `json:"settings"`
 		}
-		dec := json.NewDecoder(strings.NewReader(stdout))
-		if err := dec.Decode(&doc); err != nil || dec.More() {
-			t.Errorf("%q: stdout is not one JSON document (%v):\n%s", args, err, stdout)
-			continue
-		}
-		if code != startup.ExitConfig || len(doc.Errors) != 2 || doc.Errors[0].Setting != "CONNECT_INIT_TIMEOUT" || doc.Errors[1].Setting != "CONNECT_INIT_LOCK_MODE" ||
+		env := decodeEnvelope(t, stdout, &doc)
+		doc.Errors = env.Errors
+		if code != exitcode.Config || len(doc.Errors) != 2 || doc.Errors[0].Setting != "CONNECT_INIT_TIMEOUT" || doc.Errors[1].Setting != "CONNECT_INIT_LOCK_MODE" ||
 			doc.Errors[0].Problem == "" || doc.Errors[0].Fix == "" {
 			t.Errorf("%q: exit %d, errors %+v; want 2 with CONNECT_INIT_TIMEOUT and CONNECT_INIT_LOCK_MODE:\n%s", args, code, doc.Errors, stderr)
 		}
@@ -212,8 +209,8 @@ func TestJSONIsAlwaysOneDocument(t *testing.T) {
 	}
 	code, stdout, _ := runIn(t, append(append([]string{}, env...), "CONNECT_CUB_KAFKA_MIN_BROKERS=5"), "config", "--json")
 	var doc configDoc
-	if err := json.Unmarshal([]byte(stdout), &doc); err != nil || code != startup.ExitOK {
-		t.Fatalf("config --json: exit %d, %v", code, err)
+	if decodeEnvelope(t, stdout, &doc); code != exitcode.OK {
+		t.Fatalf("config --json: exit %d", code)
 	}
 	for _, e := range doc.Settings {
 		if e.Key == "CONNECT_INIT_EXPECTED_BROKERS" && (e.Value != "5" || e.Source != "derived") {
@@ -240,7 +237,7 @@ func TestConnectorsDirIsASetting(t *testing.T) {
 		for _, args := range [][]string{{"run", "--", "true"}, {"prepare"}, {"config"}} {
 			code, _, stderr := runIn(t, append(append([]string{}, env...), "CONNECT_INIT_CONNECTORS_DIR="+dir), args...)
 			ev := errorEvents(stderr)
-			if code != startup.ExitConfig || len(ev) != 1 || !strings.Contains(ev[0], "setting=CONNECT_INIT_CONNECTORS_DIR") || !strings.Contains(ev[0], want) {
+			if code != exitcode.Config || len(ev) != 1 || !strings.Contains(ev[0], "setting=CONNECT_INIT_CONNECTORS_DIR") || !strings.Contains(ev[0], want) {
 				t.Errorf("%q with CONNECT_INIT_CONNECTORS_DIR=%s: exit %d, want 2 naming it and %q:\n%s", args, dir, code, want, stderr)
 			}
 		}
@@ -253,7 +250,7 @@ func TestConnectorsDirIsASetting(t *testing.T) {
 	for _, args := range [][]string{{"run", "--", "true"}, {"prepare"}} {
 		code, _, stderr := runIn(t, append(append([]string{}, env...), "CONNECT_INIT_CONNECTORS_DIR="+two), args...)
 		ev := errorEvents(stderr)
-		if code != startup.ExitConfig || len(ev) != 2 || !strings.Contains(ev[0], fileA+":3:") || !strings.Contains(ev[1], fileB+": connector.class is missing") {
+		if code != exitcode.Config || len(ev) != 2 || !strings.Contains(ev[0], fileA+":3:") || !strings.Contains(ev[1], fileB+": connector.class is missing") {
 			t.Errorf("%q with two bad files: exit %d, want 2 with one event per file:\n%s", args, code, stderr)
 		}
 	}
@@ -276,7 +273,7 @@ func TestEveryMissingWorkerSettingInOneRun(t *testing.T) {
 	for _, args := range [][]string{{"run", "--", "true"}, {"prepare"}, {"doctor"}, {"config"}} {
 		code, _, stderr := runIn(t, bad, args...)
 		ev := errorEvents(stderr)
-		if code != startup.ExitConfig || len(ev) != 2 || !strings.Contains(ev[0], "setting=CONNECT_GROUP_ID ") || !strings.Contains(ev[1], "setting=CONNECT_CONFIG_STORAGE_TOPIC ") {
+		if code != exitcode.Config || len(ev) != 2 || !strings.Contains(ev[0], "setting=CONNECT_GROUP_ID ") || !strings.Contains(ev[1], "setting=CONNECT_CONFIG_STORAGE_TOPIC ") {
 			t.Errorf("%q: exit %d with %d events, want 2 naming CONNECT_GROUP_ID and CONNECT_CONFIG_STORAGE_TOPIC:\n%s", args, code, len(ev), stderr)
 		}
 	}

@@ -27,15 +27,15 @@ var errWorkerGone = errors.New("the worker exited (stdin closed)")
 // With --watch-stdin, the end of stdin (the worker died) withdraws the
 // request; so does SIGTERM.
 func (c *cli) lockCommand(ctx context.Context, args []string) int {
-	if len(args) == 1 && (args[0] == "-h" || args[0] == "--help") {
-		fmt.Fprintln(c.stderr, "usage of connect-init lock: connect-init lock acquire [--watch-stdin] [flags]: the in-worker startup lock, run by the worker's config provider (connect-init lock acquire -h lists its flags)")
+	if len(args) == 1 && isHelpFlag(args[0]) {
+		fmt.Fprintln(c.stdout, "usage of connect-init lock: connect-init lock acquire [flags]: the in-worker startup lock, run by the worker's config provider (connect-init lock acquire -h lists its flags)")
 		return exitcode.OK
 	}
 	if len(args) == 0 || args[0] != "acquire" {
 		return c.usageError(fmt.Sprintf("lock takes the subcommand acquire (got %q)", args), "run connect-init lock acquire [--watch-stdin] [flags]: the in-worker startup lock, run by the worker's config provider")
 	}
 	var watch bool
-	spec := command{name: settings.LockAcquire, usage: "lock acquire [--watch-stdin] [flags]", flags: func(fs *flag.FlagSet) {
+	spec := command{name: settings.LockAcquire, usage: "lock acquire [flags]", hidden: []string{"watch-stdin"}, flags: func(fs *flag.FlagSet) {
 		fs.BoolVar(&watch, "watch-stdin", false, "withdraw when stdin ends (the worker that runs this died)")
 	}}
 	s, fs, code, done, _ := c.bootstrap(spec, args[1:], false)

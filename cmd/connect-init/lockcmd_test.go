@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/connect-init/connect-init/startup"
+	"github.com/connect-init/connect-init/exitcode"
 )
 
 // workerEnv is a minimal worker configuration in CONNECT_* variables.
@@ -24,12 +24,12 @@ var workerEnv = []string{
 func TestLockCommandUsageErrors(t *testing.T) {
 	for _, args := range [][]string{{"lock"}, {"lock", "release"}, {"lock", "acquire", "extra"}, {"lock", "acquire", "--nope"}} {
 		var stderr bytes.Buffer
-		if code := run(context.Background(), args, workerEnv, io.Discard, &stderr); code != startup.ExitConfig {
-			t.Errorf("%q: exit %d, want %d (%s)", args, code, startup.ExitConfig, stderr.String())
+		if code := run(context.Background(), args, workerEnv, io.Discard, &stderr); code != exitcode.Config {
+			t.Errorf("%q: exit %d, want %d (%s)", args, code, exitcode.Config, stderr.String())
 		}
 	}
 	var stderr bytes.Buffer
-	if code := run(context.Background(), []string{"lock", "acquire"}, append(workerEnv, "CONNECT_INIT_LOCK_LEASE=soon"), io.Discard, &stderr); code != startup.ExitConfig ||
+	if code := run(context.Background(), []string{"lock", "acquire"}, append(workerEnv, "CONNECT_INIT_LOCK_LEASE=soon"), io.Discard, &stderr); code != exitcode.Config ||
 		!strings.Contains(stderr.String(), "CONNECT_INIT_LOCK_LEASE") {
 		t.Errorf("bad lease: exit %d, %s", code, stderr.String())
 	}
@@ -42,8 +42,8 @@ func TestLockCommandStopsWhenTheWorkerIsGone(t *testing.T) {
 	c := newCLI(append(workerEnv, "CONNECT_INIT_TIMEOUT=1h"), io.Discard, &stderr)
 	c.stdin = strings.NewReader("")
 	code := c.run(context.Background(), []string{"lock", "acquire", "--watch-stdin"})
-	if code != startup.ExitGate {
-		t.Errorf("exit %d, want %d", code, startup.ExitGate)
+	if code != exitcode.Failed {
+		t.Errorf("exit %d, want %d", code, exitcode.Failed)
 	}
 	if !strings.Contains(stderr.String(), "the worker exited while it waited for the startup lock") {
 		t.Errorf("no withdrawal message:\n%s", stderr.String())
@@ -55,8 +55,8 @@ func TestLockCommandStopsWhenTheWorkerIsGone(t *testing.T) {
 func TestRunRejectsBadLockModeBeforeTheGates(t *testing.T) {
 	var stderr bytes.Buffer
 	env := append(append([]string(nil), workerEnv...), "CONNECT_INIT_TIMEOUT=1h", "CONNECT_INIT_LOCK_MODE=later", "PATH=/bin:/usr/bin")
-	if code := run(context.Background(), []string{"run", "--", "true"}, env, io.Discard, &stderr); code != startup.ExitConfig {
-		t.Errorf("exit %d, want %d", code, startup.ExitConfig)
+	if code := run(context.Background(), []string{"run", "--", "true"}, env, io.Discard, &stderr); code != exitcode.Config {
+		t.Errorf("exit %d, want %d", code, exitcode.Config)
 	}
 	if !strings.Contains(stderr.String(), "CONNECT_INIT_LOCK_MODE must be auto, worker or exec") {
 		t.Errorf("stderr does not name the setting:\n%s", stderr.String())

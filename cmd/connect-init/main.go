@@ -35,6 +35,9 @@ type cli struct {
 	executable func() (string, error)
 	// clock paces the gates and apply's waits.
 	clock clock.Clock
+	// envelope, for a command run with --json, collects the document it
+	// prints whatever the outcome (runJSON); nil otherwise.
+	envelope *envelope
 }
 
 // newCLI is the real process's cli.

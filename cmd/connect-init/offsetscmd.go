@@ -10,10 +10,10 @@ import (
 	"time"
 
 	"github.com/connect-init/connect-init/apply"
+	"github.com/connect-init/connect-init/exitcode"
 	"github.com/connect-init/connect-init/internal/clock"
 	"github.com/connect-init/connect-init/restclient"
 	"github.com/connect-init/connect-init/settings"
-	"github.com/connect-init/connect-init/startup"
 )
 
 // `connect-init offsets export|apply|reset` (issue 31): a connector's
@@ -21,58 +21,80 @@ import (
 // behaviour is apply.API's SetOffsets and GetOffsets; this file wires
 // flags to them.
 
+// offsetsTimeout bounds an offsets command when CONNECT_INIT_TIMEOUT
+// (or --timeout) is not set: the table's 5m is the gates'.
+const offsetsTimeout = 2 * time.Minute
+
 // offsetsCommand exits 0 when done (or nothing to write), 1 when Connect
-// refused or a step failed, 2 on bad flags or a bad file.
+// refused or a step failed, 2 on bad flags, settings or a bad file. It
+// follows every command's flag rules: the settings' flags the table
+// gives it (--timeout, --log-format, --log-level, the REST credentials),
+// flags before or after the subcommand, every problem reported at once.
 func (c *cli) offsetsCommand(ctx context.Context, args []string) int {
-	verb := ""
-	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
-		verb, args = args[0], args[1:]
-	}
 	var url, name, file string
-	var timeout time.Duration
 	spec := command{name: settings.Offsets, usage: "offsets export|apply|reset --url U --connector N [--file F]", flags: func(fs *flag.FlagSet) {
 		fs.StringVar(&url, "url", "", "the REST URL of a worker of the Connect cluster")
 		fs.StringVar(&name, "connector", "", "the connector's name")
 		fs.StringVar(&file, "file", "", "export: where to write the offsets (default stdout); apply: the offsets document to apply")
-		fs.DurationVar(&timeout, "timeout", 2*time.Minute, "how long stopping, writing, reading back and restarting may take")
 	}}
-	s, fs, code, done, _ := c.bootstrap(spec, args, false)
+	verb := ""
+	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
+		verb, args = args[0], args[1:]
+	}
+	s, fs, code, done, problems := c.bootstrap(spec, args, true)
 	if done {
 		return code
 	}
-	var bad *settings.ConfigError
-	switch {
-	case verb != "export" && verb != "apply" && verb != "reset":
-		bad = &settings.ConfigError{Setting: "command line", Problem: fmt.Sprintf("needs export, apply or reset after offsets (got %q)", verb), Fix: "e.g. connect-init offsets export --url http://connect:8083 --connector my-source --file my-source.offsets.json"}
-	case fs.NArg() > 0:
-		bad = &settings.ConfigError{Setting: "command line", Problem: fmt.Sprintf("takes no arguments (got %q)", fs.Args()), Fix: "name the connector with --connector"}
-	case url == "":
-		bad = &settings.ConfigError{Setting: "--url", Problem: "is not given", Fix: "give a worker's REST URL, e.g. --url http://connect-1:8083"}
-	case strings.TrimSpace(name) == "":
-		bad = &settings.ConfigError{Setting: "--connector", Problem: "is not given", Fix: "name the connector whose offsets to " + verb}
-	case verb == "apply" && file == "":
-		bad = &settings.ConfigError{Setting: "--file", Problem: "is not given", Fix: "name the offsets document to apply (as offsets export writes it)"}
-	case timeout <= 0:
-		bad = &settings.ConfigError{Setting: "--timeout", Problem: "is not positive", Fix: "e.g. --timeout=2m"}
-	}
-	if bad == nil {
-		if _, perr := restclient.Parse(url); perr != nil {
-			bad = &settings.ConfigError{Setting: "--url", Problem: perr.Error(), Fix: "give a worker's REST URL, e.g. http://connect-1:8083"}
+	if verb == "" && fs.NArg() > 0 {
+		// Flags before the subcommand: take it out and read the command
+		// line again, whole (the flags bind to bootstrap's settings).
+		at := len(args) - fs.NArg()
+		verb, args = fs.Arg(0), append(append([]string{}, args[:at]...), args[at+1:]...)
+		if s, fs, code, done, problems = c.bootstrap(spec, args, true); done {
+			return code
 		}
 	}
+	timeout := offsetsTimeout
+	if s.Given("CONNECT_INIT_TIMEOUT") {
+		timeout = s.Timeout
+	}
+	var bad []error
+	add := func(setting, problem, fix string) {
+		bad = append(bad, &settings.ConfigError{Setting: setting, Problem: problem, Fix: fix})
+	}
+	if verb != "export" && verb != "apply" && verb != "reset" {
+		add("command line", fmt.Sprintf("needs export, apply or reset after offsets (got %q)", verb), "e.g. connect-init offsets export --url http://connect:8083 --connector my-source --file my-source.offsets.json")
+	}
+	if fs.NArg() > 0 {
+		add("command line", fmt.Sprintf("takes no arguments (got %q)", fs.Args()), "name the connector with --connector")
+	}
+	if url == "" {
+		add("--url", "is not given", "give a worker's REST URL, e.g. --url http://connect-1:8083")
+	} else if _, perr := restclient.Parse(url); perr != nil {
+		add("--url", perr.Error(), "give a worker's REST URL, e.g. http://connect-1:8083")
+	}
+	if strings.TrimSpace(name) == "" {
+		add("--connector", "is not given", "name the connector whose offsets to "+verb)
+	}
 	var want *apply.Offsets
-	if bad == nil && verb == "apply" {
+	if verb == "apply" && file == "" {
+		add("--file", "is not given", "name the offsets document to apply (as offsets export writes it)")
+	} else if verb == "apply" {
 		data, rerr := os.ReadFile(file)
 		if rerr == nil {
 			want, rerr = apply.ParseOffsets(data)
 		}
 		if rerr != nil {
-			bad = &settings.ConfigError{Setting: "--file", Problem: fmt.Sprintf("%s: %v", file, rerr), Fix: "give an offsets document as offsets export writes it"}
+			add("--file", fmt.Sprintf("%s: %v", file, rerr), "give an offsets document as offsets export writes it")
 		}
 	}
-	if bad != nil {
-		logConfigError(c.earlyLogger(s, args), bad)
-		return startup.ExitConfig
+	var extra error
+	if len(bad) > 0 {
+		extra = settings.Problems(bad)
+	}
+	if err := mergeProblems(problems, extra); err != nil {
+		reportProblems(c.earlyLogger(s, args), err)
+		return exitcode.Config
 	}
 	log := c.logger(s)
 	rest := &restclient.Client{Timeout: 10 * time.Second, Clock: c.clock, Auth: s.RESTAuth()}
@@ -85,12 +107,12 @@ func (c *cli) offsetsCommand(ctx context.Context, args []string) int {
 	if err == nil {
 		if why := api.OffsetsSupported(ctx); why != "" {
 			log.Error("offsets refused", "connector", name, "why", why, "fix", "upgrade the workers to Kafka 3.6 or later")
-			return startup.ExitGate
+			return exitcode.Failed
 		}
 	}
 	if err != nil {
 		log.Error("cannot reach the worker", "url", url, "error", err.Error())
-		return startup.ExitGate
+		return exitcode.Failed
 	}
 	api.Clock = c.clock
 	until := clock.Or(c.clock).Now().Add(timeout)
@@ -99,7 +121,7 @@ func (c *cli) offsetsCommand(ctx context.Context, args []string) int {
 		o, err := api.GetOffsets(ctx, name)
 		if err != nil {
 			log.Error("cannot read the offsets", "connector", name, "error", err.Error())
-			return startup.ExitGate
+			return exitcode.Failed
 		}
 		b, _ := json.MarshalIndent(o, "", "  ")
 		b = append(b, '\n')
@@ -107,21 +129,21 @@ func (c *cli) offsetsCommand(ctx context.Context, args []string) int {
 			_, _ = c.stdout.Write(b)
 		} else if err := os.WriteFile(file, b, 0o644); err != nil {
 			log.Error("cannot write the offsets", "file", file, "error", err.Error())
-			return startup.ExitGate
+			return exitcode.Failed
 		}
 		log.Info("offsets exported", "connector", name, "partitions", len(o.Offsets), "file", file)
-		return startup.ExitOK
+		return exitcode.OK
 	}
 	res, err := api.SetOffsets(ctx, name, want, until)
 	if err != nil {
 		log.Error("offsets not written", "connector", name, "action", verb, "state_before", res.Was, "error", err.Error(),
 			"fix", "read the error; the connector may be left STOPPED: resume it by hand (PUT /connectors/"+name+"/resume) once fixed")
-		return startup.ExitGate
+		return exitcode.Failed
 	}
 	if !res.Changed {
 		log.Info("offsets: nothing to write, Connect already holds them", "connector", name, "state", res.Was)
-		return startup.ExitOK
+		return exitcode.OK
 	}
 	log.Info("offsets written and read back", "connector", name, "action", verb, "state_put_back", res.Was)
-	return startup.ExitOK
+	return exitcode.OK
 }

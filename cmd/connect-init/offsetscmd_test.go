@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/connect-init/connect-init/startup"
+	"github.com/connect-init/connect-init/exitcode"
 )
 
 // TestOffsetsBadInput: every bad flag or file of `connect-init offsets` is
@@ -34,13 +34,52 @@ func TestOffsetsBadInput(t *testing.T) {
 		var stdout, stderr bytes.Buffer
 		code := run(context.Background(), append([]string{"offsets"}, c.args...), nil, &stdout, &stderr)
 		out := stdout.String() + stderr.String()
-		if code != startup.ExitConfig {
+		if code != exitcode.Config {
 			t.Errorf("offsets %q: exit %d, want 2\n%s", c.args, code, out)
 		}
 		for _, w := range c.wants {
 			if !strings.Contains(out, w) {
 				t.Errorf("offsets %q: output lacks %q\n%s", c.args, w, out)
 			}
+		}
+	}
+}
+
+// TestOffsetsFlagRules: offsets follows every command's flag rules: flags
+// before the subcommand, --log-format and --timeout as settings (a bad
+// CONNECT_INIT_TIMEOUT is refused, a good one used), every problem at
+// once, and errors naming the command as typed.
+func TestOffsetsFlagRules(t *testing.T) {
+	dead := "http://127.0.0.1:1"
+	for _, c := range []struct {
+		env   []string
+		args  []string
+		code  int
+		wants []string
+	}{
+		// Flags first: the subcommand is found, the worker is asked (and
+		// refuses the connection): exit 1, not "got \"\"".
+		{nil, []string{"--url", dead, "--connector", "c", "export"}, exitcode.Failed, []string{"cannot reach the worker"}},
+		{nil, []string{"--url", dead, "export", "--connector", "c", "--log-format=json"}, exitcode.Failed, []string{`"msg":"cannot reach the worker"`}},
+		{[]string{"CONNECT_INIT_TIMEOUT=soon"}, []string{"export", "--url", dead, "--connector", "c"}, exitcode.Config, []string{"CONNECT_INIT_TIMEOUT"}},
+		{nil, []string{"export", "--url", dead, "--connector", "c", "--timeout=0s"}, exitcode.Config, []string{"setting=--timeout"}},
+		{nil, []string{"apply", "--bogus"}, exitcode.Config, []string{"is not a flag of connect-init offsets ", "see connect-init offsets -h"}},
+		// Every problem at once.
+		{[]string{"CONNECT_INIT_LOG_LEVEL=loud"}, []string{"apply"}, exitcode.Config, []string{"CONNECT_INIT_LOG_LEVEL", "setting=--url", "setting=--connector", "setting=--file"}},
+	} {
+		var stdout, stderr bytes.Buffer
+		code := run(context.Background(), append([]string{"offsets"}, c.args...), c.env, &stdout, &stderr)
+		out := stdout.String() + stderr.String()
+		if code != c.code {
+			t.Errorf("offsets %q: exit %d, want %d\n%s", c.args, code, c.code, out)
+		}
+		for _, w := range c.wants {
+			if !strings.Contains(out, w) {
+				t.Errorf("offsets %q (env %q): output lacks %q\n%s", c.args, c.env, w, out)
+			}
+		}
+		if strings.Contains(out, "connect-init offsets export|apply|reset") {
+			t.Errorf("offsets %q: an error names the usage string as the command:\n%s", c.args, out)
 		}
 	}
 }

@@ -26,7 +26,7 @@ import (
 // assignments real Connect workers exchange (sessioned, the default, and
 // eager) and checks them against what the workers are known to be: their
 // URLs, their config topic's end offset, the connector they run. With
-// CONNECT_INIT_CAPTURE_DIR set it also writes the bytes as capture files
+// CITEST_CAPTURE_DIR set it also writes the bytes as capture files
 // for connect/proto's unit tests (testdata/captures).
 func TestConnectProtocolBytesFromRealWorkers(t *testing.T) {
 	for _, c := range []struct {
@@ -109,7 +109,7 @@ func TestConnectProtocolBytesFromRealWorkers(t *testing.T) {
 					t.Errorf("member %s: assignment error %d at offset %d, want 0 at the config topic's end %d", m.MemberID, m.Assignment.Error, m.Assignment.ConfigOffset, end)
 				}
 			}
-			if dir := os.Getenv("CONNECT_INIT_CAPTURE_DIR"); dir != "" {
+			if dir := os.Getenv("CITEST_CAPTURE_DIR"); dir != "" {
 				writeCaptures(t, dir, c.protocol, desc)
 			}
 		})

@@ -51,6 +51,10 @@ func (c *cli) repairCommand(ctx context.Context, args []string) int {
 	if fs.NArg() > 0 {
 		problems = mergeProblems(problems, &settings.ConfigError{Setting: "command line", Problem: fmt.Sprintf("repair takes no arguments (got %q)", fs.Args()), Fix: "see connect-init repair -h"})
 	}
+	// Its own settings and the worker's, every problem at once.
+	if _, werr := c.options.Inspect(env, s); werr != nil {
+		problems = mergeProblems(problems, werr)
+	}
 	if problems != nil {
 		reportProblems(c.earlyLogger(s, args), problems)
 		return exitcode.Config

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/connect-init/connect-init/startup"
+	"github.com/connect-init/connect-init/exitcode"
 )
 
 // Every bad repair flag exits 2 with one error naming the flag, before any
@@ -38,7 +38,7 @@ func TestRepairBadFlags(t *testing.T) {
 		var stdout, stderr bytes.Buffer
 		code := run(context.Background(), append([]string{"repair"}, tc.args...), env, &stdout, &stderr)
 		out := stderr.String()
-		if code != startup.ExitConfig || !strings.Contains(out, "setting="+quoteLogfmt(tc.flag)) || !strings.Contains(out, tc.want) || strings.Count(out, "\n") != 1 {
+		if code != exitcode.Config || !strings.Contains(out, "setting="+quoteLogfmt(tc.flag)) || !strings.Contains(out, tc.want) || strings.Count(out, "\n") != 1 {
 			t.Errorf("repair %v: want exit 2 with one error naming %s and %q, got %d:\n%s", tc.args, tc.flag, tc.want, code, out)
 		}
 		if stdout.Len() != 0 {
@@ -69,12 +69,12 @@ func TestParseRate(t *testing.T) {
 
 func TestRepairHelpListsFlags(t *testing.T) {
 	var stdout, stderr bytes.Buffer
-	if code := run(context.Background(), []string{"repair", "-h"}, nil, &stdout, &stderr); code != startup.ExitOK {
+	if code := run(context.Background(), []string{"repair", "-h"}, nil, &stdout, &stderr); code != exitcode.OK {
 		t.Fatalf("repair -h: exit %d", code)
 	}
 	for _, f := range []string{"-topics", "-replication-factor", "-execute", "-throttle"} {
-		if !strings.Contains(stderr.String(), f) {
-			t.Errorf("repair -h does not list %s:\n%s", f, stderr.String())
+		if !strings.Contains(stdout.String(), f) {
+			t.Errorf("repair -h does not list %s on stdout:\n%s", f, stdout.String())
 		}
 	}
 }

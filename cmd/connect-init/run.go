@@ -42,10 +42,7 @@ func subcommands() []subcommand {
 		{"lock", "lock acquire: wait in the worker for its turn to join (run by the worker's config provider)", (*cli).lockCommand},
 		{"version", "print the version",
 			func(c *cli, _ context.Context, args []string) int { return c.versionCommand(args) }},
-		{"help", "print this help", func(c *cli, _ context.Context, _ []string) int {
-			usage(c.stdout)
-			return exitcode.OK
-		}},
+		{"help", "print this help; help COMMAND prints that command's", (*cli).helpCommand},
 	}
 }
 
@@ -53,6 +50,10 @@ func subcommands() []subcommand {
 // command it is run (`connect-init -- CMD`, `connect-init -h`), except
 // `connect-init --version`.
 func (c *cli) run(ctx context.Context, args []string) int {
+	if len(args) > 0 && isHelpFlag(args[0]) {
+		usage(c.stdout)
+		return exitcode.OK
+	}
 	cmd := "run"
 	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
 		cmd, args = args[0], args[1:]
@@ -60,6 +61,9 @@ func (c *cli) run(ctx context.Context, args []string) int {
 		cmd, args = "version", args[1:]
 	}
 	for _, sc := range subcommands() {
+		if want, stream := wantsJSON(args); sc.name == cmd && jsonCommands[cmd] && want {
+			return c.runJSON(ctx, sc, args, stream)
+		}
 		if sc.name == cmd {
 			return sc.run(c, ctx, args)
 		}
@@ -67,11 +71,33 @@ func (c *cli) run(ctx context.Context, args []string) int {
 	return c.usageError(fmt.Sprintf("unknown command %q", cmd), "run 'connect-init help' for the commands")
 }
 
+// isHelpFlag reports whether a is -h or --help.
+func isHelpFlag(a string) bool { return a == "-h" || a == "--help" || a == "-help" }
+
+// helpCommand is `connect-init help [COMMAND [SUBCOMMAND]]`: the commands,
+// or that command's own -h, on stdout.
+func (c *cli) helpCommand(ctx context.Context, args []string) int {
+	if len(args) == 0 {
+		usage(c.stdout)
+		return exitcode.OK
+	}
+	if (args[0] == "help" || isHelpFlag(args[0])) && len(args) == 1 {
+		usage(c.stdout)
+		return exitcode.OK
+	}
+	for _, sc := range subcommands() {
+		if sc.name == args[0] && sc.name != "help" {
+			return sc.run(c, ctx, append(append([]string{}, args[1:]...), "-h"))
+		}
+	}
+	return c.usageError(fmt.Sprintf("help: unknown command %q", strings.Join(args, " ")), "run 'connect-init help' for the commands")
+}
+
 // versionCommand is `connect-init version` (and `connect-init --version`).
 func (c *cli) versionCommand(args []string) int {
 	switch {
-	case len(args) == 1 && (args[0] == "-h" || args[0] == "--help"):
-		fmt.Fprintln(c.stderr, "usage of connect-init version: print the version (no flags)")
+	case len(args) == 1 && isHelpFlag(args[0]):
+		fmt.Fprintln(c.stdout, "usage of connect-init version: print the version (no flags)")
 		return exitcode.OK
 	case len(args) > 0:
 		return c.usageError(fmt.Sprintf("version takes no flags or arguments (got %q)", args), "run 'connect-init version'")
@@ -152,7 +178,8 @@ func usage(w io.Writer) {
 		fmt.Fprintf(w, "  %-12s %s\n", c.name, c.summary)
 	}
 	fmt.Fprintln(w, "settings come from CONNECT_INIT_* variables or the matching flags (connect-init <command> -h lists a command's; connect-init config shows them all); worker settings from CONNECT_* variables and --worker-config")
-	fmt.Fprintln(w, "connect-init --version prints the version")
+	fmt.Fprintln(w, "connect-init help <command> or connect-init <command> -h prints a command's flags; connect-init --version prints the version")
+	fmt.Fprintln(w, "with no command at all, connect-init is connect-init run")
 }
 
 // logConfigError logs a bad setting as one event naming the setting the
@@ -161,6 +188,16 @@ func logConfigError(log *slog.Logger, err error) {
 	for _, p := range settings.Each(err) {
 		startup.LogConfigError(log, step.Settings, p)
 	}
+}
+
+// newLogger is the command's logger on stderr; with --json its error
+// events also become the document's errors (envelopeHandler).
+func (c *cli) newLogger(s settings.Settings) *slog.Logger {
+	log := newLogger(c.stderr, s)
+	if c.envelope == nil {
+		return log
+	}
+	return slog.New(&envelopeHandler{Handler: log.Handler(), env: c.envelope})
 }
 
 func newLogger(w io.Writer, s settings.Settings) *slog.Logger {

@@ -164,9 +164,12 @@ func startWatch(ctx context.Context, t *testing.T, env []string) *doctorWatch {
 		sc := bufio.NewScanner(out)
 		sc.Buffer(make([]byte, 1<<20), 16<<20)
 		for sc.Scan() {
-			var d diag.Document
-			if json.Unmarshal(sc.Bytes(), &d) == nil {
-				w.docs <- d
+			// Each line is an envelope whose result is the report.
+			var line struct {
+				Result diag.Document `json:"result"`
+			}
+			if json.Unmarshal(sc.Bytes(), &line) == nil {
+				w.docs <- line.Result
 			}
 		}
 	}()

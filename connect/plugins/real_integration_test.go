@@ -18,7 +18,7 @@ import (
 
 // kafkaLibs is the directory of the Kafka jars the test bed downloads
 // (testbed.Fetch: Maven Central, once per machine, into its CacheDir), of
-// the suite's version (CONNECT_INIT_KAFKA_VERSION, else
+// the suite's version (CITEST_KAFKA_VERSION, else
 // testbed.DefaultVersion). Under the integration tag the real tests never
 // skip: a machine without the jars fetches them.
 func kafkaLibs(t *testing.T) (dir, version string) {

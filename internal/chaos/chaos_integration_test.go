@@ -20,9 +20,9 @@ import (
 // the first deployment (8 contenders on a brand-new cluster with the lock
 // leader killed, a waiter stopped and a holder dying), the broken-lock
 // control and the unwritable lock topic. `make chaos` sets
-// CONNECT_INIT_CHAOS_ROUNDS (random rounds on top) and
-// CONNECT_INIT_CHAOS_TABLE (where the table of docs/benchmarks.md is
-// written). CONNECT_INIT_CHAOS_SEED replays a round: every round logs its
+// CITEST_CHAOS_ROUNDS (random rounds on top) and
+// CITEST_CHAOS_TABLE (where the table of docs/benchmarks.md is
+// written). CITEST_CHAOS_SEED replays a round: every round logs its
 // seed.
 
 func TestMain(m *testing.M) {
@@ -64,10 +64,10 @@ func TestChaos(t *testing.T) {
 	}
 	defer b.Close()
 	seed := time.Now().UnixNano() % 1e9
-	if s, err := strconv.ParseInt(os.Getenv("CONNECT_INIT_CHAOS_SEED"), 10, 64); err == nil {
+	if s, err := strconv.ParseInt(os.Getenv("CITEST_CHAOS_SEED"), 10, 64); err == nil {
 		seed = s
 	}
-	t.Logf("seed %d (replay with CONNECT_INIT_CHAOS_SEED=%d)", seed, seed)
+	t.Logf("seed %d (replay with CITEST_CHAOS_SEED=%d)", seed, seed)
 	tal := &tally{faults: map[string]int{}}
 	report := func(t *testing.T, r *Result) {
 		t.Helper()
@@ -82,7 +82,7 @@ func TestChaos(t *testing.T) {
 		}
 		// Written after every round, so that a run cut short still
 		// leaves the table of the rounds it ran.
-		if path := os.Getenv("CONNECT_INIT_CHAOS_TABLE"); path != "" {
+		if path := os.Getenv("CITEST_CHAOS_TABLE"); path != "" {
 			if err := os.WriteFile(path, []byte(tal.table(seed)), 0o644); err != nil {
 				t.Error(err)
 			}
@@ -147,7 +147,7 @@ func TestChaos(t *testing.T) {
 		}
 	})
 
-	rounds := envInt("CONNECT_INIT_CHAOS_ROUNDS", 0)
+	rounds := envInt("CITEST_CHAOS_ROUNDS", 0)
 	if rounds > 0 {
 		t.Run("stale-claim-validated", func(t *testing.T) {
 			r, err := StaleClaim(ctx, b, b.Binary, seed, t.Logf)
@@ -167,7 +167,7 @@ func TestChaos(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			t.Logf("round seed %d (the whole run replays with CONNECT_INIT_CHAOS_SEED=%d and the same CONNECT_INIT_CHAOS_ROUNDS)", rs, seed)
+			t.Logf("round seed %d (the whole run replays with CITEST_CHAOS_SEED=%d and the same CITEST_CHAOS_ROUNDS)", rs, seed)
 			report(t, r)
 		})
 	}

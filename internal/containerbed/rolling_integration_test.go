@@ -87,7 +87,7 @@ func TestSwarmRollingUpdate(t *testing.T) {
 	defer cancel()
 	createExampleSecrets(t, ctx)
 	want := map[string]bool{}
-	for _, v := range strings.Fields(strings.ReplaceAll(os.Getenv("CONNECT_INIT_ROLLING_VARIANTS"), ",", " ")) {
+	for _, v := range strings.Fields(strings.ReplaceAll(os.Getenv("CITEST_ROLLING_VARIANTS"), ",", " ")) {
 		want[v] = true
 	}
 	var results []rollResult
@@ -102,11 +102,11 @@ func TestSwarmRollingUpdate(t *testing.T) {
 		})
 	}
 	if len(results) == 0 {
-		t.Fatalf("CONNECT_INIT_ROLLING_VARIANTS=%q names no variant", os.Getenv("CONNECT_INIT_ROLLING_VARIANTS"))
+		t.Fatalf("CITEST_ROLLING_VARIANTS=%q names no variant", os.Getenv("CITEST_ROLLING_VARIANTS"))
 	}
 	table := rollTable(results)
 	t.Logf("rolling update, %d workers, %d connectors × %d tasks, polled every %s:\n%s", rollReplicas, rollConnectors, rollTasks, rollPoll, table)
-	if p := os.Getenv("CONNECT_INIT_ROLLING_TABLE"); p != "" {
+	if p := os.Getenv("CITEST_ROLLING_TABLE"); p != "" {
 		if err := os.WriteFile(p, []byte(table), 0o644); err != nil {
 			t.Error(err)
 		}

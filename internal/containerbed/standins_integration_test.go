@@ -27,7 +27,6 @@ type configJSON struct {
 		Key   string `json:"key"`
 		Value string `json:"value"`
 	} `json:"worker"`
-	Error string `json:"error"`
 }
 
 // standinEnv is a worker's settings in the variables each image reads.
@@ -103,17 +102,23 @@ func TestStandinsDetected(t *testing.T) {
 				}
 				return out
 			}
-			var doc configJSON
+			var wrapped struct {
+				Result configJSON `json:"result"`
+				Errors []struct {
+					Problem string `json:"problem"`
+				} `json:"errors"`
+			}
 			out := run("connect-init", "config", "--json")
-			if err := json.Unmarshal([]byte(out), &doc); err != nil {
+			if err := json.Unmarshal([]byte(out), &wrapped); err != nil {
 				t.Fatalf("config --json: %v\n%s", err, out)
 			}
+			doc := wrapped.Result
 			t.Logf("%s: flavour %s (detected %v: %s), base file %q", s.Image, doc.Flavour.Name, doc.Flavour.Detected, doc.Flavour.Evidence, doc.BaseFile)
 			if doc.Flavour.Name != s.Flavour || !doc.Flavour.Detected {
 				t.Errorf("connect-init detected %q (detected=%v, %s), want %s", doc.Flavour.Name, doc.Flavour.Detected, doc.Flavour.Evidence, s.Flavour)
 			}
-			if doc.Error != "" {
-				t.Errorf("settings refused: %s", doc.Error)
+			if len(wrapped.Errors) > 0 {
+				t.Errorf("settings refused: %+v", wrapped.Errors)
 			}
 			if u := run("/bin/sh", "-c", "echo $(id -u) $(id -un)"); u != wantUser[s.Flavour] {
 				t.Errorf("runs as %q, want %q", u, wantUser[s.Flavour])

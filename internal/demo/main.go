@@ -180,8 +180,9 @@ func applyExample(ctx context.Context, binary string, env []string) error {
 }
 
 // ownSettingsOnly is environ without the CONNECT_INIT_* names that are no
-// connect-init setting (the test beds' CONNECT_INIT_CACHE,
-// CONNECT_INIT_KAFKA_VERSION): connect-init refuses those.
+// connect-init setting (a leftover in the user's shell): connect-init
+// refuses those. The test beds' own variables are CITEST_*, outside the
+// prefix.
 func ownSettingsOnly(environ []string) []string {
 	var out []string
 	for _, kv := range environ {

@@ -61,7 +61,7 @@ type ClusterOptions struct {
 	// as 3.4, the Kafka of Confluent Platform 7.4): one ZooKeeper server in
 	// its own JVM and Brokers brokers registered in it by broker.id, no
 	// KRaft controller. Controllers and DedicatedController must be unset.
-	// Mode() tells it from $CONNECT_INIT_KAFKA_MODE.
+	// Mode() tells it from $CITEST_KAFKA_MODE.
 	ZooKeeper bool
 }
 

@@ -4,7 +4,7 @@
 //
 // The jars come from Maven Central through testbed/pom.xml, once per machine
 // and Kafka version, into the ignored .cache/ folder of the repository (or
-// $CONNECT_INIT_CACHE). Every process the package starts is put in its own
+// $CITEST_CACHE). Every process the package starts is put in its own
 // process group, tied to the parent with PDEATHSIG and registered, so that
 // Close/KillAll and even a crashed test binary leave nothing behind.
 package testbed
@@ -38,10 +38,10 @@ type Dist struct {
 // Classpath returns the java -cp value that loads every jar of the version.
 func (d *Dist) Classpath() string { return filepath.Join(d.LibDir, "*") }
 
-// Version returns the Kafka version selected by $CONNECT_INIT_KAFKA_VERSION,
+// Version returns the Kafka version selected by $CITEST_KAFKA_VERSION,
 // else DefaultVersion.
 func Version() string {
-	if v := strings.TrimSpace(os.Getenv("CONNECT_INIT_KAFKA_VERSION")); v != "" {
+	if v := strings.TrimSpace(os.Getenv("CITEST_KAFKA_VERSION")); v != "" {
 		return v
 	}
 	return DefaultVersion
@@ -66,10 +66,10 @@ func RepoRoot() (string, error) {
 	}
 }
 
-// CacheDir is where downloaded jars live: $CONNECT_INIT_CACHE, else
+// CacheDir is where downloaded jars live: $CITEST_CACHE, else
 // <repo>/.cache.
 func CacheDir() (string, error) {
-	if d := os.Getenv("CONNECT_INIT_CACHE"); d != "" {
+	if d := os.Getenv("CITEST_CACHE"); d != "" {
 		return d, nil
 	}
 	root, err := RepoRoot()
