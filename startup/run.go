@@ -85,7 +85,7 @@ type Invocation struct {
 // Run is run (WithExec) and prepare: the start-up's steps (pipeline.go)
 // with the real gates. It returns the exit code.
 func Run(ctx context.Context, inv Invocation) int {
-	st := &state{argv: inv.Argv, env: inv.Env, settings: inv.Settings, withExec: inv.WithExec}
+	st := &state{argv: inv.Argv, env: inv.Env, settings: inv.Settings, withExec: inv.WithExec, profile: NewProfile(inv.Clock)}
 	defer func() {
 		if st.clients != nil {
 			st.clients.Close()
