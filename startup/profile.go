@@ -109,9 +109,9 @@ func (p *Profile) Attrs(where string) []any {
 	return append(attrs, ProfileTotal+"_ms", ms(p.clk.Now().Sub(p.start)))
 }
 
-// Log logs the profile line. where says who hands the start over: "exec"
-// (run, just before the exec) or "in-worker lock" (the child of the
-// worker's config provider, as the worker is let join).
+// Log logs the profile line. where says who hands the start over (the
+// Where constants): run just before the exec, the in-worker lock's child
+// as it lets the worker join, or prepare as it exits 0.
 func (p *Profile) Log(ctx context.Context, log *slog.Logger, where string) {
 	if p == nil {
 		return
@@ -136,6 +136,8 @@ const (
 	// WhereInWorkerLock: `lock acquire`, the in-worker lock's child, as it
 	// lets the worker join.
 	WhereInWorkerLock = "in-worker lock"
+	// WherePrepare: prepare, as it exits 0.
+	WherePrepare = "prepare"
 )
 
 // lockSplit records the lock step's wait in the queue and its handoff:

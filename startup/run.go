@@ -98,7 +98,13 @@ func Run(ctx context.Context, inv Invocation) int {
 	if g.executable == nil {
 		g.executable = os.Executable
 	}
-	return runSteps(ctx, startupSteps(g), st, inv.Log)
+	code := runSteps(ctx, startupSteps(g), st, inv.Log)
+	if code == ExitOK && !st.withExec {
+		// prepare's own line: its figure in make bench comes with the
+		// steps' breakdown too.
+		st.profile.Log(ctx, inv.Log, WherePrepare)
+	}
+	return code
 }
 
 // LoadConfig is the settings step: it reads and checks every setting and

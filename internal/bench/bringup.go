@@ -34,6 +34,8 @@ type scenario struct {
 	handoff     []float64 // ms: a holder's "Herder started" → the next "acquired startup lock"
 	acqGaps     []float64 // s: one "acquired startup lock" → the next, in acquisition order
 	failures    []string
+	// prof are the workers' start-up profile lines (profile.go).
+	prof profiles
 }
 
 const (
@@ -112,6 +114,7 @@ func benchBringup(ctx context.Context, b *bed, o options, rep *report) error {
 				"readiness seen by /health or the Stable group, then the claim")
 		}
 		rep.add(sc.id+"-h1", sc.what+": start → first worker /health 200", "s", sc.firstHealth, "")
+		sc.prof.addRows(rep, sc.id, sc.what)
 	}
 	return nil
 }
@@ -251,7 +254,11 @@ func bringupOnce(ctx context.Context, b *bed, admin sarama.ClusterAdmin, sc *sce
 func (sc *scenario) record(workers []*testbed.Worker, converged, firstHealth time.Duration) {
 	gens := map[string]bool{}
 	forcing, joins := 0, 0
+	if sc.prof == nil {
+		sc.prof = profiles{}
+	}
 	for _, w := range workers {
+		sc.prof.add(w.Log())
 		for _, l := range strings.Split(w.Log(), "\n") {
 			if m := joinedRe.FindStringSubmatch(l); m != nil {
 				gens[m[1]] = true
