@@ -77,6 +77,7 @@ func benchBringup(ctx context.Context, b *bed, o options, rep *report) error {
 			extraEnv: []string{"CONNECT_INIT_LOCK=false"}})
 		rep.problems = append(rep.problems, "3b/3c: the startup lock is not wired into `connect-init run` in this build; measured gates only (3b')")
 	}
+	scs = o.pickScenarios(scs)
 	client, admin, err := newAdmin(b)
 	if err != nil {
 		return err
@@ -348,6 +349,25 @@ func acquisitionGaps(workers []*testbed.Worker) []float64 {
 	var out []float64
 	for i := 1; i < len(ts); i++ {
 		out = append(out, ts[i].Sub(ts[i-1]).Seconds())
+	}
+	return out
+}
+
+// pickScenarios keeps the scenarios -bringup-scenarios names (all when it
+// is empty), in their order.
+func (o options) pickScenarios(scs []*scenario) []*scenario {
+	if strings.TrimSpace(o.scenarios) == "" {
+		return scs
+	}
+	want := map[string]bool{}
+	for _, id := range strings.Split(o.scenarios, ",") {
+		want[strings.TrimSpace(id)] = true
+	}
+	var out []*scenario
+	for _, sc := range scs {
+		if want[sc.id] {
+			out = append(out, sc)
+		}
 	}
 	return out
 }

@@ -40,6 +40,7 @@ type options struct {
 	keep        bool
 	baseline    string
 	serve       bool
+	scenarios   string
 }
 
 func main() {
@@ -53,6 +54,7 @@ func main() {
 	flag.StringVar(&o.only, "only", "", "comma-separated subset of rows to run: overhead,reaction,bringup,lockscale,swarm,repair,plugins,apply (default all)")
 	flag.BoolVar(&o.keep, "keep", false, "keep the work directory (logs of brokers, workers and connect-init)")
 	flag.StringVar(&o.baseline, "baseline", "", "another connect-init binary (e.g. built from an earlier commit): row 1a-base times its prepare beside row 1a's, in the same rounds")
+	flag.StringVar(&o.scenarios, "bringup-scenarios", "", "comma-separated subset of the bring-up scenarios (row 3: 3a,3b,3c,3d,3e,3f,3g; default all): a shorter run that still alternates bare and the variants")
 	flag.BoolVar(&o.serve, "serve", false, "start the test bed, print the binary and bootstrap servers, and wait for Ctrl-C (for profiling by hand)")
 	flag.Parse()
 

@@ -34,3 +34,14 @@ func TestParseProfiles(t *testing.T) {
 		t.Errorf("rows %+v", rep.rows)
 	}
 }
+
+func TestPickScenarios(t *testing.T) {
+	scs := []*scenario{{id: "3a"}, {id: "3b"}, {id: "3d"}}
+	if got := (options{}).pickScenarios(scs); len(got) != 3 {
+		t.Errorf("default kept %d", len(got))
+	}
+	got := (options{scenarios: "3d, 3a"}).pickScenarios(scs)
+	if len(got) != 2 || got[0].id != "3a" || got[1].id != "3d" {
+		t.Errorf("picked %v", got)
+	}
+}
