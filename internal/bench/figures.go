@@ -27,15 +27,22 @@ type resultRow struct {
 // results is a parsed bench/results.md.
 type results struct {
 	run  string // the "- run: ..." line's date, e.g. "2026-12-04 15:41 UTC"
+	load string // the load average at the run's start (1 min), "" if unknown
 	rows map[string]resultRow
 }
 
-var runLineRe = regexp.MustCompile(`(?m)^- run: ([^,]+),`)
+var (
+	runLineRe = regexp.MustCompile(`(?m)^- run: ([^,]+),`)
+	loadRe    = regexp.MustCompile(`load average at start ([0-9.]+)`)
+)
 
 func parseResults(md string) results {
 	r := results{rows: map[string]resultRow{}}
 	if m := runLineRe.FindStringSubmatch(md); m != nil {
 		r.run = m[1]
+	}
+	if m := loadRe.FindStringSubmatch(md); m != nil {
+		r.load = m[1]
 	}
 	for _, l := range strings.Split(md, "\n") {
 		if !strings.HasPrefix(l, "| ") {
@@ -98,6 +105,9 @@ func (r results) figures() (map[string]string, error) {
 	}
 	row := r.rows
 	out["run"] = fmt.Sprintf("the `make bench` run of %s", r.run)
+	if r.load != "" {
+		out["run"] += fmt.Sprintf(" (load average %s at its start)", r.load)
+	}
 	prep := fmt.Sprintf("`connect-init prepare`, all cluster gates on a healthy 3-broker cluster: %s median (%s–%s; starting any process: %s), %s faster than `kafka-broker-api-versions` alone (%s), which only lists API versions; %s peak memory against the JVM tool's %s.",
 		row["1a"].median, row["1a"].min, row["1a"].max, row["1d"].median, row["1e"].median, row["1b"].median, row["1a-rss"].median, row["1b-rss"].median)
 	if p, ok := row["1a-prof"]; ok && p.note != "" {

@@ -41,6 +41,7 @@ func TestReadmeFigures(t *testing.T) {
 
 const sampleResults = `# connect-init benchmarks
 
+- machine: vm, 2 CPUs (nproc), AMD EPYC, 23.5 GiB RAM, load average at start 3.19 2.02 3.22
 - run: 2026-12-04 15:41 UTC, took 20m; flags: -runs 10
 
 | # | measurement | n | median | min | max | notes |
@@ -67,7 +68,7 @@ func TestFiguresFromResults(t *testing.T) {
 		t.Fatal(err)
 	}
 	for name, want := range map[string]string{
-		"run":     "2026-12-04 15:41 UTC",
+		"run":     "2026-12-04 15:41 UTC (load average 3.19 at its start)",
 		"prepare": "40.0 ms median (30.0 ms–90.0 ms; starting any process: 5.00 ms), 25.0 × faster",
 		"bringup": "in-worker startup lock (the shipped images' default; 1 permit) 19.5 s, 1.30× bare (4 generations",
 		"binary":  "10.6 MiB",
