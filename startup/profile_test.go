@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/connect-init/connect-init/exitcode"
 	"github.com/connect-init/connect-init/internal/clock"
 	"github.com/connect-init/connect-init/settings"
 	"github.com/connect-init/connect-init/step"
@@ -25,7 +26,7 @@ func TestProfileTimesEveryStep(t *testing.T) {
 	}
 	f := &fakeGates{deadlines: map[string]time.Time{}, fail: map[string]error{}, clk: clk, took: took}
 	st := &state{settings: settings.Settings{Timeout: time.Hour, Lock: true}, withExec: true, profile: NewProfile(clk)}
-	if code := runSteps(context.Background(), startupSteps(f), st, slog.New(slog.DiscardHandler)); code != ExitOK {
+	if code := runSteps(context.Background(), startupSteps(f), st, slog.New(slog.DiscardHandler)); code != exitcode.OK {
 		t.Fatalf("exit %d", code)
 	}
 	for _, name := range []string{step.Settings, step.Brokers, step.Topics, step.Coordinator, step.Group, step.Plugins, step.Lock, step.Peers} {

@@ -99,7 +99,7 @@ func Run(ctx context.Context, inv Invocation) int {
 		g.executable = os.Executable
 	}
 	code := runSteps(ctx, startupSteps(g), st, inv.Log)
-	if code == ExitOK && !st.withExec {
+	if code == exitcode.OK && !st.withExec {
 		// prepare's own line: its figure in make bench comes with the
 		// steps' breakdown too.
 		st.profile.Log(ctx, inv.Log, WherePrepare)
