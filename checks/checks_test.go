@@ -4,6 +4,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 )
 
 func goodTopic() Topic {
@@ -208,6 +209,38 @@ func TestUnprovenFixesFollowStrict(t *testing.T) {
 			if r.Severity != wantSev || !strings.Contains(r.Fix, want) || strings.Contains(r.Fix, not) {
 				t.Errorf("strict %v: %s %s, fix %q", strict, r.ID, r.Severity, r.Fix)
 			}
+		}
+	}
+}
+
+func TestRebalanceChecks(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		r    Rebalance
+		want []string
+		evid string
+	}{
+		{"unset: Connect's default", Rebalance{GroupID: "g"}, []string{"rebalance-delay-default/warning"}, "not set: Connect's default, 300000 ms (5m0s)"},
+		{"set to the default", Rebalance{GroupID: "g", Delay: "300000"}, []string{"rebalance-delay-default/warning"}, "scheduled.rebalance.max.delay.ms=300000 (5m0s)"},
+		{"tuned", Rebalance{GroupID: "g", Delay: "90000"}, nil, ""},
+		{"eager: no delay", Rebalance{GroupID: "g", Protocol: "eager"}, nil, ""},
+		{"unreadable value", Rebalance{GroupID: "g", Delay: "soon"}, nil, ""},
+		{"below the measured rejoin", Rebalance{GroupID: "g", Delay: "30000", Rejoin: 45 * time.Second}, []string{"rebalance-delay-below-rejoin/warning"}, "30000 (30s), below the 45s"},
+		{"above the measured rejoin", Rebalance{GroupID: "g", Delay: "90000", Rejoin: 45 * time.Second}, nil, ""},
+	} {
+		rs := Run(RebalanceChecks(), c.r)
+		var got []string
+		for _, r := range rs {
+			got = append(got, r.ID+"/"+string(r.Severity))
+			if r.Fix == "" || r.Subject != "group g" {
+				t.Errorf("%s: %+v lacks a fix or its subject", c.name, r)
+			}
+		}
+		if strings.Join(got, ",") != strings.Join(c.want, ",") {
+			t.Errorf("%s: %v, want %v", c.name, got, c.want)
+		}
+		if c.evid != "" && (len(rs) == 0 || !strings.Contains(rs[0].Evidence, c.evid)) {
+			t.Errorf("%s: evidence %+v lacks %q", c.name, rs, c.evid)
 		}
 	}
 }

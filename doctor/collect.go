@@ -12,6 +12,7 @@ import (
 	"github.com/IBM/sarama"
 
 	"github.com/connect-init/connect-init/apply"
+	"github.com/connect-init/connect-init/checks"
 	"github.com/connect-init/connect-init/connect/plugins"
 	"github.com/connect-init/connect-init/connect/proto"
 	"github.com/connect-init/connect-init/gate"
@@ -108,6 +109,9 @@ type Snapshot struct {
 	// Plugins is the plugin parity look; nil when the group was not
 	// described.
 	Plugins *PluginsLook
+	// Rebalance is what the worker settings say about the delay before a
+	// departed worker's tasks are reassigned; nil when not read.
+	Rebalance *checks.Rebalance
 }
 
 // Collect takes doctor's one-shot looks with the caller's configuration and
@@ -124,7 +128,8 @@ func Collect(ctx context.Context, cfg *settings.Config, clients *kafka.Clients, 
 	}
 	l := &looks{ctx: ctx, cfg: cfg, clients: clients, log: log, opts: opts,
 		s: &Snapshot{GroupID: cfg.GroupID, BootstrapServers: cfg.BootstrapServers, ExpectedBrokers: cfg.ExpectedBrokers,
-			Strict: cfg.Settings.Strict, Handover: cfg.Settings.GroupHandover, Specs: cfg.Topics}}
+			Strict: cfg.Settings.Strict, Handover: cfg.Settings.GroupHandover, Specs: cfg.Topics,
+			Rebalance: &checks.Rebalance{GroupID: cfg.GroupID, Delay: cfg.Worker["scheduled.rebalance.max.delay.ms"], Protocol: cfg.Worker["connect.protocol"]}}}
 	if !l.brokers() {
 		return l.s
 	}

@@ -24,6 +24,7 @@ func Diagnose(s *Snapshot) []checks.Result {
 	d.group()
 	d.peers()
 	d.plugins()
+	d.rebalance()
 	// Errors first; a group that does not settle is said first of all:
 	// while it storms, every other look is a moment of a moving target.
 	sort.SliceStable(d.out, func(i, j int) bool {
@@ -110,6 +111,14 @@ func (d *diag) groupHasWorkers() bool {
 
 // results adds check results as findings.
 func (d *diag) results(rs []checks.Result) { d.out = append(d.out, rs...) }
+
+// rebalance renders the rebalance-delay rules (checks/rebalance.go): a
+// worker setting, judged whatever the cluster's state.
+func (d *diag) rebalance() {
+	if d.s.Rebalance != nil {
+		d.results(checks.Run(checks.RebalanceChecks(), *d.s.Rebalance))
+	}
+}
 
 // topics renders the topic checks (checks.TopicChecks(), the topics gate's
 // own rules) over what the topics look saw.

@@ -338,3 +338,19 @@ func TestIdentityFindingsAndRegistrySection(t *testing.T) {
 		}
 	}
 }
+
+// The rebalance delay is judged from the worker's settings, and rendered
+// from checks (one home per rule).
+func TestRebalanceDelayFinding(t *testing.T) {
+	s := healthy()
+	s.Rebalance = &checks.Rebalance{GroupID: s.GroupID}
+	fs := Diagnose(s)
+	if len(fs) != 1 || fs[0].ID != checks.IDRebalanceDelayDefault || fs[0].Severity != checks.Warning ||
+		!strings.Contains(fs[0].Evidence, "300000 ms") || !strings.Contains(fs[0].Fix, "CONNECT_SCHEDULED_REBALANCE_MAX_DELAY_MS") {
+		t.Fatalf("default delay: %+v", fs)
+	}
+	s.Rebalance.Delay = "90000"
+	if fs := Diagnose(s); len(fs) != 0 {
+		t.Errorf("a tuned delay: %+v", fs)
+	}
+}

@@ -337,12 +337,39 @@ func (g *BrokerGate) Probe(ctx context.Context) *BrokerReport {
 	}
 	rep.Metadata = md
 	rep.ControllerID = md.ControllerID
-	regs, fencedKnown, regErr := kafka.DescribeClusterAt(ctx, g.Config, mdAddr)
+	// The registrations, the cluster's mode and the pings of every broker
+	// in the metadata go at once: one after the other they were four
+	// rounds of connections on every start (issue 39). A broker the
+	// registrations then show fenced is not waited for: its ping is
+	// cancelled.
+	pctx, cancelPings := context.WithCancel(ctx)
+	defer cancelPings()
+	pings := map[int32]chan error{}
+	for _, b := range md.Brokers {
+		ch := make(chan error, 1)
+		pings[b.ID()] = ch
+		go func(addr string) { ch <- g.ping(pctx, addr) }(b.Addr())
+	}
+	var regs []kafka.Registration
+	var fencedKnown bool
+	var regErr, modeErr error
+	var mode kafka.Mode
+	var side sync.WaitGroup
+	side.Add(2)
+	go func() {
+		defer side.Done()
+		regs, fencedKnown, regErr = kafka.DescribeClusterAt(ctx, g.Config, mdAddr)
+	}()
+	go func() {
+		defer side.Done()
+		mode, modeErr = kafka.ClusterMode(ctx, g.Config, mdAddr)
+	}()
+	side.Wait()
 	if regErr != nil {
 		regs = nil // an old broker without DescribeCluster: the metadata is all we know
 	}
 	rep.FencedKnown = fencedKnown
-	if mode, err := kafka.ClusterMode(ctx, g.Config, mdAddr); err == nil {
+	if modeErr == nil {
 		rep.Mode, g.mode = mode, mode
 	}
 	fenced := map[int32]bool{}
@@ -358,19 +385,14 @@ func (g *BrokerGate) Probe(ctx context.Context) *BrokerReport {
 		}
 	}
 	rep.Absent = replicaAbsent(g.absent(statuses, regs, fencedKnown), statuses, md, g.seen)
-	var wg sync.WaitGroup
 	for i := range statuses {
-		wg.Add(1)
-		go func(st *BrokerStatus) {
-			defer wg.Done()
-			if err := g.ping(ctx, st.Addr); err != nil {
-				st.Err = kafka.ExplainWith(err, g.Config)
-				return
-			}
-			st.Up = true
-		}(&statuses[i])
+		st := &statuses[i]
+		if err := <-pings[st.ID]; err != nil {
+			st.Err = kafka.ExplainWith(err, g.Config)
+			continue
+		}
+		st.Up = true
 	}
-	wg.Wait()
 	sort.Slice(statuses, func(i, j int) bool { return statuses[i].ID < statuses[j].ID })
 	rep.Brokers = statuses
 	rep.Ready = len(statuses) >= g.Expected && rep.UpCount() == len(statuses) && rep.ControllerID >= 0

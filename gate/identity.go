@@ -607,7 +607,10 @@ func (g *GroupGate) register(ctx context.Context, rep *GroupReport, in *identity
 	register := g.registerFn
 	if register == nil {
 		register = func(ctx context.Context, me registry.Cluster, claim bool) (*registry.Registration, error) {
-			return id.Registry.Register(ctx, me, id.OwnURL, id.Host, id.Handover, claim)
+			// The view readIdentity read is the one the verdicts rest on:
+			// no second read before the write (confirmRegistration reads
+			// back after it).
+			return id.Registry.RegisterOver(ctx, in.view, me, id.OwnURL, id.Host, id.Handover, claim)
 		}
 	}
 	reg, err := register(ctx, me, claim)

@@ -181,12 +181,37 @@ func (g *TopicGate) Ensure(ctx context.Context) (*TopicReport, error) {
 		}
 	}
 
+	// Topics that all existed need no creation to propagate: every
+	// broker's view of them is read while they are judged, not after
+	// (one after the other they were most of the step on every restart,
+	// issue 39). Topics this run created are judged first, as before.
+	var propErr error
+	propDone := make(chan struct{})
+	pctx, cancelProp := context.WithCancel(ctx)
+	defer cancelProp()
+	early := g.Create && len(created) == 0
+	if early {
+		go func() {
+			defer close(propDone)
+			propErr = g.waitPropagated(pctx, clk, created)
+		}()
+	}
 	rep, err := g.judgeUntilSettled(ctx, clk, existing, created)
 	if err != nil || !g.Create {
+		cancelProp()
+		if early {
+			<-propDone
+		}
 		g.logWarnings(rep)
 		return rep, err
 	}
-	if err := g.waitPropagated(ctx, clk, created); err != nil {
+	if early {
+		<-propDone
+		err = propErr
+	} else {
+		err = g.waitPropagated(ctx, clk, created)
+	}
+	if err != nil {
 		g.logWarnings(rep)
 		return rep, err
 	}

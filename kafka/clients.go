@@ -18,14 +18,18 @@ type Clients struct {
 	Admin sarama.ClusterAdmin
 	// MemberConfig and AdminConfig are the configurations they were built from.
 	MemberConfig, AdminConfig *sarama.Config
+	// shared is true when the worker sets no admin.* override: both
+	// configurations are then the same, and one client serves both roles
+	// (every connection it opens costs a handshake, issue 39).
+	shared bool
 }
 
-// Close closes both clients.
+// Close closes both clients (once when they are one).
 func (c *Clients) Close() {
 	if c.Admin != nil {
 		c.Admin.Close()
 	}
-	if c.Member != nil {
+	if c.Member != nil && !c.Member.Closed() {
 		c.Member.Close()
 	}
 }
@@ -41,7 +45,7 @@ func NewClients(cfg *settings.Config) (*Clients, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Clients{MemberConfig: member, AdminConfig: admin}, nil
+	return &Clients{MemberConfig: member, AdminConfig: admin, shared: len(cfg.Worker.WithPrefix("admin.")) == 0}, nil
 }
 
 // Connect opens the member client and the admin client. Both are seeded
@@ -84,14 +88,41 @@ func (c *Clients) ConnectContext(ctx context.Context, bootstrap, seedTopics []st
 	}
 }
 
+// dial opens both clients at the same time: each costs a connection, an
+// ApiVersions and a metadata read, and one after the other they were a
+// measurable part of every start (docs/benchmarks.md, issue 39).
 func (c *Clients) dial(bootstrap, seedTopics []string) (sarama.Client, sarama.ClusterAdmin, error) {
-	member, err := newSeededClient(bootstrap, c.MemberConfig, seedTopics)
-	if err != nil {
-		return nil, nil, err
+	if c.shared {
+		member, err := newSeededClient(bootstrap, c.MemberConfig, seedTopics)
+		if err != nil {
+			return nil, nil, err
+		}
+		admin, err := sarama.NewClusterAdminFromClient(member)
+		if err != nil {
+			member.Close()
+			return nil, nil, fmt.Errorf("connect admin client to %v: %s", bootstrap, ExplainConnError(err))
+		}
+		return member, admin, nil
 	}
-	adminClient, err := newSeededClient(bootstrap, c.AdminConfig, seedTopics)
+	var adminClient sarama.Client
+	var adminErr error
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		adminClient, adminErr = newSeededClient(bootstrap, c.AdminConfig, seedTopics)
+	}()
+	member, err := newSeededClient(bootstrap, c.MemberConfig, seedTopics)
+	<-done
+	if err == nil {
+		err = adminErr
+	}
 	if err != nil {
-		member.Close()
+		if member != nil {
+			member.Close()
+		}
+		if adminClient != nil {
+			adminClient.Close()
+		}
 		return nil, nil, err
 	}
 	admin, err := sarama.NewClusterAdminFromClient(adminClient)

@@ -111,6 +111,9 @@ func (g realGates) group(ctx context.Context, st *state) error {
 		return err
 	}
 	st.group = rep
+	if rep.Window != nil {
+		st.profile.Set(ProfileGroupWindow, rep.Window.Span)
+	}
 	g.log.Info("cluster ready", "took", g.clock.Now().Sub(st.started).Round(time.Millisecond).String())
 	return nil
 }
@@ -122,7 +125,7 @@ func (g realGates) plugins(ctx context.Context, st *state) error {
 }
 
 func (g realGates) lock(ctx context.Context, st *state) error {
-	queued, err := TakeLock(ctx, st.cfg, st.clients, g.log, g.clock)
+	queued, err := TakeLockProfiled(ctx, st.cfg, st.clients, g.log, g.clock, st.profile)
 	st.queued, st.waited = queued, true
 	return err
 }
@@ -137,7 +140,7 @@ func (g realGates) peers(ctx context.Context, st *state) error {
 	return CheckPeers(ctx, st.cfg, st.clients, group, st.queued, g.log, g.clock)
 }
 
-func (g realGates) exec(_ context.Context, st *state) error {
+func (g realGates) exec(ctx context.Context, st *state) error {
 	if st.inWorker != nil {
 		if err := st.inWorker.apply(st.command); err != nil {
 			return &configFailure{err}
@@ -145,6 +148,11 @@ func (g realGates) exec(_ context.Context, st *state) error {
 	}
 	st.clients.Close()
 	startApplyChild(st, g.executable, g.log) // CONNECT_INIT_CONNECTORS_DIR: applychild.go
+	where := WhereExec
+	if st.inWorker != nil {
+		where = WhereExecInWorkerLock
+	}
+	st.profile.Log(ctx, g.log, where)
 	g.log.Info("starting the worker", "command", strings.Join(st.command.Argv, " "))
 	if err := g.execWorker(st.command); err != nil {
 		return &configFailure{err}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"sync"
 	"time"
 
 	"github.com/connect-init/connect-init/gate"
@@ -32,6 +33,22 @@ import (
 // It returns the REST URLs of the queue's members that were released as
 // ready, for the peer check. clk paces the lock (heartbeats, polls, logs).
 func TakeLock(ctx context.Context, cfg *settings.Config, clients *kafka.Clients, log *slog.Logger, clk clock.Clock) ([]string, error) {
+	return TakeLockProfiled(ctx, cfg, clients, log, clk, nil)
+}
+
+// TakeLockProfiled is TakeLock that also records, in p (nil: nowhere), the
+// step split into the wait in the queue (the topic check included) and
+// the handoff: from the moment the last holder before us was seen ready
+// to our claim (lockSplit).
+func TakeLockProfiled(ctx context.Context, cfg *settings.Config, clients *kafka.Clients, log *slog.Logger, clk clock.Clock, p *Profile) ([]string, error) {
+	start := clock.Or(clk).Now()
+	var mu sync.Mutex // Ready may be called beside Acquire's own goroutine
+	var lastReady time.Time
+	defer func() {
+		mu.Lock()
+		defer mu.Unlock()
+		lockSplit(p, start, lastReady, clock.Or(clk).Now())
+	}()
 	s := cfg.Settings
 	url := cfg.AdvertisedURL // derived and checked by the settings gate
 	// Creating or checking the topic looks again on answers that waiting
@@ -68,6 +85,9 @@ func TakeLock(ctx context.Context, cfg *settings.Config, clients *kafka.Clients,
 		Ready: func(ctx context.Context, h lock.Holder) (bool, error) {
 			ok, why, err := readiness.Ready(ctx, h.URL)
 			if ok {
+				mu.Lock()
+				lastReady = clock.Or(clk).Now()
+				mu.Unlock()
 				log.Info("startup lock holder is ready", "holder", h.URL, "why", why, "held_for", h.HeldFor.Round(1e9).String())
 			}
 			return ok, err

@@ -2,7 +2,9 @@ package startup
 
 import (
 	"context"
+	"crypto/tls"
 	"log/slog"
+	"strings"
 	"time"
 
 	"github.com/connect-init/connect-init/connect/proto"
@@ -49,9 +51,8 @@ func CheckPeers(ctx context.Context, cfg *settings.Config, clients *kafka.Client
 		members = append(members, u)
 	}
 	start := clk.Now()
-	// Warnings must not hold the worker back for long: a peer that does not
-	// answer within 10 s is reported and the worker starts.
-	gate := peers.Gate{Policy: cfg.Settings.PeerCheck, Peers: cfg.Settings.Peers, TLS: tlsCfg, Auth: cfg.Settings.RESTAuth(), Self: self, Log: log, Clock: clk, WarnWait: 10 * time.Second}
+	queued = inGroup(queued, urls, log)
+	gate := peerGate(cfg, tlsCfg, self, log, clk)
 	rep, err := gate.Check(ctx, own, leader, members, queued)
 	if err != nil {
 		return err
@@ -59,6 +60,49 @@ func CheckPeers(ctx context.Context, cfg *settings.Config, clients *kafka.Client
 	log.Info("peers checked", "own_url", own, "peers", len(rep.Peers), "warnings", rep.Warned, "took", clk.Now().Sub(start).Round(time.Millisecond).String())
 	return nil
 }
+
+// peerRetry paces the peers step's rounds (the self-probe's, a peer's
+// resolution and GET /): the package's default of 1 s made a self-probe
+// that missed once (overlay DNS a moment behind) cost a whole second; a
+// round on a new connection is cheap, so look again sooner.
+const peerRetry = 200 * time.Millisecond
+
+// peerWarnWait bounds a warn-level peer: warnings must not hold the
+// worker back for long, so a peer that does not answer within it is
+// reported and the worker starts.
+const peerWarnWait = 10 * time.Second
+
+// peerGate is the peers gate as the start-up runs it.
+func peerGate(cfg *settings.Config, tlsCfg *tls.Config, self peers.SelfProbe, log *slog.Logger, clk clock.Clock) peers.Gate {
+	return peers.Gate{Policy: cfg.Settings.PeerCheck, Peers: cfg.Settings.Peers, TLS: tlsCfg, Auth: cfg.Settings.RESTAuth(), Self: self, Log: log, Clock: clk,
+		WarnWait: peerWarnWait, RetryInterval: peerRetry}
+}
+
+// inGroup keeps the lock queue's ready holders that are members of the
+// group now (members: the group's current URLs, read after the wait for
+// the lock). A holder released as ready that is no longer in the group has
+// left it (in a rolling update, often the worker just replaced): probing
+// it would hold this worker for the whole warning wait (peerWarnWait) for
+// an answer that cannot come. The members themselves are probed anyway.
+func inGroup(queued, members []string, log *slog.Logger) []string {
+	in := map[string]bool{}
+	for _, m := range members {
+		in[urlKey(m)] = true
+	}
+	var out []string
+	for _, q := range queued {
+		if in[urlKey(q)] {
+			out = append(out, q)
+			continue
+		}
+		log.Info("REST peer not probed", "url", q, "source", string(peers.SourceLockQueue), "why", "released as ready, but not a member of the group now (it left)")
+	}
+	return out
+}
+
+// urlKey compares advertised URLs as Connect writes them ("http://h:8083/")
+// and as the lock queue holds them: case and a trailing slash aside.
+func urlKey(u string) string { return strings.ToLower(strings.TrimRight(u, "/")) }
 
 // releaseReady is the release reason a holder's own readiness check writes
 // (lock/ready.go); a hold lease expiry writes "hold lease expired".

@@ -62,6 +62,9 @@ type state struct {
 	// waited is true once the lock step waited in the queue: the group
 	// report is stale then, and peers looks at the group again.
 	waited bool
+	// profile times the steps for the start-up profile line (profile.go);
+	// nil records nothing.
+	profile *Profile
 }
 
 // gates are the steps' dependencies, one method per step: realGates runs
@@ -160,7 +163,10 @@ func runSteps(ctx context.Context, steps []stage, st *state, log *slog.Logger) i
 			sctx, cancel = context.WithTimeout(ctx, st.settings.Timeout)
 			defer cancel()
 		}
-		if err := s.run(sctx, st); err != nil {
+		start := st.profile.Now()
+		err := s.run(sctx, st)
+		st.profile.Since(s.name, start)
+		if err != nil {
 			return Failed(ctx, log, s.name, err)
 		}
 	}

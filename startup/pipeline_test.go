@@ -14,6 +14,7 @@ import (
 	"github.com/connect-init/connect-init/entrypoint"
 	"github.com/connect-init/connect-init/exitcode"
 	"github.com/connect-init/connect-init/gate"
+	"github.com/connect-init/connect-init/internal/clock"
 	"github.com/connect-init/connect-init/settings"
 	"github.com/connect-init/connect-init/step"
 )
@@ -31,10 +32,16 @@ type fakeGates struct {
 	signalDuring, signalAfter string
 	cancel                    context.CancelCauseFunc
 	sawWaited                 bool // what peers found in st.waited
+	// clk, when set, is advanced by took[name] while step name runs.
+	clk  *clock.Stepping
+	took map[string]time.Duration
 }
 
 func (f *fakeGates) step(ctx context.Context, name string) error {
 	f.ran = append(f.ran, name)
+	if f.clk != nil {
+		f.clk.After(f.took[name])
+	}
 	if dl, ok := ctx.Deadline(); ok {
 		f.deadlines[name] = dl
 	}

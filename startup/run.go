@@ -78,7 +78,7 @@ type Invocation struct {
 // Run is run (WithExec) and prepare: the start-up's steps (pipeline.go)
 // with the real gates. It returns the exit code.
 func Run(ctx context.Context, inv Invocation) int {
-	st := &state{argv: inv.Argv, env: inv.Env, settings: inv.Settings, withExec: inv.WithExec}
+	st := &state{argv: inv.Argv, env: inv.Env, settings: inv.Settings, withExec: inv.WithExec, profile: NewProfile(inv.Clock)}
 	defer func() {
 		if st.clients != nil {
 			st.clients.Close()
@@ -91,7 +91,13 @@ func Run(ctx context.Context, inv Invocation) int {
 	if g.executable == nil {
 		g.executable = os.Executable
 	}
-	return runSteps(ctx, startupSteps(g), st, inv.Log)
+	code := runSteps(ctx, startupSteps(g), st, inv.Log)
+	if code == exitcode.OK && !st.withExec {
+		// prepare's own line: its figure in make bench comes with the
+		// steps' breakdown too.
+		st.profile.Log(ctx, inv.Log, WherePrepare)
+	}
+	return code
 }
 
 // LoadConfig is the settings step: it reads and checks every setting and

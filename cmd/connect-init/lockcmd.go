@@ -78,16 +78,22 @@ func (c *cli) withdrawOnStdinEnd(ctx context.Context) (context.Context, context.
 // reach the brokers, take the startup lock, check the peers again, and
 // exit 0 when the worker may join its group.
 func (c *cli) acquireInWorker(ctx context.Context, cfg *settings.Config, clients *kafka.Clients, log *slog.Logger) int {
-	if err := c.connectBrokers(ctx, cfg, clients, log); err != nil {
+	p := startup.NewProfile(c.clock) // the start-up profile line of the worker's turn
+	if err := p.Time(step.Brokers, func() error { return c.connectBrokers(ctx, cfg, clients, log) }); err != nil {
 		return lockFailed(ctx, log, err)
 	}
-	queued, err := startup.TakeLock(ctx, cfg, clients, log, c.clock)
+	var queued []string
+	err := p.Time(step.Lock, func() (err error) {
+		queued, err = startup.TakeLockProfiled(ctx, cfg, clients, log, c.clock, p)
+		return err
+	})
 	if err != nil {
 		return lockFailed(ctx, log, err)
 	}
-	if err := startup.CheckPeers(ctx, cfg, clients, nil, queued, log, c.clock); err != nil {
+	if err := p.Time(step.Peers, func() error { return startup.CheckPeers(ctx, cfg, clients, nil, queued, log, c.clock) }); err != nil {
 		return lockFailed(ctx, log, err)
 	}
+	p.Log(ctx, log, startup.WhereInWorkerLock)
 	log.Info("the worker joins its group now")
 	return exitcode.OK
 }

@@ -250,6 +250,26 @@ func (s *Store) Register(ctx context.Context, me Cluster, url, host, handover st
 	if err != nil {
 		return nil, err
 	}
+	return s.registerOver(ctx, v, me, url, host, handover, claim)
+}
+
+// RegisterOver is Register on v, the view of the group the caller read a
+// moment ago (Read, same Kafka cluster and group), instead of reading the
+// registry again before writing: the group gate reads it to judge the
+// members and then registers, and the second read cost every start four
+// round trips (issue 39). The write is judged on v; confirmRegistration
+// still reads the registry back after it, which is what settles a race
+// with another cluster's claim. A nil v, or one of a topic that did not
+// exist, is Register.
+func (s *Store) RegisterOver(ctx context.Context, v *View, me Cluster, url, host, handover string, claim bool) (*Registration, error) {
+	if v == nil || !v.Exists {
+		return s.Register(ctx, me, url, host, handover, claim)
+	}
+	return s.registerOver(ctx, v, me, url, host, handover, claim)
+}
+
+// registerOver writes what Register writes, judged on v.
+func (s *Store) registerOver(ctx context.Context, v *View, me Cluster, url, host, handover string, claim bool) (*Registration, error) {
 	reg := &Registration{}
 	msgs, handedOver, err := s.handoverMessages(v, me, handover)
 	if err != nil {
@@ -371,6 +391,9 @@ func (s *Store) sendLookingAgain(ctx context.Context, msgs []*sarama.ProducerMes
 }
 
 func (s *Store) send(msgs []*sarama.ProducerMessage) error {
+	if s.Client != nil && !s.Client.Closed() {
+		return s.produce(msgs)
+	}
 	cfg := *s.Sarama
 	cfg.Producer.RequiredAcks = sarama.WaitForAll
 	cfg.Producer.Return.Successes = true
@@ -386,6 +409,60 @@ func (s *Store) send(msgs []*sarama.ProducerMessage) error {
 	defer p.Close()
 	if err := p.SendMessages(msgs); err != nil {
 		return fmt.Errorf("cluster registry %q: write: %w", s.Topic, err)
+	}
+	return nil
+}
+
+// produce writes msgs to partition 0 in one Produce request (acks=all)
+// on the connection Client already has to the partition's leader. A
+// producer of its own cost every start a new client: a connection, an
+// ApiVersions and a metadata read per broker it spoke to, about a third of
+// the group step on a healthy cluster (docs/benchmarks.md, issue 39). A
+// leader that moved is looked up again: the caller repeats "not yet"
+// answers.
+func (s *Store) produce(msgs []*sarama.ProducerMessage) error {
+	leader, err := s.Client.Leader(s.Topic, 0)
+	if err != nil {
+		_ = s.Client.RefreshMetadata(s.Topic)
+		return fmt.Errorf("cluster registry %q: leader: %w", s.Topic, err)
+	}
+	now := time.Now()
+	batch := &sarama.RecordBatch{Version: 2, FirstTimestamp: now, MaxTimestamp: now, ProducerID: -1, ProducerEpoch: -1, FirstSequence: -1,
+		LastOffsetDelta: int32(len(msgs) - 1)}
+	for i, m := range msgs {
+		r := &sarama.Record{OffsetDelta: int64(i)}
+		if m.Key != nil {
+			if r.Key, err = m.Key.Encode(); err != nil {
+				return fmt.Errorf("cluster registry %q: encode key: %w", s.Topic, err)
+			}
+		}
+		if m.Value != nil {
+			if r.Value, err = m.Value.Encode(); err != nil {
+				return fmt.Errorf("cluster registry %q: encode value: %w", s.Topic, err)
+			}
+		}
+		batch.Records = append(batch.Records, r)
+	}
+	timeout := s.Client.Config().Producer.Timeout
+	if timeout <= 0 {
+		timeout = 10 * time.Second
+	}
+	// v7 (Kafka 2.1) writes record batches: every broker version
+	// connect-init supports takes it (Kafka 4.0 removed v0-v2).
+	req := &sarama.ProduceRequest{Version: 7, RequiredAcks: sarama.WaitForAll, Timeout: int32(timeout / time.Millisecond)}
+	req.AddBatch(s.Topic, 0, batch)
+	resp, err := leader.Produce(req)
+	if err != nil {
+		_ = s.Client.RefreshMetadata(s.Topic)
+		return fmt.Errorf("cluster registry %q: write: %w", s.Topic, err)
+	}
+	b := resp.GetBlock(s.Topic, 0)
+	if b == nil {
+		return fmt.Errorf("cluster registry %q: write: no answer for partition 0", s.Topic)
+	}
+	if b.Err != sarama.ErrNoError {
+		_ = s.Client.RefreshMetadata(s.Topic)
+		return fmt.Errorf("cluster registry %q: write: %w", s.Topic, b.Err)
 	}
 	return nil
 }

@@ -136,3 +136,40 @@ func TestNoClaimWhenAsked(t *testing.T) {
 		t.Fatalf("%+v, %v", reg, err)
 	}
 }
+
+// RegisterOver judges the write on the caller's view, read before; a claim
+// that landed since is still caught by the read-back: the stale writer
+// loses the race and takes its records back.
+func TestRegisterOverStaleViewLosesTheRace(t *testing.T) {
+	s := store(t)
+	ctx := context.Background()
+	a, b := cluster("a-configs"), cluster("b-configs")
+	if err := s.ensureTopic(ctx); err != nil {
+		t.Fatal(err)
+	}
+	stale, err := s.Read(ctx, "kc", "g")
+	if err != nil || !stale.Exists || stale.Owner() != nil {
+		t.Fatalf("B's read: %+v, %v", stale, err)
+	}
+	if _, err := s.Register(ctx, a, "http://a1:8083/", "a1", "", true); err != nil {
+		t.Fatal(err)
+	}
+	_, err = s.RegisterOver(ctx, stale, b, "http://b1:8083/", "b1", "", true)
+	var ce *ClaimedError
+	if !errors.As(err, &ce) || !ce.LostRace || ce.Owner.ConfigTopic != "a-configs" {
+		t.Fatalf("B on a stale view: %v", err)
+	}
+	v, _ := s.Read(ctx, "kc", "g")
+	if v.WorkerByURL("http://b1:8083/") != nil || len(v.Claims) != 1 {
+		t.Fatalf("B's records stayed: %+v", v)
+	}
+	// On a fresh view, a second worker of A registers without a claim and
+	// keeps its first registration time.
+	reg, err := s.RegisterOver(ctx, v, a, "http://a1:8083/", "a1", "", true)
+	if err != nil || reg.Claimed || len(reg.View.Workers) != 1 {
+		t.Fatalf("A again: %+v, %v", reg, err)
+	}
+	if w := reg.View.WorkerByURL("http://a1:8083/"); w == nil || !w.FirstSeen.Equal(v.WorkerByURL("http://a1:8083/").FirstSeen) || w.Offset <= v.WorkerByURL("http://a1:8083/").Offset {
+		t.Errorf("A's record: %+v, before %+v", w, v.WorkerByURL("http://a1:8083/"))
+	}
+}

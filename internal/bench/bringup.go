@@ -34,6 +34,8 @@ type scenario struct {
 	handoff     []float64 // ms: a holder's "Herder started" → the next "acquired startup lock"
 	acqGaps     []float64 // s: one "acquired startup lock" → the next, in acquisition order
 	failures    []string
+	// prof are the workers' start-up profile lines (profile.go).
+	prof profiles
 }
 
 const (
@@ -75,6 +77,7 @@ func benchBringup(ctx context.Context, b *bed, o options, rep *report) error {
 			extraEnv: []string{"CONNECT_INIT_LOCK=false"}})
 		rep.problems = append(rep.problems, "3b/3c: the startup lock is not wired into `connect-init run` in this build; measured gates only (3b')")
 	}
+	scs = o.pickScenarios(scs)
 	client, admin, err := newAdmin(b)
 	if err != nil {
 		return err
@@ -112,6 +115,7 @@ func benchBringup(ctx context.Context, b *bed, o options, rep *report) error {
 				"readiness seen by /health or the Stable group, then the claim")
 		}
 		rep.add(sc.id+"-h1", sc.what+": start → first worker /health 200", "s", sc.firstHealth, "")
+		sc.prof.addRows(rep, sc.id, sc.what)
 	}
 	return nil
 }
@@ -251,7 +255,11 @@ func bringupOnce(ctx context.Context, b *bed, admin sarama.ClusterAdmin, sc *sce
 func (sc *scenario) record(workers []*testbed.Worker, converged, firstHealth time.Duration) {
 	gens := map[string]bool{}
 	forcing, joins := 0, 0
+	if sc.prof == nil {
+		sc.prof = profiles{}
+	}
 	for _, w := range workers {
+		sc.prof.add(w.Log())
 		for _, l := range strings.Split(w.Log(), "\n") {
 			if m := joinedRe.FindStringSubmatch(l); m != nil {
 				gens[m[1]] = true
@@ -341,6 +349,25 @@ func acquisitionGaps(workers []*testbed.Worker) []float64 {
 	var out []float64
 	for i := 1; i < len(ts); i++ {
 		out = append(out, ts[i].Sub(ts[i-1]).Seconds())
+	}
+	return out
+}
+
+// pickScenarios keeps the scenarios -bringup-scenarios names (all when it
+// is empty), in their order.
+func (o options) pickScenarios(scs []*scenario) []*scenario {
+	if strings.TrimSpace(o.scenarios) == "" {
+		return scs
+	}
+	want := map[string]bool{}
+	for _, id := range strings.Split(o.scenarios, ",") {
+		want[strings.TrimSpace(id)] = true
+	}
+	var out []*scenario
+	for _, sc := range scs {
+		if want[sc.id] {
+			out = append(out, sc)
+		}
 	}
 	return out
 }

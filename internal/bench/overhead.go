@@ -98,6 +98,7 @@ func benchOverhead(ctx context.Context, b *bed, o options, rep *report) error {
 	// The first prepare creates the topics; then the cluster is "healthy,
 	// topics exist". Retry once: a prepare right after creating topics can
 	// race their propagation.
+	prof := profiles{} // row 1a's start-up profile lines
 	var first oneShot
 	for i := 0; i < 3; i++ {
 		if first, err = timeRun(ctx, []string{b.binary, "prepare"}, env); err != nil {
@@ -170,6 +171,9 @@ func benchOverhead(ctx context.Context, b *bed, o options, rep *report) error {
 			}
 			c.wall = append(c.wall, ms(r.wall))
 			c.rss = append(c.rss, float64(r.maxRSS)/1024)
+			if c == cmds[0] {
+				prof.add(r.out)
+			}
 			if m := tookRe.FindStringSubmatch(r.out); m != nil {
 				v, _ := strconv.ParseFloat(m[1], 64)
 				switch m[2] {
@@ -193,6 +197,7 @@ func benchOverhead(ctx context.Context, b *bed, o options, rep *report) error {
 	if len(cmds[0].took) > 0 {
 		rep.add("1g", "`connect-init prepare`: gate time it logs (`cluster ready took=`), excluding process start and client setup", "ms", cmds[0].took, "")
 	}
+	prof.addRows(rep, "1a", "`connect-init prepare`")
 	for _, c := range cmds[:3] {
 		rep.add(c.id+"-rss", c.short+": peak RSS", "MiB", c.rss, "rusage maxrss")
 	}

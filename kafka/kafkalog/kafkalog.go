@@ -122,16 +122,26 @@ func (r *reader) bounds() error {
 		}
 		return fmt.Errorf("read %s/%d: metadata: %w", r.topic, r.partition, err)
 	}
+	// Both ends at once: one after the other they were two round trips of
+	// every read (the registry, the config and status topics, the lock's
+	// view), a measurable part of a start (issue 39).
+	var next int64
+	var nextErr error
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		next, nextErr = r.client.GetOffset(r.topic, r.partition, sarama.OffsetOldest)
+	}()
 	end, err := r.client.GetOffset(r.topic, r.partition, sarama.OffsetNewest)
+	<-done
 	if err != nil {
 		if errors.Is(err, sarama.ErrUnknownTopicOrPartition) {
 			return fmt.Errorf("read %s/%d: %w", r.topic, r.partition, ErrNoTopic)
 		}
 		return fmt.Errorf("read %s/%d: end offset: %w", r.topic, r.partition, err)
 	}
-	next, err := r.client.GetOffset(r.topic, r.partition, sarama.OffsetOldest)
-	if err != nil {
-		return fmt.Errorf("read %s/%d: start offset: %w", r.topic, r.partition, err)
+	if nextErr != nil {
+		return fmt.Errorf("read %s/%d: start offset: %w", r.topic, r.partition, nextErr)
 	}
 	r.next, r.end = next, end
 	return nil
