@@ -12,6 +12,7 @@ import (
 
 	"github.com/IBM/sarama"
 	"github.com/connect-init/connect-init/internal/clock"
+	"github.com/connect-init/connect-init/kafka/notyet"
 )
 
 // Defaults for Config fields left zero.
@@ -44,6 +45,15 @@ const ErrUnavailable = constError("lock: the startup lock topic cannot be writte
 
 // ErrAcquired is returned by a second call to Acquire on the same Lock: a
 // Lock stands for one start of one member.
+// ErrRefused is returned (wrapped, naming the topic, what was refused and
+// the cluster's answer) when the cluster answers the lock's reads or writes
+// with an answer that no wait changes: an authorization failure above all
+// (the principal lacks WRITE or READ on the lock topic), but also any other
+// final code (notyet: an invalid request, a policy). Unlike ErrUnavailable
+// it is not waited out, and it is no reason to start without the lock: the
+// operator must grant the ACL or turn the lock off.
+const ErrRefused = constError("lock: the cluster refused the startup lock topic")
+
 const ErrAcquired = constError("lock: Acquire was already called on this Lock")
 
 // ReadyFunc reports whether a holder has finished starting, so that its
@@ -247,6 +257,9 @@ func (l *Lock) openRetrying(ctx context.Context) (recordLog, logBounds, time.Tim
 		if errors.Is(err, errLayout) {
 			return nil, b, since, err
 		}
+		if !notyet.Is(err) {
+			return nil, b, since, l.refused("opening it", err)
+		}
 		if since.IsZero() {
 			since = clk.Now()
 		}
@@ -270,6 +283,12 @@ func (l *Lock) unavailable(after time.Duration, cause error) error {
 
 // constError is an error that is a constant, so that no importer can
 // replace a sentinel that errors.Is compares against.
+// refused is ErrRefused for what (a write, a read, opening the topic)
+// refused with cause.
+func (l *Lock) refused(what string, cause error) error {
+	return fmt.Errorf("%w: topic %q partition 0, %s: %w", ErrRefused, l.cfg.Topic, what, cause)
+}
+
 type constError string
 
 func (e constError) Error() string { return string(e) }
