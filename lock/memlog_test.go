@@ -21,7 +21,7 @@ type memTopic struct {
 	// failErr is the error a lost append reports (nil: errLost, an error
 	// waiting can change).
 	failErr error
-	logs []*memLog
+	logs    []*memLog
 }
 
 func newMemTopic(c *fakeClock) *memTopic {
