@@ -52,21 +52,21 @@ func TestRESTAuthRefusals(t *testing.T) {
 		env  []string
 		want []string
 	}{
-		"missing file":     {[]string{"CONNECT_INIT_REST_USERNAME=u", "CONNECT_INIT_REST_PASSWORD_FILE=/run/secrets/nope"}, []string{"CONNECT_INIT_REST_PASSWORD_FILE names /run/secrets/nope, which cannot be read", "/run/secrets/"}},
-		"empty file":       {[]string{"CONNECT_INIT_REST_USERNAME=u", "CONNECT_INIT_REST_PASSWORD_FILE=" + empty}, []string{"CONNECT_INIT_REST_PASSWORD_FILE names " + empty + ", which is empty"}},
-		"directory":        {[]string{"CONNECT_INIT_REST_TOKEN_FILE=" + dir}, []string{"CONNECT_INIT_REST_TOKEN_FILE names " + dir + ", which is a directory"}},
-		"both forms":       {[]string{"CONNECT_INIT_REST_USERNAME=u", "CONNECT_INIT_REST_PASSWORD=hunter2", "CONNECT_INIT_REST_PASSWORD_FILE=" + empty}, []string{"CONNECT_INIT_REST_PASSWORD_FILE is set together with CONNECT_INIT_REST_PASSWORD"}},
-		"user only":        {[]string{"CONNECT_INIT_REST_USERNAME=u"}, []string{"CONNECT_INIT_REST_PASSWORD is not set, but CONNECT_INIT_REST_USERNAME is"}},
-		"password only":    {[]string{"CONNECT_INIT_REST_PASSWORD=hunter2"}, []string{"CONNECT_INIT_REST_USERNAME is not set"}},
-		"token and basic":  {[]string{"CONNECT_INIT_REST_USERNAME=u", "CONNECT_INIT_REST_PASSWORD=hunter2", "CONNECT_INIT_REST_TOKEN=hunter3"}, []string{"CONNECT_INIT_REST_TOKEN is set together with"}},
-		"two at once":      {[]string{"CONNECT_INIT_REST_USERNAME_FILE=/nope1", "CONNECT_INIT_REST_PASSWORD_FILE=/nope2"}, []string{"CONNECT_INIT_REST_USERNAME_FILE names /nope1", "CONNECT_INIT_REST_PASSWORD_FILE names /nope2"}},
+		"missing file":           {[]string{"CONNECT_INIT_REST_USERNAME=u", "CONNECT_INIT_REST_PASSWORD_FILE=/run/secrets/nope"}, []string{"CONNECT_INIT_REST_PASSWORD_FILE names /run/secrets/nope, which cannot be read", "/run/secrets/"}},
+		"empty file":             {[]string{"CONNECT_INIT_REST_USERNAME=u", "CONNECT_INIT_REST_PASSWORD_FILE=" + empty}, []string{"CONNECT_INIT_REST_PASSWORD_FILE names " + empty + ", which is empty"}},
+		"directory":              {[]string{"CONNECT_INIT_REST_TOKEN_FILE=" + dir}, []string{"CONNECT_INIT_REST_TOKEN_FILE names " + dir + ", which is a directory"}},
+		"both forms":             {[]string{"CONNECT_INIT_REST_USERNAME=u", "CONNECT_INIT_REST_PASSWORD=hunter2", "CONNECT_INIT_REST_PASSWORD_FILE=" + empty}, []string{"CONNECT_INIT_REST_PASSWORD_FILE is set together with CONNECT_INIT_REST_PASSWORD"}},
+		"user only":              {[]string{"CONNECT_INIT_REST_USERNAME=u"}, []string{"CONNECT_INIT_REST_PASSWORD is not set, but CONNECT_INIT_REST_USERNAME is"}},
+		"password only":          {[]string{"CONNECT_INIT_REST_PASSWORD=hunter2"}, []string{"CONNECT_INIT_REST_USERNAME is not set"}},
+		"token and basic":        {[]string{"CONNECT_INIT_REST_USERNAME=u", "CONNECT_INIT_REST_PASSWORD=hunter2", "CONNECT_INIT_REST_TOKEN=hunter3"}, []string{"CONNECT_INIT_REST_TOKEN is set together with"}},
+		"two at once":            {[]string{"CONNECT_INIT_REST_USERNAME_FILE=/nope1", "CONNECT_INIT_REST_PASSWORD_FILE=/nope2"}, []string{"CONNECT_INIT_REST_USERNAME_FILE names /nope1", "CONNECT_INIT_REST_PASSWORD_FILE names /nope2"}},
 		"token and a blank line": {[]string{"CONNECT_INIT_REST_TOKEN_FILE=" + write(t, dir, "tok-blank", "hunter-tok\n\n")}, []string{"CONNECT_INIT_REST_TOKEN_FILE names " + dir + "/tok-blank, which begins or ends with white space"}},
 		"two lines":              {[]string{"CONNECT_INIT_REST_USERNAME=u", "CONNECT_INIT_REST_PASSWORD_FILE=" + write(t, dir, "pw-2", "hunter2\nhunter3\n")}, []string{"CONNECT_INIT_REST_PASSWORD_FILE names " + dir + "/pw-2, which holds more than one line"}},
 		"leading space":          {[]string{"CONNECT_INIT_REST_USERNAME=u", "CONNECT_INIT_REST_PASSWORD_FILE=" + write(t, dir, "pw-sp", " hunter2\n")}, []string{"which begins or ends with white space"}},
 		"a control byte":         {[]string{"CONNECT_INIT_REST_TOKEN_FILE=" + write(t, dir, "tok-ctl", "hunter\x01tok")}, []string{"which holds a control character (byte 7)"}},
 		"a tab in a variable":    {[]string{"CONNECT_INIT_REST_TOKEN=hunter\ttok"}, []string{"CONNECT_INIT_REST_TOKEN value holds a control character"}},
 		"a colon in the user":    {[]string{"CONNECT_INIT_REST_USERNAME=a:b", "CONNECT_INIT_REST_PASSWORD=hunter2"}, []string{"CONNECT_INIT_REST_USERNAME value holds ':'"}},
-		"with a bad other": {[]string{"CONNECT_INIT_REST_TOKEN_FILE=/nope", "CONNECT_INIT_LOCK_PERMITS=0"}, []string{"CONNECT_INIT_REST_TOKEN_FILE names /nope", "CONNECT_INIT_LOCK_PERMITS"}},
+		"with a bad other":       {[]string{"CONNECT_INIT_REST_TOKEN_FILE=/nope", "CONNECT_INIT_LOCK_PERMITS=0"}, []string{"CONNECT_INIT_REST_TOKEN_FILE names /nope", "CONNECT_INIT_LOCK_PERMITS"}},
 	} {
 		t.Run(name, func(t *testing.T) {
 			_, err := LoadSettings(tc.env)
