@@ -47,10 +47,14 @@ func securityListeners() ([]testbed.Listener, map[string]string) {
 	}
 	// An authorizer that lets everyone do what no ACL speaks of, so that
 	// a test can take one right away from one principal on a topic of its
-	// own (TestLockRefusedWithoutWriteACL) and nothing else changes.
+	// own (TestLockRefusedWithoutWriteACL) and nothing else changes. The
+	// nodes (and the tests' PLAINTEXT admin) talk as ANONYMOUS, a super
+	// user: KRaft's authorizer refuses everyone else until it has loaded
+	// the metadata, the controllers' votes included.
 	props := map[string]string{
 		"authorizer.class.name":          "org.apache.kafka.metadata.authorizer.StandardAuthorizer",
 		"allow.everyone.if.no.acl.found": "true",
+		"super.users":                    "User:ANONYMOUS",
 	}
 	scoped := func(listener string, m map[string]string) {
 		for k, v := range m {
