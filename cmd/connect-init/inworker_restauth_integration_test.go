@@ -10,23 +10,21 @@ import (
 	"testing"
 	"time"
 
+	"github.com/IBM/sarama"
+
 	"github.com/connect-init/connect-init/internal/testbed"
 )
 
-// newInWorkerBasicAuthWorker is a worker behind Kafka's
-// BasicAuthSecurityRestExtension with the provider jar on its classpath,
-// launched through run in the mode users get by default where the jar is
-// installed (CONNECT_INIT_LOCK_MODE unset: auto).
+// newInWorkerBasicAuthWorker is newLockWorker (the in-worker lock, as
+// users get it where the jar is installed) behind Kafka's
+// BasicAuthSecurityRestExtension.
 func newInWorkerBasicAuthWorker(t *testing.T, group map[string]string, name, extJar string, users [][2]string, env ...string) *lockWorker {
 	t.Helper()
-	jar := providerJar(t)
 	lw := newLockWorker(t, group, name, nil, env...)
 	if err := lw.spec.BasicAuth(extJar, users); err != nil {
 		t.Fatal(err)
 	}
-	lw.spec.AddClasspath(jar)
 	lw.argv = append([]string{binary, "run", "--", lw.spec.Argv[0], "-Duser.timezone=UTC"}, lw.spec.Argv[1:]...)
-	lw.env = append(lw.env, "CONNECT_INIT_LOCK_JAR="+jar, "CONNECT_INIT_WORKER_CONFIG="+lw.spec.PropsFile)
 	return lw
 }
 
@@ -90,4 +88,35 @@ func TestInWorkerLockBasicAuth(t *testing.T) {
 			t.Logf("%s log tail:\n%s", lw.name, tailString(log, 6000))
 		}
 	}
+}
+
+// TestInWorkerLockSASLSSLBrokers: a real worker whose Kafka clients speak
+// SASL_SSL (SCRAM-SHA-256, a JKS truststore) takes the in-worker lock (the
+// default where the jar is installed): the child reads the brokers' TLS and
+// SASL settings from the worker's own configuration, as run did, and
+// neither connect-init's output nor Connect's shows the SCRAM or store
+// password.
+func TestInWorkerLockSASLSSLBrokers(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	user := "iwsasl-" + randomSuffix()
+	password := scramUser(t, user, sarama.SCRAM_MECHANISM_SHA_256)
+	group := uniqueGroup(t, "iwsasl")
+	sec := merge(group, pki.TrustProps("JKS"), map[string]string{
+		"bootstrap.servers": cluster.BootstrapFor(listenerSASLSSL), "security.protocol": "SASL_SSL", "sasl.mechanism": "SCRAM-SHA-256",
+		"sasl.jaas.config": jaas(scramModule, map[string]string{"username": user, "password": password})})
+	lw := newLockWorker(t, sec, group["group.id"]+"-sasl", nil, "CONNECT_INIT_LOCK_TOPIC="+lockTopicFor(group))
+	startLockWorkers(t, lw)
+	waitAllHealthy(ctx, t, []*lockWorker{lw})
+	log := lw.w.Log()
+	if line, _, ok := slogLine(log, "startup lock mode"); !ok || !strings.Contains(line, "mode=worker") {
+		t.Errorf("run did not choose the in-worker lock: %q", line)
+	}
+	if !strings.Contains(log, providerLine) || lw.w.CountInLog(`msg="acquired startup lock"`) != 1 {
+		t.Errorf("the child did not take the lock in the worker:\n%s", tailString(log, 4000))
+	}
+	if !strings.Contains(log, "SASL_SSL") {
+		t.Errorf("the worker's printed configuration does not show SASL_SSL: not the mode under test")
+	}
+	noSecret(t, "the worker's log", log, password, pki.StorePassword)
 }
