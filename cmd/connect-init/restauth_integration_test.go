@@ -128,6 +128,7 @@ func testRESTBasicAuth(t *testing.T, mode string) {
 	password := "pw-" + randomSuffix()
 	wrong := "wrong-" + randomSuffix()
 	admin := [2]string{"admin", password}
+	rotatedUser := [2]string{"rotated", "rotated-" + randomSuffix()}
 	secrets := t.TempDir()
 	pwFile := filepath.Join(secrets, "connect-rest-password")
 	if err := os.WriteFile(pwFile, []byte(password+"\n"), 0o400); err != nil {
@@ -153,7 +154,7 @@ func testRESTBasicAuth(t *testing.T, mode string) {
 		recorders = append(recorders, rec)
 		spec.Props["rest.advertised.host.name"] = "127.0.0.1"
 		spec.Props["rest.advertised.port"] = rec.port
-		if err := spec.BasicAuth(jar, [][2]string{admin}); err != nil {
+		if err := spec.BasicAuth(jar, [][2]string{admin, rotatedUser}); err != nil {
 			t.Fatal(err)
 		}
 		specs = append(specs, spec)
@@ -275,7 +276,15 @@ func testRESTBasicAuth(t *testing.T, mode string) {
 	})
 
 	t.Run("watch", func(t *testing.T) {
-		env := append(append([]string(nil), withCreds...), "CONNECT_INIT_LOG_FORMAT=json")
+		// The watcher reads user and password from files of its own, which
+		// the test rotates below to the second user the workers know.
+		watchUser, watchPw := filepath.Join(secrets, "watch-user"), filepath.Join(secrets, "watch-password")
+		for f, v := range map[string]string{watchUser: "admin", watchPw: password} {
+			if err := os.WriteFile(f, []byte(v+"\n"), 0o600); err != nil {
+				t.Fatal(err)
+			}
+		}
+		env := append(append([]string(nil), base...), "CONNECT_INIT_REST_USERNAME_FILE="+watchUser, "CONNECT_INIT_REST_PASSWORD_FILE="+watchPw, "CONNECT_INIT_LOG_FORMAT=json")
 		watcher, err := testbed.StartProcess("watch-"+group["group.id"], []string{binary, "apply", "--dir", defs, "--watch", "--watch-interval=1s", "--wait=2m"},
 			env, dir, filepath.Join(dir, "watch.log"))
 		if err != nil {
@@ -291,32 +300,25 @@ func testRESTBasicAuth(t *testing.T, mode string) {
 		waitREST(ctx, t, "the watcher puts the deleted connector back", status, &admin, nil, func(code int, body string) bool {
 			return code == 200 && strings.Contains(body, `"batch.size":"7"`)
 		})
-		// The secret is rotated on both sides (the workers' JAAS
-		// credentials file, read per request by PropertyFileLoginModule,
-		// and the _FILE): the running watcher sends the new one from its
-		// next request on.
-		// The watcher is stopped meanwhile, so that none of its requests
-		// falls between the two writes.
-		rotated := "rotated-" + randomSuffix()
+		// The secret is rotated: the workers' login module reads its
+		// credentials file once (PropertyFileLoginModule caches it), so
+		// they knew the second user from the start; the watcher's files
+		// now name it. The running watcher sends the new credentials from
+		// its next request on (before, the workers finder kept the client
+		// it made first, with the old ones). It is stopped meanwhile, so
+		// that none of its requests falls between the two writes.
 		if err := watcher.Signal(syscall.SIGSTOP); err != nil {
 			t.Fatal(err)
 		}
-		for _, spec := range specs {
-			if err := os.WriteFile(filepath.Join(spec.Dir, "rest-credentials.properties"), []byte("admin="+rotated+"\n"), 0o600); err != nil {
+		for f, v := range map[string]string{watchUser: rotatedUser[0], watchPw: rotatedUser[1]} {
+			if err := os.WriteFile(f, []byte(v+"\n"), 0o600); err != nil {
 				t.Fatal(err)
 			}
-		}
-		if err := os.Chmod(pwFile, 0o600); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(pwFile, []byte(rotated+"\n"), 0o600); err != nil {
-			t.Fatal(err)
 		}
 		if err := watcher.Signal(syscall.SIGCONT); err != nil {
 			t.Fatal(err)
 		}
-		admin = [2]string{"admin", rotated}
-		*rotatedAuth = "Basic " + base64.StdEncoding.EncodeToString([]byte("admin:"+rotated))
+		*rotatedAuth = "Basic " + base64.StdEncoding.EncodeToString([]byte(rotatedUser[0]+":"+rotatedUser[1]))
 		if code, body := restCall(t, http.MethodDelete, specs[0].RESTURL+"/connectors/"+name, &admin, nil, nil); code != http.StatusNoContent {
 			t.Fatalf("delete by hand after the rotation: %d %s", code, body)
 		}
@@ -326,7 +328,10 @@ func testRESTBasicAuth(t *testing.T, mode string) {
 		if watcher.Exited() {
 			t.Errorf("the watcher exited:\n%s", tailString(watcher.Log(), 3000))
 		}
-		noSecret(t, "the watcher's log", watcher.Log(), password, rotated)
+		if n := recordedWith(recorders, *rotatedAuth); n == 0 {
+			t.Errorf("no request of the watcher carried the rotated credentials")
+		}
+		noSecret(t, "the watcher's log", watcher.Log(), password, rotatedUser[1])
 	})
 
 	t.Run("offsets", func(t *testing.T) {
@@ -511,16 +516,31 @@ func checkRecordedAuth(t *testing.T, recs []*authRecorder, want []string, mode s
 	}
 	t.Logf("requests through the recording proxies: %d; with the credentials, by path: %v", total, withRight)
 	for _, p := range []string{
-		"GET /",            // the peers step, the workers finder
-		"GET /health",      // healthcheck, the lock's readiness
-		"POST /connectors", // apply: create
-		"PUT /connectors/*/config",
+		"GET /",                     // the peers step, the workers finder
+		"GET /health",               // healthcheck, the lock's readiness
+		"PUT /connectors/*/config",  // apply: create, update; the watcher
+		"GET /connectors",           // apply, the watcher, doctor
 		"GET /connectors/*/offsets", // offsets export
 	} {
 		if withRight[p] == 0 {
 			t.Errorf("no request %s carried the credentials (lock mode %s)", p, mode)
 		}
 	}
+}
+
+// recordedWith counts the requests that carried the header auth.
+func recordedWith(recs []*authRecorder, auth string) int {
+	n := 0
+	for _, r := range recs {
+		r.mu.Lock()
+		for _, q := range r.reqs {
+			if q.authorization == auth {
+				n++
+			}
+		}
+		r.mu.Unlock()
+	}
+	return n
 }
 
 func redactAuth(h string) string {
