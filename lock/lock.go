@@ -43,8 +43,6 @@ const ErrSuperseded = constError("lock: another process with the same identity j
 // means (connect-init starts the worker with a warning).
 const ErrUnavailable = constError("lock: the startup lock topic cannot be written")
 
-// ErrAcquired is returned by a second call to Acquire on the same Lock: a
-// Lock stands for one start of one member.
 // ErrRefused is returned (wrapped, naming the topic, what was refused and
 // the cluster's answer) when the cluster answers the lock's reads or writes
 // with an answer that no wait changes: an authorization failure above all
@@ -54,6 +52,8 @@ const ErrUnavailable = constError("lock: the startup lock topic cannot be writte
 // operator must grant the ACL or turn the lock off.
 const ErrRefused = constError("lock: the cluster refused the startup lock topic")
 
+// ErrAcquired is returned by a second call to Acquire on the same Lock: a
+// Lock stands for one start of one member.
 const ErrAcquired = constError("lock: Acquire was already called on this Lock")
 
 // ReadyFunc reports whether a holder has finished starting, so that its
@@ -281,14 +281,14 @@ func (l *Lock) unavailable(after time.Duration, cause error) error {
 	return fmt.Errorf("%w: topic %q partition 0: nothing written for %v (last error: %v)", ErrUnavailable, l.cfg.Topic, after, cause)
 }
 
-// constError is an error that is a constant, so that no importer can
-// replace a sentinel that errors.Is compares against.
 // refused is ErrRefused for what (a write, a read, opening the topic)
 // refused with cause.
 func (l *Lock) refused(what string, cause error) error {
 	return fmt.Errorf("%w: topic %q partition 0, %s: %w", ErrRefused, l.cfg.Topic, what, cause)
 }
 
+// constError is an error that is a constant, so that no importer can
+// replace a sentinel that errors.Is compares against.
 type constError string
 
 func (e constError) Error() string { return string(e) }
