@@ -124,3 +124,30 @@ func TestInWorkerNoSecretsNoFile(t *testing.T) {
 		t.Errorf("the password file's path is not passed: %v", seen)
 	}
 }
+
+// A plain CONNECT_INIT_REST_TOKEN reaches the child the same way.
+func TestInWorkerTokenReachesTheChild(t *testing.T) {
+	const token = "plain-token-8d1"
+	executable := func() (string, error) { return "/usr/local/bin/connect-init", nil }
+	env := append(append([]string(nil), workerEnv...), "CONNECT_INIT_LOCK_JAR="+testJar(t), "CONNECT_INIT_REST_TOKEN="+token)
+	cmd := &entrypoint.Command{Path: "/etc/confluent/docker/run", Argv: []string{"run"}}
+	if _, err := wireInWorkerLockAs(loadTestConfig(t, env), cmd, executable, discardLog()); err != nil {
+		t.Fatal(err)
+	}
+	for _, kv := range cmd.Env {
+		if strings.Contains(kv, token) {
+			t.Fatalf("the worker's environment holds the token")
+		}
+	}
+	child, err := LockChildEnv(providerChildEnv(cmd.Env, workerconfig.FromEnviron(cmd.Env)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := settings.LoadSettings(child)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a, _ := s.RESTAuth().Current(); a.Token != token {
+		t.Errorf("the child has no token")
+	}
+}
