@@ -12,6 +12,7 @@ import (
 
 	"github.com/IBM/sarama"
 	"github.com/connect-init/connect-init/internal/clock"
+	"github.com/connect-init/connect-init/kafka/notyet"
 )
 
 // Defaults for Config fields left zero.
@@ -41,6 +42,15 @@ const ErrSuperseded = constError("lock: another process with the same identity j
 // min.insync.replicas. The caller decides what a start without the lock
 // means (connect-init starts the worker with a warning).
 const ErrUnavailable = constError("lock: the startup lock topic cannot be written")
+
+// ErrRefused is returned (wrapped, naming the topic, what was refused and
+// the cluster's answer) when the cluster answers the lock's reads or writes
+// with an answer that no wait changes: an authorization failure above all
+// (the principal lacks WRITE or READ on the lock topic), but also any other
+// final code (notyet: an invalid request, a policy). Unlike ErrUnavailable
+// it is not waited out, and it is no reason to start without the lock: the
+// operator must grant the ACL or turn the lock off.
+const ErrRefused = constError("lock: the cluster refused the startup lock topic")
 
 // ErrAcquired is returned by a second call to Acquire on the same Lock: a
 // Lock stands for one start of one member.
@@ -247,6 +257,9 @@ func (l *Lock) openRetrying(ctx context.Context) (recordLog, logBounds, time.Tim
 		if errors.Is(err, errLayout) {
 			return nil, b, since, err
 		}
+		if !notyet.Is(err) {
+			return nil, b, since, l.refused("opening it", err)
+		}
 		if since.IsZero() {
 			since = clk.Now()
 		}
@@ -266,6 +279,12 @@ func (l *Lock) openRetrying(ctx context.Context) (recordLog, logBounds, time.Tim
 // last cause.
 func (l *Lock) unavailable(after time.Duration, cause error) error {
 	return fmt.Errorf("%w: topic %q partition 0: nothing written for %v (last error: %v)", ErrUnavailable, l.cfg.Topic, after, cause)
+}
+
+// refused is ErrRefused for what (a write, a read, opening the topic)
+// refused with cause.
+func (l *Lock) refused(what string, cause error) error {
+	return fmt.Errorf("%w: topic %q partition 0, %s: %w", ErrRefused, l.cfg.Topic, what, cause)
 }
 
 // constError is an error that is a constant, so that no importer can

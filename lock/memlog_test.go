@@ -18,7 +18,10 @@ type memTopic struct {
 	// fail, when set, decides whether an append is lost (and reported as
 	// failed) instead of written.
 	fail func(key, value []byte) bool
-	logs []*memLog
+	// failErr is the error a lost append reports (nil: errLost, an error
+	// waiting can change).
+	failErr error
+	logs    []*memLog
 }
 
 func newMemTopic(c *fakeClock) *memTopic {
@@ -108,7 +111,11 @@ func (m *memLog) Append(key, value []byte, _ time.Time, seq uint64) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.fail != nil && t.fail(key, value) {
-		m.failures <- appendFailure{seq: seq, err: errLost}
+		err := errLost
+		if t.failErr != nil {
+			err = t.failErr
+		}
+		m.failures <- appendFailure{seq: seq, err: err}
 		return
 	}
 	t.recs = append(t.recs, rawRecord{Offset: int64(len(t.recs)), Timestamp: t.clock.Now(), Key: key, Value: value})

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"os"
 	"time"
+
+	"github.com/connect-init/connect-init/kafka/notyet"
 )
 
 // session is one run of Acquire: it replays the log, writes its request,
@@ -96,8 +98,14 @@ func (s *session) loop(ctx context.Context) error {
 				return err
 			}
 		case err := <-s.log.ReadErrors():
+			if !notyet.Is(err) {
+				return s.l.refused("reading it", err)
+			}
 			s.l.log.Warn("reading the startup lock topic failed; retrying", "error", err)
 		case f := <-s.log.Failures():
+			if !notyet.Is(f.err) {
+				return s.l.refused("writing to it", f.err)
+			}
 			s.writeFailed(f)
 		case <-heartbeat:
 			heartbeat = clk.After(cfg.Lease / 3)

@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/IBM/sarama"
+
+	"github.com/connect-init/connect-init/kafka/notyet"
 )
 
 // TopicConfig is what EnsureTopic sets on a lock topic it creates, a new
@@ -73,32 +75,13 @@ func ensureOnce(admin sarama.ClusterAdmin, topic string, replicationFactor int16
 }
 
 // final reports whether err is an answer that waiting cannot change: a
-// topic of the wrong layout or settings, or a refusal (authorization, an
-// invalid replication factor or configuration, a policy). Everything else
-// (connections refused or closed, NOT_CONTROLLER, LEADER_NOT_AVAILABLE,
-// UNKNOWN_TOPIC_OR_PARTITION right after a create, timeouts) is looked at
-// again.
+// topic of the wrong layout or settings, or any answer the one shared list
+// (kafka/notyet) calls final (authorization, an invalid replication factor
+// or configuration, a policy). Everything else (connections refused or
+// closed, NOT_CONTROLLER, LEADER_NOT_AVAILABLE, UNKNOWN_TOPIC_OR_PARTITION
+// right after a create, timeouts) is looked at again.
 func final(err error) bool {
-	if errors.Is(err, errLayout) {
-		return true
-	}
-	for _, k := range []sarama.KError{sarama.ErrTopicAuthorizationFailed, sarama.ErrClusterAuthorizationFailed,
-		sarama.ErrInvalidReplicationFactor, sarama.ErrInvalidConfig, sarama.ErrPolicyViolation, sarama.ErrInvalidTopic,
-		sarama.ErrInvalidPartitions, sarama.ErrInvalidReplicaAssignment, sarama.ErrUnsupportedVersion} {
-		if errors.Is(err, k) {
-			return true
-		}
-	}
-	var te *sarama.TopicError
-	if errors.As(err, &te) && te.Err != sarama.ErrTopicAlreadyExists {
-		for _, k := range []sarama.KError{sarama.ErrTopicAuthorizationFailed, sarama.ErrClusterAuthorizationFailed,
-			sarama.ErrInvalidReplicationFactor, sarama.ErrInvalidConfig, sarama.ErrPolicyViolation, sarama.ErrInvalidTopic} {
-			if te.Err == k {
-				return true
-			}
-		}
-	}
-	return false
+	return errors.Is(err, errLayout) || !notyet.Is(err)
 }
 
 func validateTopic(admin sarama.ClusterAdmin, topic string) error {

@@ -2,10 +2,13 @@ package lock
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/IBM/sarama"
 )
 
 // A waiter whose writes all fail (a leaderless lock partition, or one with
@@ -79,5 +82,50 @@ func TestMemOpenRetriedUntilUnavailable(t *testing.T) {
 	}
 	if n := opened.Load(); n < 10 {
 		t.Fatalf("opened %d times in 20 s, want about one a second", n)
+	}
+}
+
+// A write refused for an answer no wait changes (the principal lacks WRITE
+// on the lock topic: TOPIC_AUTHORIZATION_FAILED) ends Acquire at once with
+// ErrRefused naming the topic and the cluster's answer, never
+// ErrUnavailable after UnavailableAfter (which would start the worker
+// without the lock). Issue 37: it was waited out as an outage.
+func TestMemAuthorizationRefusalIsNotAnOutage(t *testing.T) {
+	h := newMemHarness(t)
+	h.topic.failErr = fmt.Errorf("produce: %w", sarama.ErrTopicAuthorizationFailed)
+	h.topic.fail = func(_, _ []byte) bool { return true }
+	cfg := h.config("w")
+	cfg.UnavailableAfter = 2 * time.Minute
+	w := h.start(h.lock(cfg))
+	h.eventually("w gives up", 0, func() bool { _, done := w.result(); return done })
+	err := w.wait(t)
+	if !errors.Is(err, ErrRefused) || errors.Is(err, ErrUnavailable) || !errors.Is(err, sarama.ErrTopicAuthorizationFailed) ||
+		!strings.Contains(err.Error(), `"`+testTopic+`"`) {
+		t.Fatalf("Acquire = %v, want ErrRefused naming the topic and the authorization failure", err)
+	}
+	if n := len(h.logs.lines("w", "writing to the startup lock topic failed; will retry")); n != 0 {
+		t.Errorf("the refusal was retried %d times", n)
+	}
+}
+
+// Opening the topic refused for good (no READ or DESCRIBE) is ErrRefused
+// too, at the first try.
+func TestMemOpenRefusedAtOnce(t *testing.T) {
+	h := newMemHarness(t)
+	cfg := h.config("w")
+	cfg.UnavailableAfter = 20 * time.Second
+	l := h.newLock(cfg)
+	var opened atomic.Int32
+	l.open = func() (recordLog, logBounds, error) {
+		opened.Add(1)
+		return nil, logBounds{}, fmt.Errorf("lock: reading the end offset: %w", sarama.ErrTopicAuthorizationFailed)
+	}
+	w := h.start(l)
+	h.eventually("w gives up", 0, func() bool { _, done := w.result(); return done })
+	if err := w.wait(t); !errors.Is(err, ErrRefused) {
+		t.Fatalf("Acquire = %v, want ErrRefused", err)
+	}
+	if n := opened.Load(); n != 1 {
+		t.Errorf("opened %d times, want 1", n)
 	}
 }

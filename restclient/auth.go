@@ -16,6 +16,26 @@ type Auth struct {
 	Username string
 	Password string
 	Token    string
+	// Reload, when set, reads the credentials afresh for every request,
+	// so that a secret mounted as a file and rotated is sent from the next
+	// request on, by every client however long it lives (the watcher's).
+	// Its error (the file can no longer be read) fails the request: a
+	// request is never sent without the credentials configured, which
+	// would come back as a 401 saying that none were given.
+	Reload func() (Auth, error)
+}
+
+// Current is the credentials to send now: Reload's answer when set.
+func (a Auth) Current() (Auth, error) {
+	if a.Reload == nil {
+		return a, nil
+	}
+	n, err := a.Reload()
+	if err != nil {
+		return Auth{}, fmt.Errorf("reading the REST credentials again: %w", err)
+	}
+	n.Reload = nil
+	return n, nil
 }
 
 // Given reports whether any credential is set.
@@ -33,8 +53,12 @@ func (a Auth) String() string {
 	return "none"
 }
 
-// set puts the credentials on a request.
-func (a Auth) set(h http.Header) {
+// set puts the credentials on a request, as they are now (Current).
+func (a Auth) set(h http.Header) error {
+	a, err := a.Current()
+	if err != nil {
+		return err
+	}
 	switch {
 	case a.Token != "":
 		h.Set("Authorization", "Bearer "+a.Token)
@@ -42,6 +66,7 @@ func (a Auth) set(h http.Header) {
 		r := http.Request{Header: h}
 		r.SetBasicAuth(a.Username, a.Password)
 	}
+	return nil
 }
 
 // Credential settings, named in every refusal so the reader knows what to

@@ -2,6 +2,7 @@ package restclient
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -99,5 +100,35 @@ func TestRefusedOnlyFor401And403(t *testing.T) {
 		if (err != nil) != want || IsAuth(err) != want {
 			t.Errorf("%d: %v", status, err)
 		}
+	}
+}
+
+// Credentials that Reload reads afresh are sent as they are at each
+// request (a rotated secret from the next one on); a Reload that fails
+// stops the request before it is sent, never sends it without them.
+func TestAuthReloadedPerRequest(t *testing.T) {
+	srv, calls := basicWorker(t)
+	target, err := Parse(srv.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	current := Auth{Username: "admin", Password: "old"}
+	var reloadErr error
+	c := &Client{Auth: Auth{Username: "admin", Password: "old", Reload: func() (Auth, error) { return current, reloadErr }}}
+	if r, err := c.Get(context.Background(), target, "health", nil); err != nil || r.Status != http.StatusUnauthorized {
+		t.Fatalf("old password: %d %v, want 401", r.Status, err)
+	}
+	current.Password = "s3cret" // rotated
+	if r, err := c.Get(context.Background(), target, "health", nil); err != nil || r.Status != http.StatusOK {
+		t.Fatalf("rotated password: %d %v, want 200 (the same client)", r.Status, err)
+	}
+	before := calls.Load()
+	reloadErr = errors.New("CONNECT_INIT_REST_PASSWORD_FILE names /run/secrets/p, which cannot be read")
+	_, err = c.Get(context.Background(), target, "health", nil)
+	if err == nil || !strings.Contains(err.Error(), "CONNECT_INIT_REST_PASSWORD_FILE") {
+		t.Fatalf("failed re-read: %v, want an error naming the variable", err)
+	}
+	if n := calls.Load() - before; n != 0 {
+		t.Errorf("%d requests sent after the re-read failed, want none", n)
 	}
 }

@@ -80,7 +80,9 @@ func (c *Client) send(ctx context.Context, hc *http.Client, method, u string, bo
 		return Response{}, fmt.Errorf("build request: %w", err)
 	}
 	req.Header.Set("Accept", "application/json")
-	c.Auth.set(req.Header)
+	if err := c.Auth.set(req.Header); err != nil {
+		return Response{}, fmt.Errorf("%s %s: %w", method, u, err)
+	}
 	if body != nil {
 		req.Header.Set("Content-Type", "application/json")
 	}

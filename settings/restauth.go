@@ -26,11 +26,24 @@ const (
 const maxSecretFile = 64 << 10
 
 // RESTAuth is the one set of credentials every call to a worker's REST
-// API carries, from the values or files given. The files are read on each
-// call (a rotated secret is picked up); Validate has reported every
-// problem with them, and a value it refused is left empty here.
+// API carries, from the values or files given. When any is a file, the
+// files are read again for every request (Auth.Reload), so that a rotated
+// secret is picked up by clients that live long (the watcher's, the
+// workers finder's), and a file that can no longer be read fails the
+// request with an error naming its variable, rather than sending none.
+// Validate has reported every problem with them at start, and a value it
+// refused is left empty here.
 func (s Settings) RESTAuth() restclient.Auth {
 	a, _ := s.resolveRESTAuth()
+	if s.RESTUsernameFile != "" || s.RESTPasswordFile != "" || s.RESTTokenFile != "" {
+		a.Reload = func() (restclient.Auth, error) {
+			n, errs := s.resolveRESTAuth()
+			if len(errs) > 0 {
+				return restclient.Auth{}, errors.Join(errs...)
+			}
+			return n, nil
+		}
+	}
 	return a
 }
 
@@ -47,12 +60,22 @@ func (s Settings) resolveRESTAuth() (restclient.Auth, []error) {
 				Fix: "set only one of them (the _FILE form for a mounted secret)"})
 			return ""
 		case file == "":
+			if problem := badCredential(name, direct); problem != "" {
+				errs = append(errs, &ConfigError{Setting: s.Name(name), Problem: problem, Fix: "set it to the credential alone, on one line"})
+				return ""
+			}
 			return direct
 		}
 		v, err := readSecretFile(file)
 		if err != nil {
 			errs = append(errs, &ConfigError{Setting: s.Name(name + fileSuffix), Problem: err.Error(),
 				Fix: "point it at a readable file holding the value (a Docker or Swarm secret is mounted under /run/secrets/)"})
+			return ""
+		}
+		if problem := badCredential(name, v); problem != "" {
+			errs = append(errs, &ConfigError{Setting: s.Name(name + fileSuffix), Problem: "names " + file + ", which " + strings.TrimPrefix(problem, "value "),
+				Fix: "write the credential alone into the file, on one line (one trailing line end is fine)"})
+			return ""
 		}
 		return v
 	}
@@ -103,6 +126,35 @@ func readSecretFile(path string) (string, error) {
 		return "", fmt.Errorf("names %s, which is empty", path)
 	}
 	return v, nil
+}
+
+// badCredential says what makes v unfit to send as name ("" when it is
+// fit), without showing v. Leading or trailing white space, a second line
+// (a blank line included) and control characters are mistakes of the file
+// or the variable, never part of a credential: a token with them cannot
+// even be carried by an HTTP header (net/http refuses it at the first
+// request, long after the settings step), and a password with them is
+// refused by the worker as a wrong one. A user name cannot hold ':', which
+// HTTP basic authentication uses as its separator.
+func badCredential(name, v string) string {
+	if v == "" {
+		return ""
+	}
+	if strings.TrimSpace(v) != v {
+		return "value begins or ends with white space (or a blank line)"
+	}
+	for i := 0; i < len(v); i++ {
+		switch c := v[i]; {
+		case c == '\n' || c == '\r':
+			return "value holds more than one line"
+		case c < 0x20 || c == 0x7f:
+			return fmt.Sprintf("value holds a control character (byte %d), which an HTTP header cannot carry", i+1)
+		}
+	}
+	if name == RESTUsername && strings.Contains(v, ":") {
+		return "value holds ':', which HTTP basic authentication cannot carry in a user name"
+	}
+	return ""
 }
 
 // unwrapPath drops the *PathError's own copy of the path (already named).

@@ -234,23 +234,28 @@ func Find(env string) (Setting, bool) {
 	return Setting{}, false
 }
 
-// Passed are the settings of cmd as s holds them, each as its variable and
-// value, for a child process of that command that reads them back from
-// its environment (the in-worker lock's `lock acquire`): every row of cmd,
-// in the table's order, with a default or set to a value that is not its
-// type's zero; never a secret (a child's parameters may be logged), nor a
-// row that says why it is not passed.
-func (s Settings) Passed(cmd Command) [][2]string {
-	var out [][2]string
+// Passed are the settings of cmd as s holds them, for a child process of
+// that command that reads them back from its environment (the in-worker
+// lock's `lock acquire`): every row of cmd, in the table's order, with a
+// default or set to a value that is not its type's zero, but a row that
+// says why it is not passed (NotPassed). Secrets are passed too, with
+// their real value and Secret set: the caller must hand them over by a path
+// that is never logged (a child that lacks the password its user was given
+// with it fails, and with it every worker start).
+func (s Settings) Passed(cmd Command) []PassedSetting {
+	var out []PassedSetting
 	for _, r := range table {
-		if !r.AppliesTo(cmd) || r.Secret || r.notPassed != "" {
+		if !r.AppliesTo(cmd) || r.notPassed != "" {
 			continue
 		}
 		v := r.Value(&s)
+		if p, ok := r.field(&s).(*string); ok && r.Secret {
+			v = *p
+		}
 		if r.Default == "" && (v == "" || r.Type() == "int" && v == "0") {
 			continue
 		}
-		out = append(out, [2]string{r.Env, v})
+		out = append(out, PassedSetting{Env: r.Env, Value: v, Secret: r.Secret})
 	}
 	return out
 }
@@ -262,6 +267,17 @@ func (r Setting) HelpIn(cmd Command) string {
 	}
 	return r.Help
 }
+
+// PassedSetting is one setting handed to a child process: its variable,
+// its value as a user would write it, and whether the value is a secret.
+type PassedSetting struct {
+	Env, Value string
+	Secret     bool
+}
+
+// NotPassed is why the setting is not handed to `lock acquire`, the
+// in-worker lock's child ("" when it is).
+func (r Setting) NotPassed() string { return r.notPassed }
 
 // AppliesTo reports whether the setting means something for cmd.
 func (r Setting) AppliesTo(cmd Command) bool { return hasCommand(r.Commands, cmd) }

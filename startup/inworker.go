@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/connect-init/connect-init/entrypoint"
@@ -139,6 +140,9 @@ type inWorkerPlan struct {
 	rule  string // "properties file" or "CONNECT_* variables"
 	jar   string
 	props [][2]string // in order
+	// secrets are the child's secret settings (variable, value), written
+	// by apply into a hand-over file only the child reads (secretsFile).
+	secrets [][2]string
 	// file mode: the worker's properties file and its index in argv.
 	file    string
 	fileArg int
@@ -184,10 +188,11 @@ func planInWorker(cfg *settings.Config, command *entrypoint.Command, jar string,
 		[2]string{providerPrefix + "class", providerClass},
 		[2]string{providerPrefix + "param.command", self},
 	)
-	for _, kv := range childSettings(cfg.Settings) {
+	params, secrets := childSettings(cfg.Settings)
+	for _, kv := range params {
 		p.props = append(p.props, [2]string{providerPrefix + "param.env." + kv[0], kv[1]})
 	}
-	p.props = append(p.props, [2]string{gateProperty, gateRef})
+	p.secrets = secrets
 	return p, ""
 }
 
@@ -201,26 +206,38 @@ func sameFile(a, b string) bool {
 }
 
 // childSettings are the settings `lock acquire` needs, from the settings
-// table (settings.Passed), as provider parameter suffixes (lock.topic for
-// CONNECT_INIT_LOCK_TOPIC; the provider maps them back): dotted lower case
-// only, so that every image's rule (dub, ub, Debezium) maps the CONNECT_*
-// variable to the same property. The REST credentials for the lock's
-// readiness look go by file only: a provider parameter is a worker
-// property, and Connect logs its worker properties, so a secret's value
-// never becomes one (Passed leaves secrets out).
-func childSettings(s settings.Settings) [][2]string {
-	var out [][2]string
-	for _, kv := range s.Passed(settings.LockAcquire) {
-		name := strings.TrimPrefix(kv[0], workerconfig.OwnEnvPrefix)
-		out = append(out, [2]string{strings.ToLower(strings.ReplaceAll(name, "_", ".")), kv[1]})
+// table (settings.Passed): params, the plain ones, as provider parameter
+// suffixes (lock.topic for CONNECT_INIT_LOCK_TOPIC; the provider maps them
+// back), dotted lower case only, so that every image's rule (dub, ub,
+// Debezium) maps the CONNECT_* variable to the same property; and secrets,
+// by variable. A provider parameter is a worker property, and Connect logs
+// its worker properties: a secret's value never becomes one, it goes to
+// the child through the hand-over file (writeChildSecrets).
+func childSettings(s settings.Settings) (params, secrets [][2]string) {
+	for _, p := range s.Passed(settings.LockAcquire) {
+		if p.Secret {
+			secrets = append(secrets, [2]string{p.Env, p.Value})
+			continue
+		}
+		name := strings.TrimPrefix(p.Env, workerconfig.OwnEnvPrefix)
+		params = append(params, [2]string{strings.ToLower(strings.ReplaceAll(name, "_", ".")), p.Value})
 	}
-	return out
+	return params, secrets
 }
 
 // apply rewires command: a copy of the properties file with the wiring
 // appended (the user's file is never written), or CONNECT_* variables; and
 // the jar first on CLASSPATH, which Kafka's launch scripts keep.
 func (p *inWorkerPlan) apply(command *entrypoint.Command) error {
+	props := p.props
+	if len(p.secrets) > 0 {
+		path, err := writeChildSecrets(p.secrets)
+		if err != nil {
+			return err
+		}
+		props = append(slices.Clone(props), [2]string{providerPrefix + "param.env." + childSecretsParam, path})
+	}
+	props = append(slices.Clone(props), [2]string{gateProperty, gateRef})
 	if p.fileArg >= 0 {
 		orig, err := os.ReadFile(p.file)
 		if err != nil {
@@ -229,7 +246,7 @@ func (p *inWorkerPlan) apply(command *entrypoint.Command) error {
 		var b bytes.Buffer
 		b.Write(orig)
 		b.WriteString("\n# Added by connect-init: the worker waits for its turn in the startup lock (CONNECT_INIT_LOCK_MODE).\n")
-		for _, kv := range p.props {
+		for _, kv := range props {
 			b.WriteString(kv[0] + "=" + workerconfig.EscapeValue(kv[1]) + "\n")
 		}
 		dir, err := os.MkdirTemp("", "connect-init-")
@@ -242,7 +259,7 @@ func (p *inWorkerPlan) apply(command *entrypoint.Command) error {
 		}
 		command.Argv[p.fileArg] = out
 	} else {
-		for _, kv := range p.props {
+		for _, kv := range props {
 			command.Env = setEnv(command.Env, workerconfig.EnvName(kv[0]), workerconfig.EscapeValue(kv[1]))
 		}
 	}

@@ -57,8 +57,11 @@ func TakeLockProfiled(ctx context.Context, cfg *settings.Config, clients *kafka.
 	ectx, cancel := context.WithTimeout(ctx, s.Timeout)
 	defer cancel()
 	if err := lock.EnsureTopic(ectx, clients.Admin, cfg.LockTopic, cfg.LockReplicationFactor); err != nil {
-		return nil, &gate.GateError{Gate: step.Lock, Err: err,
-			Fix: "point CONNECT_INIT_LOCK_TOPIC at a topic that is free for connect-init, or set CONNECT_INIT_LOCK=false"}
+		fix := "point CONNECT_INIT_LOCK_TOPIC at a topic that is free for connect-init, or set CONNECT_INIT_LOCK=false"
+		if isAuthorization(err) {
+			fix = lockRefusalFix(clients.AdminConfig, cfg.BootstrapServers, cfg.LockTopic, err)
+		}
+		return nil, &gate.GateError{Gate: step.Lock, Err: err, Fix: fix}
 	}
 	waiterLease := lock.DefaultLease
 	if s.LockLease < waiterLease {
@@ -104,6 +107,11 @@ func TakeLockProfiled(ctx context.Context, cfg *settings.Config, clients *kafka.
 		log.Warn("STARTING WITHOUT THE STARTUP LOCK: the lock topic could not be written for CONNECT_INIT_LOCK_UNAVAILABLE_AFTER; check its partition's leader and in-sync replicas",
 			"lock_topic", cfg.LockTopic, "partition", 0, "after", s.LockUnavailableAfter.String(), "error", err)
 		return nil, nil
+	} else if errors.Is(err, lock.ErrRefused) {
+		// Not an outage: no wait changes it, and it is no reason to start
+		// without the lock (lockrefusal.go).
+		return nil, &gate.GateError{Gate: step.Lock, Err: fmt.Errorf("startup lock on topic %q: %w", s.LockTopic, err),
+			Fix: lockRefusalFix(clients.MemberConfig, cfg.BootstrapServers, cfg.LockTopic, err)}
 	} else if err != nil {
 		return nil, &gate.GateError{Gate: step.Lock, Err: fmt.Errorf("startup lock on topic %q: %w", s.LockTopic, err)}
 	}

@@ -32,21 +32,6 @@ func providerJar(t *testing.T) string {
 	return jar
 }
 
-// newInWorkerLockWorker is newLockWorker with the provider jar on the
-// JVM's classpath and CONNECT_INIT_LOCK_MODE=worker, so that run fails
-// rather than fall back if the in-worker lock were not possible. The
-// worker reads its properties file (CONNECT_INIT_WORKER_CONFIG), which run
-// copies with the wiring appended.
-func newInWorkerLockWorker(t *testing.T, groupProps map[string]string, name string, env ...string) *lockWorker {
-	t.Helper()
-	jar := providerJar(t)
-	lw := newLockWorker(t, groupProps, name, nil, env...)
-	lw.spec.AddClasspath(jar)
-	lw.argv = append([]string{binary, "run", "--", lw.spec.Argv[0], "-Duser.timezone=UTC"}, lw.spec.Argv[1:]...)
-	lw.env = append(lw.env, "CONNECT_INIT_LOCK_MODE=worker", "CONNECT_INIT_LOCK_JAR="+jar, "CONNECT_INIT_WORKER_CONFIG="+lw.spec.PropsFile)
-	return lw
-}
-
 // sleepingHolder starts a worker in exec mode whose "worker" is sleep: it
 // takes the lock first and holds it for its whole lease, never ready.
 func sleepingHolder(ctx context.Context, t *testing.T, group map[string]string, lease time.Duration, topic string) *lockWorker {
@@ -88,7 +73,7 @@ func TestInWorkerLockFourWorkersJoinOneAtATime(t *testing.T) {
 	topic := lockTopicFor(group)
 	var ws []*lockWorker
 	for i := 1; i <= 4; i++ {
-		ws = append(ws, newInWorkerLockWorker(t, group, fmt.Sprintf("%s-%d", group["group.id"], i),
+		ws = append(ws, newLockWorker(t, group, fmt.Sprintf("%s-%d", group["group.id"], i), nil,
 			"CONNECT_INIT_LOCK_LEASE=2m", "CONNECT_INIT_LOCK_TOPIC="+topic))
 	}
 	launched := time.Now()
@@ -165,8 +150,8 @@ func TestInWorkerLockKilledWhileBlocked(t *testing.T) {
 	group := uniqueGroup(t, "inworkerkill")
 	topic := lockTopicFor(group)
 	a := sleepingHolder(ctx, t, group, 45*time.Second, topic)
-	b := newInWorkerLockWorker(t, group, group["group.id"]+"-b", "CONNECT_INIT_LOCK_LEASE=2m", "CONNECT_INIT_LOCK_TOPIC="+topic)
-	c := newInWorkerLockWorker(t, group, group["group.id"]+"-c", "CONNECT_INIT_LOCK_LEASE=2m", "CONNECT_INIT_LOCK_TOPIC="+topic)
+	b := newLockWorker(t, group, group["group.id"]+"-b", nil, "CONNECT_INIT_LOCK_LEASE=2m", "CONNECT_INIT_LOCK_TOPIC="+topic)
+	c := newLockWorker(t, group, group["group.id"]+"-c", nil, "CONNECT_INIT_LOCK_LEASE=2m", "CONNECT_INIT_LOCK_TOPIC="+topic)
 	startLockWorkers(t, b)
 	if err := b.w.WaitForLog(ctx, `msg="waiting for startup lock"`); err != nil {
 		t.Fatal(err)
@@ -240,7 +225,7 @@ func TestInWorkerLockWithdrawOnSIGTERM(t *testing.T) {
 	group := uniqueGroup(t, "inworkersig")
 	topic := lockTopicFor(group)
 	a := sleepingHolder(ctx, t, group, 2*time.Minute, topic)
-	b := newInWorkerLockWorker(t, group, group["group.id"]+"-b", "CONNECT_INIT_LOCK_LEASE=2m", "CONNECT_INIT_LOCK_TOPIC="+topic)
+	b := newLockWorker(t, group, group["group.id"]+"-b", nil, "CONNECT_INIT_LOCK_LEASE=2m", "CONNECT_INIT_LOCK_TOPIC="+topic)
 	startLockWorkers(t, b)
 	if err := b.w.WaitForLog(ctx, `msg="waiting for startup lock"`); err != nil {
 		t.Fatal(err)

@@ -44,8 +44,15 @@ type lockWorker struct {
 // Connect's form (trailing slash).
 func (lw *lockWorker) identity() string { return lw.spec.RESTURL + "/" }
 
-// newLockWorker prepares (does not start) a worker of the group described by
-// groupProps. cmd replaces the worker command when non-nil.
+// newLockWorker prepares (does not start) a worker of the group described
+// by groupProps, in the mode users get by default where the provider jar
+// is installed (as every target of the Dockerfile does): the jar on the
+// JVM's classpath and CONNECT_INIT_LOCK_MODE unset, so that run (auto)
+// waits in the worker. cmd replaces the worker command when non-nil (a
+// stand-in such as sleep, which run cannot wire: auto then takes the lock
+// before the exec). The worker reads its properties file
+// (CONNECT_INIT_WORKER_CONFIG), which run copies with the wiring appended.
+// newExecLockWorker is the variant.
 func newLockWorker(t *testing.T, groupProps map[string]string, name string, cmd []string, env ...string) *lockWorker {
 	t.Helper()
 	props, err := cluster.WorkerProps(groupProps)
@@ -56,14 +63,25 @@ func newLockWorker(t *testing.T, groupProps map[string]string, name string, cmd 
 	if err != nil {
 		t.Fatal(err)
 	}
+	full := append(baseEnv(), envFromProps(props)...)
+	full = append(full, "TZ=UTC", "CONNECT_INIT_TIMEOUT=3m")
 	if cmd == nil {
+		jar := providerJar(t)
+		spec.AddClasspath(jar)
+		full = append(full, "CONNECT_INIT_LOCK_JAR="+jar, "CONNECT_INIT_WORKER_CONFIG="+spec.PropsFile)
 		// The JVM's zone made explicit, so Connect's log stamps are UTC.
 		cmd = append([]string{spec.Argv[0], "-Duser.timezone=UTC"}, spec.Argv[1:]...)
 	}
-	full := append(baseEnv(), envFromProps(props)...)
-	full = append(full, "TZ=UTC", "CONNECT_INIT_TIMEOUT=3m")
 	full = append(full, env...)
 	return &lockWorker{name: name, spec: spec, env: full, argv: append([]string{binary, "run", "--"}, cmd...)}
+}
+
+// newExecLockWorker is newLockWorker in the variant mode: run takes the
+// lock before it execs the worker (CONNECT_INIT_LOCK_MODE=exec), so that
+// the whole JVM start waits.
+func newExecLockWorker(t *testing.T, groupProps map[string]string, name string, cmd []string, env ...string) *lockWorker {
+	t.Helper()
+	return newLockWorker(t, groupProps, name, cmd, append([]string{"CONNECT_INIT_LOCK_MODE=exec"}, env...)...)
 }
 
 // startLockWorkers launches ws at the same instant (a barrier, then one
@@ -487,7 +505,7 @@ func TestStartupLockFourWorkersJoinOneAtATime(t *testing.T) {
 	topic := lockTopicFor(group)
 	var ws []*lockWorker
 	for i := 1; i <= 4; i++ {
-		ws = append(ws, newLockWorker(t, group, fmt.Sprintf("%s-%d", group["group.id"], i), nil,
+		ws = append(ws, newExecLockWorker(t, group, fmt.Sprintf("%s-%d", group["group.id"], i), nil,
 			"CONNECT_INIT_LOCK_LEASE=2m", "CONNECT_INIT_LOCK_TOPIC="+topic))
 	}
 	startLockWorkers(t, ws...)
@@ -561,9 +579,9 @@ func TestStartupLockHolderKilledMidStart(t *testing.T) {
 	const lease = 20 * time.Second
 	group := uniqueGroup(t, "lockkill")
 	topic := lockTopicFor(group)
-	a := newLockWorker(t, group, group["group.id"]+"-a", nil, "CONNECT_INIT_LOCK_LEASE="+lease.String(), "CONNECT_INIT_LOCK_TOPIC="+topic)
-	b := newLockWorker(t, group, group["group.id"]+"-b", nil, "CONNECT_INIT_LOCK_LEASE=2m", "CONNECT_INIT_LOCK_TOPIC="+topic)
-	c := newLockWorker(t, group, group["group.id"]+"-c", nil, "CONNECT_INIT_LOCK_LEASE=2m", "CONNECT_INIT_LOCK_TOPIC="+topic)
+	a := newExecLockWorker(t, group, group["group.id"]+"-a", nil, "CONNECT_INIT_LOCK_LEASE="+lease.String(), "CONNECT_INIT_LOCK_TOPIC="+topic)
+	b := newExecLockWorker(t, group, group["group.id"]+"-b", nil, "CONNECT_INIT_LOCK_LEASE=2m", "CONNECT_INIT_LOCK_TOPIC="+topic)
+	c := newExecLockWorker(t, group, group["group.id"]+"-c", nil, "CONNECT_INIT_LOCK_LEASE=2m", "CONNECT_INIT_LOCK_TOPIC="+topic)
 
 	startLockWorkers(t, a)
 	if err := a.w.WaitForLog(ctx, `msg="starting the worker"`); err != nil {
@@ -648,8 +666,8 @@ func TestStartupLockWithdrawOnSIGTERM(t *testing.T) {
 	group := uniqueGroup(t, "locksig")
 	topic := lockTopicFor(group)
 	env := []string{"CONNECT_INIT_LOCK_LEASE=2m", "CONNECT_INIT_LOCK_TOPIC=" + topic}
-	a := newLockWorker(t, group, group["group.id"]+"-a", []string{"sleep", "600"}, env...)
-	b := newLockWorker(t, group, group["group.id"]+"-b", nil, env...)
+	a := newExecLockWorker(t, group, group["group.id"]+"-a", []string{"sleep", "600"}, env...)
+	b := newExecLockWorker(t, group, group["group.id"]+"-b", nil, env...)
 
 	startLockWorkers(t, a)
 	if err := a.w.WaitForLog(ctx, `msg="starting the worker"`); err != nil {

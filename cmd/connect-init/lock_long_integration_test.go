@@ -33,7 +33,7 @@ func TestStartupLockSurvivesLeaderFailover(t *testing.T) {
 	topic := lockTopicFor(group)
 	var ws []*lockWorker
 	for i := 1; i <= 3; i++ {
-		ws = append(ws, newLockWorker(t, group, fmt.Sprintf("%s-%d", group["group.id"], i), nil,
+		ws = append(ws, newExecLockWorker(t, group, fmt.Sprintf("%s-%d", group["group.id"], i), nil,
 			"CONNECT_INIT_LOCK_LEASE=2m", "CONNECT_INIT_LOCK_PERMITS=1", "CONNECT_INIT_LOCK_TOPIC="+topic))
 	}
 	startLockWorkers(t, ws...)

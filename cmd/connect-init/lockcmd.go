@@ -34,6 +34,14 @@ func (c *cli) lockCommand(ctx context.Context, args []string) int {
 	if len(args) == 0 || args[0] != "acquire" {
 		return c.usageError(fmt.Sprintf("lock takes the subcommand acquire (got %q)", args), "run connect-init lock acquire [--watch-stdin] [flags]: the in-worker startup lock, run by the worker's config provider")
 	}
+	// The secrets run handed over are read (and their file removed) once,
+	// before anything reads the settings.
+	env, err := startup.LockChildEnv(c.env)
+	if err != nil {
+		reportProblems(c.earlyLogger(settings.Read(startup.WithoutInWorkerWiring(c.env)), args), err)
+		return exitcode.Config
+	}
+	c.env = env
 	var watch bool
 	spec := command{name: settings.LockAcquire, usage: "lock acquire [flags]", hidden: []string{"watch-stdin"}, flags: func(fs *flag.FlagSet) {
 		fs.BoolVar(&watch, "watch-stdin", false, "withdraw when stdin ends (the worker that runs this died)")
@@ -52,8 +60,7 @@ func (c *cli) lockCommand(ctx context.Context, args []string) int {
 		ctx, cancel = c.withdrawOnStdinEnd(ctx)
 		defer cancel(nil)
 	}
-	env := c.startupEnv(spec)
-	cfg, clients, err := startup.LoadConfig(c.options, env, s, log)
+	cfg, clients, err := startup.LoadConfig(c.options, c.startupEnv(spec), s, log)
 	if err != nil {
 		logConfigError(log, err)
 		return exitcode.Config

@@ -45,7 +45,17 @@ func securityListeners() ([]testbed.Listener, map[string]string) {
 		{Name: listenerSSL, Protocol: "SSL"}, {Name: listenerMTLS, Protocol: "SSL"}, {Name: listenerWrongName, Protocol: "SSL"},
 		{Name: listenerSASL, Protocol: "SASL_PLAINTEXT"}, {Name: listenerSASLSSL, Protocol: "SASL_SSL"},
 	}
-	props := map[string]string{}
+	// An authorizer that lets everyone do what no ACL speaks of, so that
+	// a test can take one right away from one principal on a topic of its
+	// own (TestLockRefusedWithoutWriteACL) and nothing else changes. The
+	// nodes (and the tests' PLAINTEXT admin) talk as ANONYMOUS, a super
+	// user: KRaft's authorizer refuses everyone else until it has loaded
+	// the metadata, the controllers' votes included.
+	props := map[string]string{
+		"authorizer.class.name":          "org.apache.kafka.metadata.authorizer.StandardAuthorizer",
+		"allow.everyone.if.no.acl.found": "true",
+		"super.users":                    "User:ANONYMOUS",
+	}
 	scoped := func(listener string, m map[string]string) {
 		for k, v := range m {
 			props["listener.name."+strings.ToLower(listener)+"."+k] = v

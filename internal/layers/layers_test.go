@@ -165,7 +165,7 @@ func TestNarrowPackages(t *testing.T) {
 		"entrypoint":     {"workerconfig"},
 		"workerconfig":   {},
 		"restclient":     {"internal/clock"},
-		"lock":           {"internal/clock"},
+		"lock":           {"internal/clock", "kafka/notyet"},
 		"repair":         {"internal/clock", "kafka/notyet"},
 		"security":       {"workerconfig"},
 		"gate/peers":     {"internal/clock", "restclient", "workerconfig", "security", "step"},

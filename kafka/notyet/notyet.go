@@ -29,8 +29,13 @@ import (
 // NOT_COORDINATOR (a coordinator loading or moving), NOT_CONTROLLER (the
 // controller moved), REQUEST_TIMED_OUT, REPLICA_NOT_AVAILABLE,
 // NOT_ENOUGH_REPLICAS, KAFKA_STORAGE_ERROR, THROTTLING_QUOTA_EXCEEDED and
-// the rest of that class. Two codes differ from Kafka's list:
-// REBALANCE_IN_PROGRESS is "not yet" too (a group moving), and
+// the rest of that class. These codes differ from Kafka's list:
+// REBALANCE_IN_PROGRESS is "not yet" too (a group moving);
+// OUT_OF_ORDER_SEQUENCE_NUMBER, UNKNOWN_PRODUCER_ID and
+// INVALID_PRODUCER_EPOCH are "not yet" too: they speak of an idempotent
+// producer's own sequence state, which a leader change or an expired
+// producer id can make the broker forget, not of the topic, and the next
+// write (the startup lock's is one poll later) starts afresh; and
 // CORRUPT_MESSAGE is final (no read of ours heals it by waiting). Every
 // other code is final: authorization failures, an invalid configuration,
 // replication factor or partition count, a policy violation, an existing
@@ -39,7 +44,7 @@ func Code(code sarama.KError) bool {
 	switch code {
 	case sarama.ErrNoError:
 		return false
-	case sarama.ErrRebalanceInProgress:
+	case sarama.ErrRebalanceInProgress, sarama.ErrOutOfOrderSequenceNumber, sarama.ErrUnknownProducerID, sarama.ErrInvalidProducerEpoch:
 		return true
 	case sarama.ErrInvalidMessage: // CORRUPT_MESSAGE
 		return false
