@@ -34,11 +34,13 @@ demo:
 test: deps lint unit integration smoke-3x smoke-zk fuzz
 
 ## deps: what the integration tests need besides Go, Java and Maven, from Debian's packages: the MIT
-## Kerberos KDC (GSSAPI tests) and docker.io with a running dockerd (Swarm and Compose scenarios).
+## Kerberos KDC (GSSAPI tests), docker.io with a running dockerd (Swarm and Compose scenarios) and
+## prometheus (promtool for the shipped alert rules' tests; the server for the watcher's test).
 ## Idempotent: installs only what is missing (apt, as root or with sudo), starts dockerd only when none answers.
 deps:
 	bash .ci/install-kdc
 	bash .ci/install-docker
+	bash .ci/install-prometheus
 
 lint:
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$unformatted" ]; then echo "gofmt needed: $$unformatted"; exit 1; fi
