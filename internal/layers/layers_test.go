@@ -102,7 +102,7 @@ var layer = map[string]int{
 	// Test beds, demo and bench: above everything they drive.
 	"internal/testbed": 7, "internal/containerbed": 8, "internal/containerbed/bedctl": 0,
 	"internal/bench": 9, "internal/bench/rusage": 0, "internal/bench/standin": 0,
-	"internal/demo": 8, "internal/degraded": 8, "internal/chaos": 8, "internal/zkmode": 8, "internal/layers": 0,
+	"internal/demo": 8, "internal/degraded": 8, "internal/monitoring": 8, "internal/chaos": 8, "internal/zkmode": 8, "internal/layers": 0,
 	"examples": 8,
 }
 
