@@ -148,7 +148,7 @@ func (c *cli) doctorWatch(ctx context.Context, s settings.Settings, log *slog.Lo
 		defer cancel()
 		// Clients of the look's own: reusing one set would reconnect it
 		// on every look and leak the connections of the look before.
-		l := diag.TakeLook(lctx, cfg, log, diag.Options{Clock: c.clock}, version)
+		l := diag.TakeLook(lctx, cfg, log, diag.Options{Clock: c.clock, SkipLocalScan: m != nil}, version)
 		m.Observe(l)
 		if l.Failed != "" && ctx.Err() == nil {
 			log.Warn("the look failed; connect_init_doctor_look_success is 0", "error", l.Failed, "took", l.Duration.String())
