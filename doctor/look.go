@@ -49,7 +49,8 @@ type LockLook struct {
 	// Holders and Waiters are the live holders and waiters of this group's
 	// queue.
 	Holders, Waiters int
-	// HolderAge is how long the oldest live holder has held, by the
+	// HolderAge is how long the oldest unreleased hold (holding or
+	// expired) has lasted, by the
 	// watcher's clock against the broker time of the holder's record:
 	// the queue's own "now" is the newest record, which stands still
 	// while a stuck holder writes nothing.
@@ -160,19 +161,30 @@ func lookLock(ctx context.Context, cfg *settings.Config, clients *kafka.Clients,
 		ll.Err = fmt.Sprintf("read the lock topic: %s", err)
 		return ll
 	}
-	now := clk.Now()
+	ll.fromQueue(snap, clk.Now())
+	return ll
+}
+
+// fromQueue counts the queue's live holders and waiters, and the age of
+// the oldest hold not released: a holding member's, or an expired one's
+// (past its hold lease with no release written, which is what a queue
+// whose waiters cannot write looks like).
+func (ll *LockLook) fromQueue(snap lock.Snapshot, now time.Time) {
 	for _, e := range snap.Entries {
 		switch e.State {
 		case lock.StateHolding:
 			ll.Holders++
-			if age := now.Sub(e.LastSeen); age > ll.HolderAge {
-				ll.HolderAge = age
-			}
 		case lock.StateWaiting:
 			ll.Waiters++
+			continue
+		case lock.StateExpired:
+		default:
+			continue
+		}
+		if age := now.Sub(e.LastSeen); age > ll.HolderAge {
+			ll.HolderAge = age
 		}
 	}
-	return ll
 }
 
 // requestCounter is the go-metrics registry the look's sarama clients

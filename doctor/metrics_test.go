@@ -12,6 +12,7 @@ import (
 
 	"github.com/connect-init/connect-init/checks"
 	"github.com/connect-init/connect-init/gate"
+	"github.com/connect-init/connect-init/lock"
 	"github.com/connect-init/connect-init/metrics"
 )
 
@@ -164,5 +165,25 @@ func TestFindingCatalog(t *testing.T) {
 		if _, ok := documented[id]; !ok {
 			t.Errorf("the metrics' catalog has %s, which doc.go's table does not document", id)
 		}
+	}
+}
+
+// The lock's figures: live holders and waiters are counted; the holder's
+// age is the oldest unreleased hold by the watcher's clock (the queue's own
+// time is its newest record), an expired hold included: that is the stuck
+// one; released and dead members count for nothing.
+func TestLockLookFromQueue(t *testing.T) {
+	now := time.Unix(1000, 0)
+	ll := &LockLook{}
+	ll.fromQueue(lock.Snapshot{Now: now.Add(-time.Minute), Entries: []lock.Entry{
+		{State: lock.StateHolding, LastSeen: now.Add(-90 * time.Second)},
+		{State: lock.StateWaiting, LastSeen: now},
+		{State: lock.StateWaiting, LastSeen: now},
+		{State: lock.StateExpired, LastSeen: now.Add(-5 * time.Minute)},
+		{State: lock.StateReleased, LastSeen: now.Add(-time.Hour)},
+		{State: lock.StateDead, LastSeen: now.Add(-time.Hour)},
+	}}, now)
+	if ll.Holders != 1 || ll.Waiters != 2 || ll.HolderAge != 5*time.Minute {
+		t.Errorf("holders %d, waiters %d, age %s; want 1, 2, 5m0s", ll.Holders, ll.Waiters, ll.HolderAge)
 	}
 }
