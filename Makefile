@@ -8,7 +8,7 @@ GOBIN := $(shell $(GO) env GOPATH)/bin
 # "context deadline exceeded" when a duration runs out (golang/go#75804).
 FUZZTIME ?= 50000x
 
-.PHONY: build jar deps demo test unit lint integration containers smoke-3x smoke-zk fuzz bench chaos rolling clean
+.PHONY: build jar deps demo test unit lint integration containers smoke-3x smoke-zk fuzz bench chaos rolling monitoring clean
 
 ## build: the static binary, version stamped
 build:
@@ -34,11 +34,13 @@ demo:
 test: deps lint unit integration smoke-3x smoke-zk fuzz
 
 ## deps: what the integration tests need besides Go, Java and Maven, from Debian's packages: the MIT
-## Kerberos KDC (GSSAPI tests) and docker.io with a running dockerd (Swarm and Compose scenarios).
+## Kerberos KDC (GSSAPI tests), docker.io with a running dockerd (Swarm and Compose scenarios) and
+## prometheus (promtool for the shipped alert rules' tests; the server for the watcher's test).
 ## Idempotent: installs only what is missing (apt, as root or with sudo), starts dockerd only when none answers.
 deps:
 	bash .ci/install-kdc
 	bash .ci/install-docker
+	bash .ci/install-prometheus
 
 lint:
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$unformatted" ]; then echo "gofmt needed: $$unformatted"; exit 1; fi
@@ -46,11 +48,13 @@ lint:
 	$(GO) vet -tags integration ./...
 	$(GO) vet -tags 'integration rolling' ./internal/containerbed/
 	$(GO) vet -tags 'integration long' ./cmd/connect-init/ ./internal/containerbed/
+	$(GO) vet -tags 'integration monitoring' ./internal/monitoring/
 	@test -x $(GOBIN)/staticcheck || $(GO) install honnef.co/go/tools/cmd/staticcheck@v0.8.2
 	$(GOBIN)/staticcheck ./...
 	$(GOBIN)/staticcheck -tags integration ./...
 	$(GOBIN)/staticcheck -tags 'integration rolling' ./internal/containerbed/
 	$(GOBIN)/staticcheck -tags 'integration long' ./cmd/connect-init/ ./internal/containerbed/
+	$(GOBIN)/staticcheck -tags 'integration monitoring' ./internal/monitoring/
 
 unit:
 	$(GO) test -race -count=1 ./...
@@ -109,6 +113,13 @@ rolling:
 	mkdir -p bin
 	CITEST_ROLLING_VARIANTS=$(ROLLING_VARIANTS) CITEST_ROLLING_TABLE=$(CURDIR)/bin/rolling-table.md \
 		$(GO) test -tags 'integration rolling' -count=1 -timeout 150m -run '^TestSwarmRollingUpdate$$' -v ./internal/containerbed/ | tee bin/rolling.log; \
+	exit $${PIPESTATUS[0]}
+
+## monitoring: the shipped alert rules on the two incidents and the watcher's memory over 510 looks (not in CI, about 20 min): the watcher
+## scraped by a real Prometheus; how long after the cause each alert fires and resolves (MEASURE lines)
+monitoring:
+	mkdir -p bin
+	$(GO) test -tags 'integration monitoring' -count=1 -p 1 -timeout 45m -run 'TestAlertsFireOnIncidents|TestWatcherMemory' -v ./internal/monitoring/ | tee bin/monitoring.log; \
 	exit $${PIPESTATUS[0]}
 
 ## long: the integration tests kept out of CI for time (a rebalance storm, 2-3 min; real workers through a lock

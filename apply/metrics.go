@@ -2,23 +2,23 @@ package apply
 
 import (
 	"context"
-	"fmt"
 	"net"
-	"net/http"
 	"sort"
 	"strconv"
 	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/connect-init/connect-init/metrics"
 )
 
 // Metrics are the watcher's Prometheus metrics (apply --watch
 // --metrics-addr): what it last saw and did, for an alert on a FAILED task
 // that Connect's own JMX metrics cannot carry (a FAILED task's MBeans are
-// dropped, and the JMX exporter exports no connector state). One registry
-// of its own, served by ServeMetrics.
+// dropped, and the JMX exporter exports no connector state). Registered on
+// connect-init's one registry (package metrics, shared with doctor --watch),
+// served by ServeMetrics.
 type Metrics struct {
 	reg      *prometheus.Registry
 	restarts *prometheus.CounterVec
@@ -45,10 +45,14 @@ var (
 		"Whether the task was in this state (1) or not (0) at the watcher's last successful look.", []string{"connector", "task", "state"}, nil)
 )
 
-// NewMetrics makes the watcher's metrics on a registry of their own.
-func NewMetrics() *Metrics {
+// NewMetrics makes the watcher's metrics on a new metrics.NewRegistry.
+func NewMetrics() *Metrics { return NewMetricsOn(metrics.NewRegistry()) }
+
+// NewMetricsOn makes the watcher's metrics on reg, which another watcher of
+// the same process may share.
+func NewMetricsOn(reg *prometheus.Registry) *Metrics {
 	m := &Metrics{
-		reg: prometheus.NewRegistry(),
+		reg: reg,
 		restarts: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "connect_init_watch_restarts_total",
 			Help: "Restarts the watcher made of a connector's failed instances (POST /connectors/<name>/restart)."}, []string{"connector"}),
 		repairs: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "connect_init_watch_repairs_total",
@@ -145,23 +149,8 @@ func (m *Metrics) repaired(name string, k Kind) {
 	}
 }
 
-// ServeMetrics listens on addr (host:port) and serves m at /metrics until
-// ctx ends. The listener is opened before it returns, so that an address
-// in use is an error at once, not a line in the log later.
+// ServeMetrics serves m's registry at /metrics on addr until ctx ends
+// (metrics.Serve).
 func ServeMetrics(ctx context.Context, addr string, m *Metrics) (net.Addr, error) {
-	ln, err := net.Listen("tcp", addr)
-	if err != nil {
-		return nil, fmt.Errorf("cannot serve the metrics on %s: %w", addr, err)
-	}
-	mux := http.NewServeMux()
-	mux.Handle("/metrics", promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{}))
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
-	go func() { _ = srv.Serve(ln) }() // ends with Shutdown below
-	go func() {
-		<-ctx.Done()
-		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		_ = srv.Shutdown(sctx)
-	}()
-	return ln.Addr(), nil
+	return metrics.Serve(ctx, addr, m.reg)
 }

@@ -37,6 +37,11 @@ type Options struct {
 	PeerTimeout time.Duration
 	// Clock is the gates' clock (default the system clock).
 	Clock clock.Clock
+	// SkipLocalScan leaves out the scan of this host's plugin.path: the
+	// watcher runs in a container of the workers' image, not of a worker,
+	// and a full scan (every class read) on every look would be its
+	// dearest part.
+	SkipLocalScan bool
 }
 
 func (o Options) withDefaults() Options {
@@ -144,7 +149,7 @@ func Collect(ctx context.Context, cfg *settings.Config, clients *kafka.Clients, 
 	l.recheck(gg)
 	g := l.s.Group
 	l.s.Peers = checkPeers(ctx, g, proto.LeaderFirstURLs(g.Decoded), opts.PeerTimeout)
-	l.s.Plugins = collectPlugins(ctx, cfg, g, log)
+	l.s.Plugins = collectPlugins(ctx, cfg, g, log, opts.SkipLocalScan)
 	return l.s
 }
 
@@ -293,7 +298,7 @@ type PluginsLook struct {
 // config topic as the group gate read it (never read again here) and of
 // CONNECT_INIT_CONNECTORS_DIR, the members' REST plugin lists, and this
 // worker's scan when a plugin.path entry exists on this host.
-func collectPlugins(ctx context.Context, cfg *settings.Config, g *gate.GroupReport, log *slog.Logger) *PluginsLook {
+func collectPlugins(ctx context.Context, cfg *settings.Config, g *gate.GroupReport, log *slog.Logger, skipLocal bool) *PluginsLook {
 	mode, _ := plugins.ParseCheckMode(cfg.Settings.PluginCheck) // validated by the settings gate
 	pl := &PluginsLook{Mode: mode, Members: []plugins.Peer{}}
 	if g.Config == nil && len(g.Members) > 0 {
@@ -326,6 +331,10 @@ func collectPlugins(ctx context.Context, cfg *settings.Config, g *gate.GroupRepo
 	}
 	peers, failed := gate.PluginPeers(ctx, &restclient.Client{TLS: cfg.RESTClientTLS, Auth: cfg.Settings.RESTAuth()}, urls)
 	pl.Members, pl.Unanswered = append(pl.Members, peers...), failed
+	if skipLocal {
+		pl.LocalSkipped = "the watcher does not scan this host's plugins"
+		return pl
+	}
 	pl.Local, pl.LocalSkipped = scanHere(ctx, cfg, log)
 	return pl
 }

@@ -47,6 +47,7 @@
 //	broker-unreachable                 error           no bootstrap server answers, or a registered broker does not answer at its advertised address
 //	broker-count-below-expected        error           fewer brokers live than connect-init run waits for; the missing ones named by id and last address
 //	controller-unknown                 error           the metadata names no controller
+//	controller-quorum-lost             error           the KRaft controller quorum has no leader (DescribeQuorum)
 //	broker-not-live                    warning         a broker is registered but fenced, or was registered and is gone: no gate waits for it
 //	internal-topic-missing             warning|error   an internal topic does not exist (error when the group already has Connect members)
 //	topic-configs-unreadable           error           an internal topic's settings cannot be read (DescribeConfigs refused): its cleanup.policy is unverified
@@ -60,6 +61,7 @@
 //	coordinator-not-available          error           FindCoordinator fails for the worker group
 //	foreign-group-member               error           a member is foreign by any group-identity rule (gate/identity.go): a config offset beyond our config topic's end, a config offset stuck behind the assignment, an assigned connector our config topic never names, a Stable group that runs none of our connectors, a URL the cluster registry holds for another cluster, not a Connect worker, or bytes that are not Connect's protocol
 //	group-registered-to-another-cluster error          the cluster registry says another Connect cluster (another config topic) owns the group.id
+//	cluster-registry-unreadable        warning         the cluster registry could not be read, so the group is not proven this cluster's
 //	unverified-group-member            warning         a member neither the registry nor Connect's own records prove ours or foreign (an error for run and prepare with CONNECT_INIT_STRICT)
 //	member-config-offset-behind        warning         a member joined with a config offset below the assignment's (the endless rebalance loop, seen from the cluster whose topic is longer)
 //	assignment-config-mismatch         error           an assignment carries error CONFIG_MISMATCH (the leader cannot read up to a member's offset)
@@ -72,6 +74,8 @@
 //	plugin-missing                     error|warning   a member cannot load a class the connectors use that other members load; one per member and class, with the connectors at risk (error under CONNECT_INIT_PLUGIN_CHECK=fail, as run would refuse such a worker)
 //	plugin-missing-everywhere          warning         a class a connector uses that no member that answered can load
 //	plugin-version-differs             warning         the members run a plugin a connector uses in different versions
+//	plugin-version-unverified          info            a connector's plugin version could not be compared across the members
+//	rest-credentials-refused           error           a member refused connect-init's REST request (401/403): the REST checks need credentials
 //	plugin-no-manifest                 info|warning    this worker's plugins without ServiceLoader manifests (Connect's slow reflective scan); warning under plugin.discovery=hybrid_fail
 //	plugin-path-problem                warning         a plugin.path entry, location or file this worker skips
 //	rebalance-delay-default            warning         scheduled.rebalance.max.delay.ms is Connect's default 5 minutes (unset or 300000) under cooperative rebalancing: a departed worker's tasks stay unassigned that long in a rolling update

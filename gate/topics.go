@@ -50,6 +50,10 @@ type TopicResult struct {
 	// replica set; Offline those without a leader.
 	UnderReplicated []int32 `json:"under_replicated,omitempty"`
 	Offline         []int32 `json:"offline,omitempty"`
+	// MinISR is the fewest in-sync replicas of any partition (0 for a
+	// missing topic): doctor --watch exports it, since one partition down
+	// to a single replica is one broker away from offline.
+	MinISR int `json:"min_isr"`
 	// ConfigError is why this topic's settings could not be read (its
 	// own DescribeConfigs error, never another topic's).
 	ConfigError string `json:"config_error,omitempty"`
@@ -449,7 +453,10 @@ func layout(s settings.TopicSpec, md *sarama.TopicMetadata, cfg topicConfig) Top
 		return res
 	}
 	res.Partitions = len(md.Partitions)
-	for _, p := range md.Partitions {
+	for i, p := range md.Partitions {
+		if i == 0 || len(p.Isr) < res.MinISR {
+			res.MinISR = len(p.Isr)
+		}
 		if len(p.Replicas) > res.ReplicationFactor {
 			res.ReplicationFactor = len(p.Replicas)
 		}

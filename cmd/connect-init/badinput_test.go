@@ -194,6 +194,7 @@ func badWorkerInputs() []badInput {
 		{name: "version with a flag", args: []string{"version", "--bogus"}, named: "version takes no flags", cmds: []string{""}},
 		{name: "interval without watch", args: []string{"--interval=10s"}, named: "--interval", cmds: []string{"doctor"}},
 		{name: "watch interval too short", args: []string{"--watch", "--interval=10ms"}, named: "--interval", cmds: []string{"doctor"}},
+		{name: "metrics address without watch", args: []string{"--metrics-addr=127.0.0.1:0"}, named: "--metrics-addr", cmds: []string{"doctor"}},
 		{name: "worker command missing", args: []string{"--", "/nonexistent/connect-distributed"}, named: "/nonexistent/connect-distributed", cmds: []string{"run"}},
 		{name: "prepare with a command", args: []string{"/bin/true"}, named: "prepare takes no command", cmds: []string{"prepare"}},
 	}

@@ -10,6 +10,7 @@ import (
 	diag "github.com/connect-init/connect-init/doctor"
 	"github.com/connect-init/connect-init/entrypoint"
 	"github.com/connect-init/connect-init/exitcode"
+	"github.com/connect-init/connect-init/metrics"
 	"github.com/connect-init/connect-init/settings"
 	"github.com/connect-init/connect-init/startup"
 )
@@ -19,10 +20,11 @@ import (
 // or, when the settings are bad, the errors (setting, problem, fix).
 func (c *cli) doctorCommand(ctx context.Context, args []string) int {
 	var out outputFlags
-	spec := command{name: settings.Doctor, usage: "doctor [--json] [--watch [--interval=5s]] [flags]", flags: func(fs *flag.FlagSet) {
+	spec := command{name: settings.Doctor, usage: "doctor [--json] [--watch [--interval=5s] [--metrics-addr=:9465]] [flags]", flags: func(fs *flag.FlagSet) {
 		fs.BoolVar(&out.asJSON, "json", false, "print one JSON document (with --watch: one per change, one per line)")
 		fs.BoolVar(&out.watch, "watch", false, "look again every --interval and print only what changed, until Ctrl-C")
 		fs.DurationVar(&out.interval, "interval", 5*time.Second, "with --watch, the pause between two looks")
+		fs.StringVar(&out.metricsAddr, "metrics-addr", "", "with --watch, serve the last look as Prometheus metrics at http://ADDR/metrics (e.g. :9465)")
 	}}
 	s, fs, code, done, problems := c.bootstrap(spec, args, true)
 	if done {
@@ -35,8 +37,8 @@ func (c *cli) doctorCommand(ctx context.Context, args []string) int {
 		return c.doctorBadSettings(s, args, c.withWorkerProblems(s, problems))
 	}
 	log := c.logger(s)
-	if out.watch || flagSet(fs, "interval") {
-		return c.doctorWatch(ctx, s, log, out.asJSON, out.watch, out.interval)
+	if out.watch || flagSet(fs, "interval") || flagSet(fs, "metrics-addr") {
+		return c.doctorWatch(ctx, s, log, out)
 	}
 	return c.doctor(ctx, s, log, out.asJSON)
 }
@@ -45,6 +47,7 @@ func (c *cli) doctorCommand(ctx context.Context, args []string) int {
 type outputFlags struct {
 	asJSON, watch bool
 	interval      time.Duration
+	metricsAddr   string
 }
 
 // doctorBadSettings reports bad settings, each problem one event on
@@ -106,10 +109,18 @@ func errorFindings(doc *diag.Document) []errorEntry {
 // (findings that appear or clear, members joining and leaving, the group's
 // state and how often it rebalanced), until SIGINT or SIGTERM; with --json
 // one document per change, one per line. Each look is bounded by
-// CONNECT_INIT_TIMEOUT. It exits 128+signal, or 1 when it cannot write.
-func (c *cli) doctorWatch(ctx context.Context, s settings.Settings, log *slog.Logger, asJSON, watch bool, interval time.Duration) int {
+// CONNECT_INIT_TIMEOUT and taken with clients of its own (doctor.TakeLook).
+// With --metrics-addr it also serves the last look as Prometheus metrics
+// (doctor.Metrics); a failed look is a metric and a warning, never an
+// exit. It exits 128+signal, 1 when it cannot write, 2 when the metrics
+// address cannot be listened on.
+func (c *cli) doctorWatch(ctx context.Context, s settings.Settings, log *slog.Logger, out outputFlags) int {
+	interval := out.interval
 	switch {
-	case !watch:
+	case !out.watch && out.metricsAddr != "":
+		logConfigError(log, &settings.ConfigError{Setting: "--metrics-addr", Problem: "is given without --watch", Fix: "add --watch, or drop --metrics-addr"})
+		return exitcode.Config
+	case !out.watch:
 		logConfigError(log, &settings.ConfigError{Setting: "--interval", Problem: "is given without --watch", Fix: "add --watch, or drop --interval"})
 		return exitcode.Config
 	case interval < time.Second:
@@ -121,11 +132,29 @@ func (c *cli) doctorWatch(ctx context.Context, s settings.Settings, log *slog.Lo
 		logConfigError(log, err)
 		return exitcode.Config
 	}
-	defer clients.Close()
+	clients.Close() // never connected: each look opens its own
+	var m *diag.Metrics
+	if out.metricsAddr != "" {
+		reg := metrics.NewRegistry()
+		m = diag.NewMetrics(reg, cfg.GroupID)
+		addr, err := metrics.Serve(ctx, out.metricsAddr, reg)
+		if err != nil {
+			logConfigError(log, &settings.ConfigError{Setting: "--metrics-addr", Problem: err.Error(), Fix: "choose a free host:port, e.g. --metrics-addr=:9465"})
+			return exitcode.Config
+		}
+		log.Info("serving the watcher's metrics", "url", "http://"+addr.String()+"/metrics", "interval", interval.String())
+	}
 	look := func(ctx context.Context) *diag.Document {
 		lctx, cancel := context.WithTimeout(ctx, s.Timeout)
 		defer cancel()
-		return diag.Run(lctx, cfg, clients, log, diag.Options{Clock: c.clock}, version)
+		// Clients of the look's own: reusing one set would reconnect it
+		// on every look and leak the connections of the look before.
+		l := diag.TakeLook(lctx, cfg, log, diag.Options{Clock: c.clock, SkipLocalScan: m != nil}, version)
+		m.Observe(l)
+		if l.Failed != "" && ctx.Err() == nil {
+			log.Warn("the look failed; connect_init_doctor_look_success is 0", "error", l.Failed, "took", l.Duration.String())
+		}
+		return l.Document
 	}
 	looked := false
 	emit := func(doc *diag.Document, ch *diag.Change) error {

@@ -80,7 +80,7 @@ func TestNoPackageImportsItsParent(t *testing.T) {
 // test, so a new one is placed on purpose.
 var layer = map[string]int{
 	// Leaves: no package of ours below them.
-	"internal/clock": 0, "exitcode": 0, "checks": 0, "workerconfig": 0, "step": 0,
+	"internal/clock": 0, "exitcode": 0, "checks": 0, "metrics": 0, "workerconfig": 0, "step": 0,
 	"connect/proto": 0, "kafka/kafkalog": 0, "kafka/notyet": 0, "gate/peers/peerstest": 0, "security/securitytest": 0,
 	// Domain libraries: Kafka's and Connect's formats, TLS and SASL, REST.
 	"security": 1, "restclient": 1, "entrypoint": 1, "connect/plugins": 1, "connect/store": 1, "connect/registry": 1,
@@ -102,7 +102,7 @@ var layer = map[string]int{
 	// Test beds, demo and bench: above everything they drive.
 	"internal/testbed": 7, "internal/containerbed": 8, "internal/containerbed/bedctl": 0,
 	"internal/bench": 9, "internal/bench/rusage": 0, "internal/bench/standin": 0,
-	"internal/demo": 8, "internal/degraded": 8, "internal/chaos": 8, "internal/zkmode": 8, "internal/layers": 0,
+	"internal/demo": 8, "internal/degraded": 8, "internal/monitoring": 8, "internal/chaos": 8, "internal/zkmode": 8, "internal/layers": 0,
 	"examples": 8,
 }
 
@@ -169,7 +169,8 @@ func TestNarrowPackages(t *testing.T) {
 		"repair":         {"internal/clock", "kafka/notyet"},
 		"security":       {"workerconfig"},
 		"gate/peers":     {"internal/clock", "restclient", "workerconfig", "security", "step"},
-		"apply":          {"internal/clock", "restclient", "workerconfig", "exitcode"},
+		"apply":          {"internal/clock", "restclient", "workerconfig", "exitcode", "metrics"},
+		"metrics":        {},
 	}
 	all := imports(t)
 	for pkg, ok := range allowed {

@@ -1,0 +1,294 @@
+package doctor
+
+import (
+	"sort"
+	"strconv"
+	"sync"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/connect-init/connect-init/checks"
+	"github.com/connect-init/connect-init/connect/plugins"
+	"github.com/connect-init/connect-init/gate"
+)
+
+// Metrics are doctor --watch --metrics-addr's Prometheus metrics: the last
+// look, so that between deployments an alert rule watches what the gates
+// check at start-up. Every series carries the worker group as the label
+// group. Each finding id is exported at each severity it can have, 0 when
+// absent, so that one rule per severity covers every check and an alert
+// resolves when its finding clears.
+type Metrics struct {
+	looks *prometheus.CounterVec
+	// rebalances adds up the rebalances each look's window counted: the
+	// rate of a group that rebalances between looks too is higher.
+	rebalances prometheus.Counter
+
+	mu   sync.Mutex
+	last *Look
+}
+
+// findingSeverities lists every finding id doctor reports, with the
+// severities it can have (the table of doc.go; TestFindingCatalog
+// compares them).
+func findingSeverities() map[string][]checks.Severity {
+	e, w, i := checks.Error, checks.Warning, checks.Info
+	return map[string][]checks.Severity{
+		checks.IDGroupRebalanceStorm: {e}, IDBrokerUnreachable: {e}, IDBrokerCountBelowExpected: {e}, IDControllerUnknown: {e},
+		IDControllerQuorumLost: {e}, IDBrokerNotLive: {w}, checks.IDInternalTopicMissing: {w, e}, checks.IDTopicConfigsUnreadable: {e},
+		checks.IDConfigTopicPartitions: {e}, checks.IDTopicNotCompacted: {e}, checks.IDTopicUnderReplicated: {e, w},
+		checks.IDTopicReplicationBelowConf: {w}, checks.IDTopicMinISRTooHigh: {w}, checks.IDConsumerOffsetsMissing: {i},
+		checks.IDConsumerOffsetsSingle: {w, e}, checks.IDCoordinatorNotAvailable: {e}, checks.IDForeignGroupMember: {e},
+		checks.IDGroupRegisteredElsewhere: {e, i}, checks.IDUnverifiedGroupMember: {w}, checks.IDRegistryUnreadable: {w},
+		IDMemberConfigOffsetBehind: {w}, IDAssignmentConfigMismatch: {e}, IDDuplicateAdvertisedURL: {e},
+		IDAdvertisedURLUnresolvable: {w}, IDAdvertisedURLUnreachable: {w}, IDConfigTopicOpenTxn: {e, w}, checks.IDGroupNotStable: {w},
+		checks.IDGroupEmpty: {i}, plugins.IDPluginMissing: {e, w}, plugins.IDPluginMissingEverywhere: {w},
+		plugins.IDPluginVersionDiffers: {w}, plugins.IDPluginVersionUnverified: {i}, plugins.IDPluginNoManifest: {i, w},
+		plugins.IDPluginPathProblem: {w}, IDCheckFailed: {w}, IDRESTCredentialsRefused: {e},
+		checks.IDRebalanceDelayDefault: {w}, checks.IDRebalanceDelayBelowRejoin: {w},
+	}
+}
+
+// groupStates are the classic group states DescribeGroups reports; the
+// state series carries each, one of them 1.
+var groupStates = []string{"Stable", "PreparingRebalance", "CompletingRebalance", "Empty", "Dead"}
+
+// desc is a metric of the last look, with the group label added by the
+// registerer.
+func desc(name, help string, labels ...string) *prometheus.Desc {
+	return prometheus.NewDesc(name, help, labels, nil)
+}
+
+var (
+	findingsDesc = desc("connect_init_doctor_findings",
+		"Findings of the last look by check id and severity (0 when the check found nothing): doctor's findings, one alert rule per severity covers every check.", "check", "severity")
+	lookDurationDesc = desc("connect_init_doctor_look_duration_seconds", "How long the last look took.")
+	lookSuccessDesc  = desc("connect_init_doctor_look_success",
+		"Whether the last look saw the whole cluster (1) or failed (0): no broker answered, a describe failed, or it ran out of time.")
+	lookTimeDesc     = desc("connect_init_doctor_last_look_timestamp_seconds", "When the last look began (Unix time).")
+	lookRequestsDesc = desc("connect_init_doctor_look_kafka_requests", "Kafka requests the last look sent, over every connection.")
+	brokersDesc      = desc("connect_init_brokers", "Brokers by state: registered (in the metadata), reachable (answering from here), expected (what run waits for).", "state")
+
+	topicPartitionsDesc = desc("connect_init_internal_topic_partitions", "Partitions of the internal topic (0 when it does not exist).", "role", "topic")
+	topicExistsDesc     = desc("connect_init_internal_topic_exists", "Whether the internal topic exists.", "role", "topic")
+	topicRFDesc         = desc("connect_init_internal_topic_replication_factor", "Largest replica set of any partition of the internal topic.", "role", "topic")
+	topicISRDesc        = desc("connect_init_internal_topic_in_sync_replicas", "Fewest in-sync replicas of any partition of the internal topic.", "role", "topic")
+	topicURPDesc        = desc("connect_init_internal_topic_under_replicated_partitions", "Partitions of the internal topic with fewer in-sync replicas than replicas.", "role", "topic")
+	topicLeaderlessDesc = desc("connect_init_internal_topic_leaderless_partitions", "Partitions of the internal topic without a leader.", "role", "topic")
+	topicMinISRDesc     = desc("connect_init_internal_topic_min_insync_replicas", "The internal topic's min.insync.replicas setting (absent when unreadable).", "role", "topic")
+	topicCompactDesc    = desc("connect_init_internal_topic_compacted", "Whether the internal topic's cleanup.policy is exactly compact (absent when unreadable).", "role", "topic")
+	configEndDesc       = desc("connect_init_config_topic_end_offset", "End offset of the config topic as the group look read it.", "topic")
+
+	coordAvailableDesc = desc("connect_init_coordinator_available", "Whether FindCoordinator found the worker group's coordinator.")
+	coordISRDesc       = desc("connect_init_coordinator_partition_in_sync_replicas", "In-sync replicas of the group's __consumer_offsets partition.", "partition")
+	coordReplicasDesc  = desc("connect_init_coordinator_partition_replicas", "Replicas of the group's __consumer_offsets partition.", "partition")
+	coordLeaderDesc    = desc("connect_init_coordinator_partition_leader", "Broker id leading the group's __consumer_offsets partition (-1: none).", "partition")
+
+	groupStateDesc      = desc("connect_init_group_state", "The worker group's state at the last look (1 for the current one).", "state")
+	groupMembersDesc    = desc("connect_init_group_members", "Members of the worker group.")
+	groupForeignDesc    = desc("connect_init_group_foreign_members", "Members a group-identity rule proved foreign (another Connect cluster or a stale worker).")
+	groupUnverifiedDesc = desc("connect_init_group_unverified_members", "Members neither proven ours nor foreign.")
+	groupRateDesc       = desc("connect_init_group_rebalances_per_minute",
+		"Rebalances per minute the last look's window counted (DescribeGroups carries no generation id: rebalances are seen as state and membership changes).")
+
+	lockExistsDesc   = desc("connect_init_lock_topic_exists", "Whether the startup lock's topic exists.", "topic")
+	lockWritableDesc = desc("connect_init_lock_topic_writable", "Whether the startup lock's topic has a leader and at least min.insync.replicas in-sync replicas.", "topic")
+	lockQueueDesc    = desc("connect_init_lock_queue_length", "Live holders and waiters in the worker group's startup lock queue.", "topic")
+	lockWaitersDesc  = desc("connect_init_lock_waiters", "Live waiters in the worker group's startup lock queue.", "topic")
+	lockAgeDesc      = desc("connect_init_lock_holder_age_seconds", "How long the oldest holder of the startup lock has held it (0: none).", "topic")
+	lockLeaseDesc    = desc("connect_init_lock_hold_lease_seconds", "CONNECT_INIT_LOCK_LEASE: how long a holder that never gets ready keeps its permit.", "topic")
+	lockReadDesc     = desc("connect_init_lock_read_success", "Whether the last look read the startup lock's queue.", "topic")
+)
+
+// NewMetrics registers the watcher's metrics on reg (metrics.NewRegistry,
+// shared with apply --watch's when both run), each series labelled with
+// the worker group.
+func NewMetrics(reg prometheus.Registerer, groupID string) *Metrics {
+	m := &Metrics{
+		looks: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "connect_init_doctor_looks_total",
+			Help: "Looks the watcher took, by result (ok, failed)."}, []string{"result"}),
+		rebalances: prometheus.NewCounter(prometheus.CounterOpts{Name: "connect_init_group_rebalances_total",
+			Help: "Rebalances the looks' windows counted, added up (a lower bound: the group is not watched between looks)."}),
+	}
+	m.looks.WithLabelValues("ok")
+	m.looks.WithLabelValues("failed")
+	prometheus.WrapRegistererWith(prometheus.Labels{"group": groupID}, reg).MustRegister(m.looks, m.rebalances, (*lastLook)(m))
+	return m
+}
+
+// Observe records a look; a nil *Metrics ignores it.
+func (m *Metrics) Observe(l *Look) {
+	if m == nil {
+		return
+	}
+	result := "ok"
+	if l.Failed != "" {
+		result = "failed"
+	}
+	m.looks.WithLabelValues(result).Inc()
+	if g := l.Document.Cluster.Group; g != nil && g.Window != nil {
+		m.rebalances.Add(float64(g.Window.Rebalances))
+	}
+	m.mu.Lock()
+	m.last = l
+	m.mu.Unlock()
+}
+
+// lastLook emits the last look's values, so that a topic renamed or a
+// partition moved leaves no stale series behind.
+type lastLook Metrics
+
+func (c *lastLook) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range []*prometheus.Desc{findingsDesc, lookDurationDesc, lookSuccessDesc, lookTimeDesc, lookRequestsDesc, brokersDesc,
+		topicPartitionsDesc, topicExistsDesc, topicRFDesc, topicISRDesc, topicURPDesc, topicLeaderlessDesc, topicMinISRDesc, topicCompactDesc, configEndDesc,
+		coordAvailableDesc, coordISRDesc, coordReplicasDesc, coordLeaderDesc,
+		groupStateDesc, groupMembersDesc, groupForeignDesc, groupUnverifiedDesc, groupRateDesc,
+		lockExistsDesc, lockWritableDesc, lockQueueDesc, lockWaitersDesc, lockAgeDesc, lockLeaseDesc, lockReadDesc} {
+		ch <- d
+	}
+}
+
+func (c *lastLook) Collect(ch chan<- prometheus.Metric) {
+	c.mu.Lock()
+	l := c.last
+	c.mu.Unlock()
+	if l == nil {
+		return
+	}
+	g := func(d *prometheus.Desc, v float64, labels ...string) {
+		ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v, labels...)
+	}
+	doc, s := l.Document, l.Snapshot
+	g(lookDurationDesc, l.Duration.Seconds())
+	g(lookSuccessDesc, one(l.Failed == ""))
+	g(lookTimeDesc, float64(l.Started.UnixNano())/1e9)
+	g(lookRequestsDesc, float64(l.KafkaRequests))
+	collectFindings(g, doc.Findings)
+	if b := doc.Cluster.Brokers; b != nil {
+		g(brokersDesc, float64(b.Registered), "registered")
+		g(brokersDesc, float64(b.Reachable), "reachable")
+		g(brokersDesc, float64(b.Expected), "expected")
+	}
+	if s.Topics != nil {
+		for _, t := range s.Topics.Topics {
+			collectTopic(g, t)
+		}
+	}
+	collectCoordinator(g, s.Coordinator)
+	collectGroup(g, doc)
+	collectLock(g, l.Lock)
+}
+
+type gaugeFunc func(d *prometheus.Desc, v float64, labels ...string)
+
+func collectFindings(g gaugeFunc, findings []checks.Result) {
+	counts := map[[2]string]int{}
+	for _, f := range findings {
+		counts[[2]string{f.ID, string(f.Severity)}]++
+	}
+	for id, sevs := range findingSeverities() {
+		for _, sev := range sevs {
+			k := [2]string{id, string(sev)}
+			if _, ok := counts[k]; !ok {
+				counts[k] = 0
+			}
+		}
+	}
+	keys := make([][2]string, 0, len(counts))
+	for k := range counts {
+		keys = append(keys, k)
+	}
+	sort.Slice(keys, func(i, j int) bool { return keys[i][0]+keys[i][1] < keys[j][0]+keys[j][1] })
+	for _, k := range keys {
+		g(findingsDesc, float64(counts[k]), k[0], k[1])
+	}
+}
+
+func collectTopic(g gaugeFunc, t gate.TopicResult) {
+	exists := t.Outcome != gate.TopicMissing
+	g(topicExistsDesc, one(exists), t.Role, t.Name)
+	g(topicPartitionsDesc, float64(t.Partitions), t.Role, t.Name)
+	if !exists {
+		return
+	}
+	g(topicRFDesc, float64(t.ReplicationFactor), t.Role, t.Name)
+	g(topicISRDesc, float64(t.MinISR), t.Role, t.Name)
+	g(topicURPDesc, float64(len(t.UnderReplicated)), t.Role, t.Name)
+	g(topicLeaderlessDesc, float64(len(t.Offline)), t.Role, t.Name)
+	if t.ConfigError != "" {
+		return
+	}
+	if n, err := strconv.Atoi(t.MinInsyncReplicas); err == nil {
+		g(topicMinISRDesc, float64(n), t.Role, t.Name)
+	}
+	g(topicCompactDesc, one(t.CleanupPolicy == "compact"), t.Role, t.Name)
+}
+
+func collectCoordinator(g gaugeFunc, c *gate.CoordinatorReport) {
+	if c == nil {
+		return
+	}
+	g(coordAvailableDesc, one(c.CoordinatorID >= 0))
+	if c.Partitions == 0 {
+		return
+	}
+	p := strconv.Itoa(int(c.Partition))
+	g(coordISRDesc, float64(len(c.ISR)), p)
+	g(coordReplicasDesc, float64(len(c.Replicas)), p)
+	g(coordLeaderDesc, float64(c.Leader), p)
+}
+
+func collectGroup(g gaugeFunc, doc *Document) {
+	gr := doc.Cluster.Group
+	if gr == nil {
+		return
+	}
+	known := false
+	for _, st := range groupStates {
+		known = known || st == gr.State
+		g(groupStateDesc, one(st == gr.State), st)
+	}
+	if !known && gr.State != "" {
+		g(groupStateDesc, 1, gr.State)
+	}
+	g(groupMembersDesc, float64(len(gr.Members)))
+	g(groupForeignDesc, float64(len(gr.Foreign)))
+	unverified := 0
+	for _, f := range doc.Findings {
+		if f.ID == checks.IDUnverifiedGroupMember {
+			unverified++
+		}
+	}
+	g(groupUnverifiedDesc, float64(unverified))
+	if w := gr.Window; w != nil && w.Span > 0 {
+		g(groupRateDesc, float64(w.Rebalances)/w.Span.Minutes())
+	} else {
+		g(groupRateDesc, 0)
+	}
+}
+
+func collectLock(g gaugeFunc, l *LockLook) {
+	if l == nil {
+		return
+	}
+	g(lockExistsDesc, one(l.Exists), l.Topic)
+	g(lockLeaseDesc, l.HoldLease.Seconds(), l.Topic)
+	if !l.Exists {
+		return
+	}
+	g(lockWritableDesc, one(l.Writable), l.Topic)
+	g(lockReadDesc, one(l.Err == ""), l.Topic)
+	if l.Err != "" {
+		return
+	}
+	g(lockQueueDesc, float64(l.Holders+l.Waiters), l.Topic)
+	g(lockWaitersDesc, float64(l.Waiters), l.Topic)
+	g(lockAgeDesc, l.HolderAge.Seconds(), l.Topic)
+}
+
+func one(b bool) float64 {
+	if b {
+		return 1
+	}
+	return 0
+}

@@ -1,0 +1,51 @@
+// Package metrics is connect-init's one Prometheus registry and its HTTP
+// endpoint, shared by the watchers (apply --watch, doctor --watch): each
+// registers its own collectors on a registry made here, and Serve exposes
+// it. Keeping the registry's construction in one place means both watchers
+// expose the same process and Go runtime metrics under the same names, so
+// one dashboard reads the memory of either.
+package metrics
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+)
+
+// NewRegistry is a registry with the process collector (resident memory,
+// open file descriptors, CPU) and the Go runtime collector, which is what
+// a long-running watcher's leaks show up in.
+func NewRegistry() *prometheus.Registry {
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}), collectors.NewGoCollector())
+	return reg
+}
+
+// Serve listens on addr (host:port) and serves g at /metrics until ctx
+// ends. The listener is opened before it returns, so that an address in use
+// is an error at once, not a line in the log later. A failed scrape answers
+// 500 with the error instead of a partial page, so that Prometheus marks
+// the target down rather than seeing series vanish.
+func Serve(ctx context.Context, addr string, g prometheus.Gatherer) (net.Addr, error) {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("cannot serve the metrics on %s: %w", addr, err)
+	}
+	mux := http.NewServeMux()
+	mux.Handle("/metrics", promhttp.HandlerFor(g, promhttp.HandlerOpts{ErrorHandling: promhttp.HTTPErrorOnError}))
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	go func() { _ = srv.Serve(ln) }() // ends with Shutdown below
+	go func() {
+		<-ctx.Done()
+		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = srv.Shutdown(sctx)
+	}()
+	return ln.Addr(), nil
+}
