@@ -96,23 +96,29 @@ func Started(logs string) bool {
 	return false
 }
 
-// OwnProof returns the addresses the advertised name resolved to when the
-// self-probe passed (the "REST peer ok" event of source own, status self),
-// and whether there was such a pass before the exec.
-func OwnProof(logs string) (resolved string, ok bool) {
+// ownPass is the self-probe's pass (the "REST peer ok" event of source
+// own, status self) before the exec, if any.
+func ownPass(logs string) (Event, bool) {
 	for _, l := range strings.Split(logs, "\n") {
 		e, isOurs := ParseEvent(l)
 		if !isOurs {
 			continue
 		}
 		if e["msg"] == "starting the worker" {
-			return "", false
+			return nil, false
 		}
 		if e["msg"] == "REST peer ok" && e["source"] == "own" && e["status"] == "self" {
-			return e["resolved"], true
+			return e, true
 		}
 	}
-	return "", false
+	return nil, false
+}
+
+// OwnProof returns the addresses the advertised name resolved to when the
+// self-probe passed, and whether there was such a pass before the exec.
+func OwnProof(logs string) (resolved string, ok bool) {
+	e, ok := ownPass(logs)
+	return e["resolved"], ok
 }
 
 // ProvenAlone reports whether the worker of logs was started only after
@@ -120,18 +126,7 @@ func OwnProof(logs string) (resolved string, ok bool) {
 // to it alone: a pass with exactly one address resolved, held for the
 // settle window (the "settled" attribute).
 func ProvenAlone(logs string) (resolved string, proven bool) {
-	for _, l := range strings.Split(logs, "\n") {
-		e, isOurs := ParseEvent(l)
-		if !isOurs {
-			continue
-		}
-		if e["msg"] == "starting the worker" {
-			return "", false
-		}
-		if e["msg"] == "REST peer ok" && e["source"] == "own" && e["status"] == "self" {
-			r := e["resolved"]
-			return r, r != "" && !strings.Contains(r, ",") && e["settled"] != ""
-		}
-	}
-	return "", false
+	e, ok := ownPass(logs)
+	r := e["resolved"]
+	return r, ok && r != "" && !strings.Contains(r, ",") && e["settled"] != ""
 }
