@@ -138,12 +138,13 @@ func TestApplyFromCIRunner(t *testing.T) {
 
 	// A prune from a directory none of whose connectors the cluster holds
 	// (as through a typo in --url, to another cluster): refused, nothing
-	// written, the package's seed connector still there.
+	// written, this test's own connector still there (the package's
+	// seed connector may be pruned by a test that ran before).
 	other := filepath.Join(t.TempDir(), "other")
 	writeFile(t, other, "ci-other.json", sinkJSON("ci-other", seedTopic, out, ""))
 	before := configEnd(t)
 	code, o = testbedRun(t, env, "apply", "--dir", other, "--url", u, "--prune", "--cacert", pki.caFile, "--cert", pki.clientCert, "--key", pki.clientKey)
-	if code != 2 || !strings.Contains(o, "refusing to prune through "+u) || connectorConfig(t, "seed-source") == nil || connectorConfig(t, "ci-other") != nil || configEnd(t) != before {
+	if code != 2 || !strings.Contains(o, "refusing to prune through "+u) || connectorConfig(t, "ci-sink") == nil || connectorConfig(t, "ci-other") != nil || configEnd(t) != before {
 		t.Fatalf("prune of a cluster holding none of the directory's connectors: exit %d\n%s", code, o)
 	}
 
