@@ -125,6 +125,8 @@ func composeExample(t *testing.T, c *Compose, kafkaImage string) {
 			for _, id := range ids {
 				if logs := ContainerLogs(ctx, id); !startedRe.MatchString(logs) || !ownOKRe.MatchString(logs) {
 					t.Fatalf("%s joined without connect-init's self-probe and exec:\n%s", id, tail(logs, 3000))
+				} else if mode := lockMode(logs); mode != "worker" {
+					t.Fatalf("%s: startup lock mode=%q, want mode=worker (the image installs the provider jar):\n%s", id, mode, tail(logs, 3000))
 				}
 			}
 			ok, fails := postConnectors(t, ctx, "compose-"+c.Name, ids)
