@@ -14,9 +14,11 @@
 # nothing else, for `COPY --from=connect-init/release ...` into an image of
 # your own (docs/containers.md).
 #
-# Build arguments: VERSION (stamped into `connect-init version`; without it
-# the binary reports the module version and commit from its build
-# information), GO_VERSION, MAVEN_IMAGE; the base image of each target,
+# Build arguments: VERSION (stamped into `connect-init version`, e.g.
+# --build-arg VERSION=$(git describe --tags --always); the context leaves
+# .git out, so without it the binary reports "(devel)" and no commit: a
+# binary of make release reports both from its build information),
+# GO_VERSION, MAVEN_IMAGE; the base image of each target,
 # CP_BASE, DEBEZIUM_BASE and KAFKA_BASE (the vendors' images by default, of
 # CP_VERSION, DEBEZIUM_VERSION and KAFKA_VERSION; the container tests build
 # these very targets on their stand-ins); and RELEASE, the image the
