@@ -54,14 +54,14 @@ release-check: release
 ## reproducible: make release twice, in two fresh clones of HEAD at different paths, each with an empty Go
 ## build cache and Maven output, and compare the two dist/SHA256SUMS (several minutes: two cold builds)
 reproducible:
-	@set -e; tmp=$$(mktemp -d); trap 'chmod -R u+w $$tmp; rm -rf $$tmp' EXIT; \
+	@set -e; tmp=$$(mktemp -d); trap 'chmod -R u+w $$tmp; rm -rf $$tmp' EXIT; rev=$$(git rev-parse HEAD); \
 	for d in one two/deeper; do \
 	  git clone --quiet --no-checkout "$(CURDIR)" $$tmp/$$d; \
-	  git -C $$tmp/$$d checkout --quiet --detach $$(git rev-parse HEAD); \
+	  git -C $$tmp/$$d checkout --quiet --detach $$rev; \
 	  GOCACHE=$$tmp/cache-$${d%%/*} $(MAKE) --no-print-directory -C $$tmp/$$d release >/dev/null; \
 	done; \
 	if cmp -s $$tmp/one/dist/SHA256SUMS $$tmp/two/deeper/dist/SHA256SUMS; then \
-	  echo "reproducible: two builds of $$(git rev-parse HEAD) are the same bytes:"; cat $$tmp/one/dist/SHA256SUMS; \
+	  echo "reproducible: two builds of $$rev are the same bytes:"; cat $$tmp/one/dist/SHA256SUMS; \
 	else diff $$tmp/one/dist/SHA256SUMS $$tmp/two/deeper/dist/SHA256SUMS; echo "reproducible: the two builds differ"; exit 1; fi
 
 ## demo: a local 3-broker KRaft cluster and two Connect workers started through connect-init (Ctrl-C stops all)
