@@ -2,14 +2,31 @@
 #
 # connect-init in front of a Kafka Connect worker.
 #
-# Three images from one file; the builder stage is shared:
+# Three images from one file, and a minimal one; the builder stages are
+# shared:
 #
 #   docker build -t connect-init/cp-kafka-connect .                      # confluent (default, last stage)
 #   docker build --target debezium -t connect-init/debezium-connect .
 #   docker build --target apache   -t connect-init/kafka-connect .
+#   docker build --target release  -t connect-init/release .            # FROM scratch: the binary and the jar only
 #
-# Build arguments: VERSION (stamped into `connect-init version`), CP_VERSION,
-# DEBEZIUM_VERSION, KAFKA_VERSION, GO_VERSION, MAVEN_IMAGE.
+# The release image holds /connect-init and /connect-init-provider.jar and
+# nothing else, for `COPY --from=connect-init/release ...` into an image of
+# your own (docs/containers.md).
+#
+# Build arguments: VERSION (stamped into `connect-init version`, e.g.
+# --build-arg VERSION=$(git describe --tags --always); the context leaves
+# .git out, so without it the binary reports "(devel)" and no commit: a
+# binary of make release reports both from its build information),
+# GO_VERSION, MAVEN_IMAGE; the base image of each target,
+# CP_BASE, DEBEZIUM_BASE and KAFKA_BASE (the vendors' images by default, of
+# CP_VERSION, DEBEZIUM_VERSION and KAFKA_VERSION; the container tests build
+# these very targets on their stand-ins); and RELEASE, the image the
+# targets take the binary and the jar from: the release stage below, built
+# from this source, by default, or any image laid out like it, such as a
+# published connect-init/release (docker build --build-arg
+# RELEASE=connect-init/release:v1.2.3 --target debezium .), so that no Go
+# or Maven build runs.
 #
 # Each target also installs the in-worker startup lock's ConfigProvider
 # (java/connect-init-provider, 7 KB, no dependency but the worker's own
@@ -39,6 +56,10 @@ ARG CP_VERSION=7.9.0
 ARG DEBEZIUM_VERSION=3.0
 ARG KAFKA_VERSION=4.0.0
 ARG MAVEN_IMAGE=maven:3.9-eclipse-temurin-17
+ARG CP_BASE=confluentinc/cp-kafka-connect:${CP_VERSION}
+ARG DEBEZIUM_BASE=quay.io/debezium/connect:${DEBEZIUM_VERSION}
+ARG KAFKA_BASE=apache/kafka:${KAFKA_VERSION}
+ARG RELEASE=release
 
 # ---------------------------------------------------------------------------
 # build: a static binary (CGO_ENABLED=0), so it runs unchanged on UBI (the
@@ -70,6 +91,18 @@ RUN --mount=type=cache,target=/root/.m2 \
     mkdir -p /out && cp target/connect-init-provider.jar /out/
 
 # ---------------------------------------------------------------------------
+# release: the binary and the jar alone, FROM scratch, for COPY --from=.
+FROM scratch AS release
+COPY --from=build /out/connect-init /connect-init
+COPY --from=provider /out/connect-init-provider.jar /connect-init-provider.jar
+
+# ---------------------------------------------------------------------------
+# dist: where the targets below take the binary and the jar from (ARG
+# RELEASE): the release stage, or a prebuilt release image. The container
+# tests build every stage from here on, on their stand-ins.
+FROM ${RELEASE} AS dist
+
+# ---------------------------------------------------------------------------
 # debezium: quay.io/debezium/connect (Docker Hub's debezium/connect stopped
 # at 2.x). Its image runs ENTRYPOINT ["/docker-entrypoint.sh"] CMD ["start"]
 # as user kafka (uid 1001).
@@ -81,9 +114,9 @@ RUN --mount=type=cache,target=/root/.m2 \
 # and maps CONNECT_* names with a plain _ -> . rule. connect-init detects
 # the image from that entrypoint (flavour debezium) and reads the settings
 # exactly as it does: Debezium's own variables alone are enough.
-FROM quay.io/debezium/connect:${DEBEZIUM_VERSION} AS debezium
-COPY --from=build /out/connect-init /usr/local/bin/connect-init
-COPY --from=provider /out/connect-init-provider.jar /kafka/libs/connect-init-provider.jar
+FROM ${DEBEZIUM_BASE} AS debezium
+COPY --from=dist /connect-init /usr/local/bin/connect-init
+COPY --from=dist /connect-init-provider.jar /kafka/libs/connect-init-provider.jar
 RUN ["connect-init", "version"]
 USER kafka
 ENTRYPOINT ["connect-init", "run", "--"]
@@ -99,9 +132,9 @@ HEALTHCHECK --interval=10s --timeout=10s --start-period=6m --retries=6 \
 # CONNECT_INIT_WORKER_CONFIG points connect-init at the same file so both
 # see one configuration. Do not set CONNECT_* variables with this image:
 # connect-init would apply them on top of the file, Connect would not.
-FROM apache/kafka:${KAFKA_VERSION} AS apache
-COPY --from=build /out/connect-init /usr/local/bin/connect-init
-COPY --from=provider /out/connect-init-provider.jar /opt/kafka/libs/connect-init-provider.jar
+FROM ${KAFKA_BASE} AS apache
+COPY --from=dist /connect-init /usr/local/bin/connect-init
+COPY --from=dist /connect-init-provider.jar /opt/kafka/libs/connect-init-provider.jar
 RUN ["connect-init", "version"]
 ENV CONNECT_INIT_WORKER_CONFIG=/etc/kafka-connect/worker.properties
 USER appuser
@@ -115,9 +148,9 @@ HEALTHCHECK --interval=10s --timeout=10s --start-period=6m --retries=6 \
 # confluent (default): confluentinc/cp-kafka-connect runs
 # CMD ["/etc/confluent/docker/run"] as appuser (uid 1000). Its own
 # HEALTHCHECK (curl /connectors) is replaced by connect-init's.
-FROM confluentinc/cp-kafka-connect:${CP_VERSION} AS confluent
-COPY --from=build /out/connect-init /usr/local/bin/connect-init
-COPY --from=provider /out/connect-init-provider.jar /usr/share/java/kafka/connect-init-provider.jar
+FROM ${CP_BASE} AS confluent
+COPY --from=dist /connect-init /usr/local/bin/connect-init
+COPY --from=dist /connect-init-provider.jar /usr/share/java/kafka/connect-init-provider.jar
 RUN ["connect-init", "version"]
 USER appuser
 ENTRYPOINT ["connect-init", "run", "--"]

@@ -8,7 +8,7 @@ GOBIN := $(shell $(GO) env GOPATH)/bin
 # "context deadline exceeded" when a duration runs out (golang/go#75804).
 FUZZTIME ?= 50000x
 
-.PHONY: build jar deps demo test unit lint integration containers smoke-3x smoke-zk fuzz bench chaos rolling monitoring clean
+.PHONY: build jar deps demo test unit lint integration containers smoke-3x smoke-zk fuzz bench chaos rolling monitoring release release-check reproducible clean
 
 ## build: the static binary, version stamped
 build:
@@ -21,6 +21,48 @@ jar: $(JAR)
 $(JAR): java/connect-init-provider/pom.xml $(shell find java/connect-init-provider/src -name '*.java' 2>/dev/null)
 	$(MVN) -q -B -Dstyle.color=never -f java/connect-init-provider/pom.xml package
 	@mkdir -p bin && cp java/connect-init-provider/target/connect-init-provider.jar $@
+
+## release: what a user takes, into dist/: static linux/amd64 and linux/arm64 binaries, the provider jar, a
+## CycloneDX SBOM per binary and SHA256SUMS (checked at the end with sha256sum -c). No -X stamp: the
+## binaries carry the module version (the tag, or a pseudo-version of the commit) and the VCS revision in
+## their build information, and fixed flags (-trimpath, -buildid=) make two builds of one commit the same
+## bytes (make reproducible). Run it in a clone: Go records the VCS only from a .git directory, not from a
+## git worktree, and the target refuses a binary without its revision.
+RELEASE_ARCHES ?= amd64 arm64
+RELEASE_LDFLAGS := -s -w -buildid=
+CYCLONEDX_GOMOD ?= github.com/CycloneDX/cyclonedx-gomod/cmd/cyclonedx-gomod@v1.10.0
+release:
+	rm -rf dist && mkdir -p dist bin
+	GOBIN=$(CURDIR)/bin GOFLAGS= $(GO) install $(CYCLONEDX_GOMOD)
+	set -e; for arch in $(RELEASE_ARCHES); do \
+	  CGO_ENABLED=0 GOOS=linux GOARCH=$$arch GOFLAGS= $(GO) build -trimpath -buildvcs=true -ldflags "$(RELEASE_LDFLAGS)" \
+	    -o dist/connect-init-linux-$$arch ./cmd/connect-init; \
+	  $(GO) version -m dist/connect-init-linux-$$arch | grep -q 'vcs.revision=' || \
+	    { echo "dist/connect-init-linux-$$arch has no VCS revision: run make release in a clone (not a git worktree)"; exit 1; }; \
+	  CGO_ENABLED=0 GOOS=linux GOARCH=$$arch GOFLAGS= bin/cyclonedx-gomod app -json -std -noserial -notimestamp \
+	    -main cmd/connect-init -output dist/connect-init-linux-$$arch.cdx.json .; \
+	done
+	$(MVN) -q -B -Dstyle.color=never -f java/connect-init-provider/pom.xml clean package
+	cp java/connect-init-provider/target/connect-init-provider.jar dist/
+	cd dist && sha256sum connect-init-linux-* connect-init-provider.jar > SHA256SUMS && sha256sum -c SHA256SUMS
+
+## release-check: make release, then TestRelease (build tag release): the checksums verify, each SBOM lists
+## the modules of go.mod that its binary links, at go.mod's versions, and the binaries say their commit
+release-check: release
+	CONNECT_INIT_DIST=$(CURDIR)/dist $(GO) test -tags release -count=1 -run '^TestRelease$$' -v ./buildinfo/
+
+## reproducible: make release twice, in two fresh clones of HEAD at different paths, each with an empty Go
+## build cache and Maven output, and compare the two dist/SHA256SUMS (several minutes: two cold builds)
+reproducible:
+	@set -e; tmp=$$(mktemp -d); trap 'chmod -R u+w $$tmp; rm -rf $$tmp' EXIT; rev=$$(git rev-parse HEAD); \
+	for d in one two/deeper; do \
+	  git clone --quiet --no-checkout "$(CURDIR)" $$tmp/$$d; \
+	  git -C $$tmp/$$d checkout --quiet --detach $$rev; \
+	  GOCACHE=$$tmp/cache-$${d%%/*} $(MAKE) --no-print-directory -C $$tmp/$$d release >/dev/null; \
+	done; \
+	if cmp -s $$tmp/one/dist/SHA256SUMS $$tmp/two/deeper/dist/SHA256SUMS; then \
+	  echo "reproducible: two builds of $$rev are the same bytes:"; cat $$tmp/one/dist/SHA256SUMS; \
+	else diff $$tmp/one/dist/SHA256SUMS $$tmp/two/deeper/dist/SHA256SUMS; echo "reproducible: the two builds differ"; exit 1; fi
 
 ## demo: a local 3-broker KRaft cluster and two Connect workers started through connect-init (Ctrl-C stops all)
 # Built, then run directly: `go run` exits 1 after forwarding a Ctrl-C, which
@@ -46,12 +88,14 @@ lint:
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$unformatted" ]; then echo "gofmt needed: $$unformatted"; exit 1; fi
 	$(GO) vet ./...
 	$(GO) vet -tags integration ./...
+	$(GO) vet -tags release ./buildinfo/
 	$(GO) vet -tags 'integration rolling' ./internal/containerbed/
 	$(GO) vet -tags 'integration long' ./cmd/connect-init/ ./internal/containerbed/
 	$(GO) vet -tags 'integration monitoring' ./internal/monitoring/
 	@test -x $(GOBIN)/staticcheck || $(GO) install honnef.co/go/tools/cmd/staticcheck@v0.8.2
 	$(GOBIN)/staticcheck ./...
 	$(GOBIN)/staticcheck -tags integration ./...
+	$(GOBIN)/staticcheck -tags release ./buildinfo/
 	$(GOBIN)/staticcheck -tags 'integration rolling' ./internal/containerbed/
 	$(GOBIN)/staticcheck -tags 'integration long' ./cmd/connect-init/ ./internal/containerbed/
 	$(GOBIN)/staticcheck -tags 'integration monitoring' ./internal/monitoring/
@@ -130,4 +174,4 @@ long: jar
 	$(GO) test -tags 'integration long' -count=1 -timeout 20m -run 'TestComposeExampleV1' -v ./internal/containerbed/
 
 clean:
-	rm -rf bin
+	rm -rf bin dist

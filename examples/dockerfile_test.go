@@ -112,13 +112,22 @@ func parseDockerfile(src string) (*dockerfile, error) {
 
 var argRef = regexp.MustCompile(`\$\{?([A-Za-z_][A-Za-z0-9_]*)\}?`)
 
+// expandArgs replaces the global ARGs' defaults in s, again while they
+// name other ARGs (ARG CP_BASE=...:${CP_VERSION}).
 func expandArgs(s string, args map[string]string) string {
-	return argRef.ReplaceAllStringFunc(s, func(m string) string {
-		if v, ok := args[argRef.FindStringSubmatch(m)[1]]; ok {
-			return v
+	for range 5 {
+		next := argRef.ReplaceAllStringFunc(s, func(m string) string {
+			if v, ok := args[argRef.FindStringSubmatch(m)[1]]; ok {
+				return v
+			}
+			return m
+		})
+		if next == s {
+			break
 		}
-		return m
-	})
+		s = next
+	}
+	return s
 }
 
 func (df *dockerfile) stage(name string) *stage {
@@ -297,6 +306,35 @@ func TestDockerfile(t *testing.T) {
 		t.Error("builder does not set CGO_ENABLED=0: the binary must be static (UBI and Alpine bases)")
 	}
 
+	// The release image: FROM scratch, the builder's binary and the jar
+	// only, for COPY --from=; the targets take both through the dist
+	// stage, FROM ${RELEASE} (the release stage unless a prebuilt image is
+	// given), which is where the container tests start building.
+	relName := df.globalArgs["RELEASE"]
+	rel := df.stage(relName)
+	if rel == nil || relName != "release" {
+		t.Fatalf("ARG RELEASE=%q: want the default to name the stage release", relName)
+	}
+	if rel.from != "scratch" {
+		t.Errorf("stage release FROM %s, want scratch: only the binary and the jar", rel.from)
+	}
+	relFiles := map[string]string{}
+	for _, in := range rel.instrs {
+		if in.cmd != "COPY" || in.flags["from"] == "" {
+			t.Errorf("stage release: %s %s: only COPY --from= of the builders belongs there", in.cmd, in.args)
+			continue
+		}
+		f := strings.Fields(in.args)
+		relFiles[f[len(f)-1]] = in.flags["from"]
+	}
+	if relFiles["/connect-init"] != build.name || relFiles["/connect-init-provider.jar"] == "" || len(relFiles) != 2 {
+		t.Errorf("stage release copies %v: want /connect-init from %s and /connect-init-provider.jar, nothing else", relFiles, build.name)
+	}
+	dist := df.stage("dist")
+	if dist == nil || dist.from != relName || len(dist.instrs) != 0 {
+		t.Fatalf("no stage dist FROM ${RELEASE} without instructions: the targets' one source of the binary and the jar")
+	}
+
 	if last := df.stages[len(df.stages)-1]; last.name != "confluent" {
 		t.Errorf("last stage is %q: the default target must be confluent", last.name)
 	}
@@ -313,12 +351,12 @@ func TestDockerfile(t *testing.T) {
 		}
 		copied := false
 		for _, in := range st.instrs {
-			if in.cmd == "COPY" && in.flags["from"] == build.name && strings.HasSuffix(in.args, " "+binaryPath) {
+			if in.cmd == "COPY" && in.flags["from"] == "dist" && in.args == "/connect-init "+binaryPath {
 				copied = true
 			}
 		}
 		if !copied {
-			t.Errorf("%s: no COPY --from=%s ... %s", where, build.name, binaryPath)
+			t.Errorf("%s: no COPY --from=dist /connect-init %s", where, binaryPath)
 		}
 		if u := st.last("USER"); u == nil {
 			t.Errorf("%s: no USER: the base image's user is not restated", where)

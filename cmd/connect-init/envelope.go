@@ -58,7 +58,7 @@ func (e *envelope) addError(en errorEntry) {
 
 // jsonCommands are the commands that take --json and so print an
 // envelope on every outcome.
-var jsonCommands = map[string]bool{"apply": true, "config": true, "doctor": true}
+var jsonCommands = map[string]bool{"apply": true, "config": true, "doctor": true, "version": true}
 
 // wantsJSON reports whether the command line asks for --json output (not
 // for help, which is text), and whether that output is a stream (doctor

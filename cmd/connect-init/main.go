@@ -9,13 +9,19 @@ import (
 	"io"
 	"os"
 
+	"github.com/connect-init/connect-init/buildinfo"
 	"github.com/connect-init/connect-init/entrypoint"
 	"github.com/connect-init/connect-init/internal/clock"
 	"github.com/connect-init/connect-init/settings"
 )
 
 // version is stamped at build time: -ldflags "-X main.version=v1.2.3".
+// Without a stamp it becomes the module version the toolchain recorded
+// (init below), so that a plain `go build` or `go install ...@v1.2.3`
+// reports what it is rather than "dev".
 var version = "dev"
+
+func init() { version = buildinfo.Read(version).Version }
 
 // cli is one invocation of connect-init: its streams, its environment and
 // the process's seams, which tests replace field by field (a command is a

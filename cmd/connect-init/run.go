@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/connect-init/connect-init/apply"
+	"github.com/connect-init/connect-init/buildinfo"
 	"github.com/connect-init/connect-init/exitcode"
 	"github.com/connect-init/connect-init/settings"
 	"github.com/connect-init/connect-init/startup"
@@ -95,14 +96,20 @@ func (c *cli) helpCommand(ctx context.Context, args []string) int {
 
 // versionCommand is `connect-init version` (and `connect-init --version`).
 func (c *cli) versionCommand(args []string) int {
+	asJSON := len(args) == 1 && args[0] == "--json"
 	switch {
 	case len(args) == 1 && isHelpFlag(args[0]):
-		fmt.Fprintln(c.stdout, "usage of connect-init version: print the version (no flags)")
+		fmt.Fprintln(c.stdout, "usage of connect-init version [--json]: print the version, the commit it was built from and its time")
 		return exitcode.OK
-	case len(args) > 0:
-		return c.usageError(fmt.Sprintf("version takes no flags or arguments (got %q)", args), "run 'connect-init version'")
+	case len(args) > 0 && !asJSON:
+		return c.usageError(fmt.Sprintf("version takes no flags or arguments but --json (got %q)", args), "run 'connect-init version' or 'connect-init version --json'")
 	}
-	fmt.Fprintln(c.stdout, "connect-init", version)
+	info := buildinfo.Read(version)
+	if c.envelope != nil { // --json: the envelope's result (runJSON prints it)
+		c.setResult(info)
+		return exitcode.OK
+	}
+	fmt.Fprintln(c.stdout, "connect-init", info)
 	return exitcode.OK
 }
 

@@ -284,3 +284,25 @@ func TestDoctorWatchJSONValidates(t *testing.T) {
 		t.Errorf("--interval=10ms: exit %d, %v\n%s", code, err, stdout)
 	}
 }
+
+// TestVersionJSONValidates: version --json is the envelope with the build
+// information as its result, on success and on bad usage.
+func TestVersionJSONValidates(t *testing.T) {
+	s := schemaFor(t, "version")
+	for _, tc := range []struct {
+		args []string
+		code int
+	}{{nil, 0}, {[]string{"--bogus"}, 2}} {
+		code, stdout, stderr := runBinary(t, nil, append([]string{"version", "--json"}, tc.args...)...)
+		if code != tc.code {
+			t.Errorf("version --json %v: exit %d, want %d:\n%s\n%s", tc.args, code, tc.code, stdout, stderr)
+		}
+		if err := validate(s, stdout); err != nil {
+			t.Errorf("version --json %v: the document does not validate against docs/schemas/version.json: %v\n%s", tc.args, err, stdout)
+		}
+		var info struct{ Version string }
+		if env := decodeEnvelope(t, stdout, &info); env.Command != "version" || env.ExitCode != code || (code == 0 && info.Version == "") {
+			t.Errorf("version --json %v: envelope %+v, result %+v", tc.args, env, info)
+		}
+	}
+}

@@ -125,6 +125,8 @@ func composeExample(t *testing.T, c *Compose, kafkaImage string) {
 			for _, id := range ids {
 				if logs := ContainerLogs(ctx, id); !Started(logs) || !ownPassed(logs) {
 					t.Fatalf("%s joined without connect-init's self-probe and exec:\n%s", id, ConnectInitPart(logs)+"\n...\n"+tail(logs, 1500))
+				} else if mode := lockMode(logs); mode != "worker" {
+					t.Fatalf("%s: startup lock mode=%q, want mode=worker (the image installs the provider jar):\n%s", id, mode, ConnectInitPart(logs))
 				}
 			}
 			ok, fails := postConnectors(t, ctx, "compose-"+c.Name, ids)

@@ -81,16 +81,144 @@ logger.jetty.name = org.eclipse.jetty
 logger.jetty.level = warn
 `
 
-// BuildImage builds the test bed's stand-in images (Standins()) from one
-// context, each tagged tag plus its suffix and labelled Label: tag itself
-// is the cp-kafka-connect 7.9 stand-in. dir is a scratch directory for
-// the build context.
+// BuildImage builds the test bed's images, all labelled Label: the
+// stand-ins of the vendors' images (Standins()) from one context, a
+// release image of this tree (the binary and the provider jar, as the
+// Dockerfile's release target lays them out), and on each stand-in the
+// project Dockerfile's own target, tagged tag plus the stand-in's suffix:
+// tag itself is the confluent target on the cp-kafka-connect 7.9
+// stand-in. dir is a scratch directory for the build contexts.
 func BuildImage(ctx context.Context, dir, tag string, dist *testbed.Dist) error {
-	root := filepath.Join(dir, "rootfs")
-	if _, err := testbed.BuildConnectInit(mkdir(filepath.Join(root, "usr/bin")), "containerbed"); err != nil {
+	if err := buildStandins(ctx, filepath.Join(dir, "standins"), tag, dist); err != nil {
 		return err
 	}
-	if err := buildBedctl(ctx, filepath.Join(root, "usr/bin")); err != nil {
+	release := tag + "-release"
+	if err := buildRelease(ctx, filepath.Join(dir, "release"), release); err != nil {
+		return err
+	}
+	return buildShipped(ctx, filepath.Join(dir, "shipped"), tag, release)
+}
+
+// buildRelease builds the release image of this tree: FROM scratch,
+// /connect-init (static) and /connect-init-provider.jar, what the
+// Dockerfile's release target holds (its Go and Maven stages pull images
+// the bed cannot reach).
+func buildRelease(ctx context.Context, dir, tag string) error {
+	if _, err := testbed.BuildConnectInit(mkdir(dir), "containerbed"); err != nil {
+		return err
+	}
+	jar, err := testbed.ProviderJar()
+	if err != nil {
+		return err
+	}
+	if err := copyFile(jar, filepath.Join(dir, "connect-init-provider.jar"), 0o644); err != nil {
+		return err
+	}
+	df := "FROM scratch\nCOPY connect-init /connect-init\nCOPY connect-init-provider.jar /connect-init-provider.jar\n"
+	if err := os.WriteFile(filepath.Join(dir, "Dockerfile"), []byte(df), 0o644); err != nil {
+		return err
+	}
+	if _, err := Docker(ctx, "build", "-q", "--label", Label, "-t", tag, dir); err != nil {
+		return fmt.Errorf("containerbed: build the release image: %w", err)
+	}
+	return nil
+}
+
+// buildShipped builds the project Dockerfile's target of each stand-in on
+// it, with the binary and the jar from the release image.
+func buildShipped(ctx context.Context, dir, tag, release string) error {
+	root, err := testbed.RepoRoot()
+	if err != nil {
+		return err
+	}
+	src, err := os.ReadFile(filepath.Join(root, "Dockerfile"))
+	if err != nil {
+		return err
+	}
+	df, err := shippedDockerfile(string(src))
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(mkdir(dir), "Dockerfile"), []byte(df), 0o644); err != nil {
+		return err
+	}
+	// The classic builder builds the stages before a target too: every
+	// base argument names a stand-in, the first of each (the default
+	// cp-kafka-connect 7.9 for CP_BASE) unless it is the target's own.
+	bases := map[string]string{}
+	for _, s := range Standins() {
+		if s.BaseArg != "" && bases[s.BaseArg] == "" {
+			bases[s.BaseArg] = s.VendorTag(tag)
+		}
+	}
+	for _, s := range Standins() {
+		if s.Shipped == "" {
+			continue
+		}
+		args := []string{"build", "-q", "--label", Label, "--target", s.Shipped, "--build-arg", "RELEASE=" + release}
+		for arg, base := range bases {
+			if arg == s.BaseArg {
+				base = s.VendorTag(tag)
+			}
+			args = append(args, "--build-arg", arg+"="+base)
+		}
+		if _, err := Docker(ctx, append(args, "-t", tag+s.Suffix, dir)...); err != nil {
+			return fmt.Errorf("containerbed: build the Dockerfile's %s target on the %s stand-in: %w", s.Shipped, s.Target, err)
+		}
+	}
+	return nil
+}
+
+// builderStages are the stages of the project's Dockerfile before its
+// dist stage: they build the binary and the jar from source on golang and
+// maven images, which the bed cannot pull, so the bed gives their result
+// as the release image (ARG RELEASE) instead.
+var builderStages = []string{"build", "provider", "release"}
+
+// shippedDockerfile is the project's Dockerfile from its dist stage on,
+// after its global arguments: every instruction of the targets users
+// build, unchanged. Docker's classic builder (the bed's daemon has no
+// BuildKit client) builds every stage before the target, so the builder
+// stages are cut; any other stage before dist is an error, so that a
+// stage added there is not silently left out of the tests.
+func shippedDockerfile(src string) (string, error) {
+	lines := strings.Split(src, "\n")
+	var head, tail []string
+	var cut []string
+	inDist := false
+	stage := ""
+	for _, l := range lines {
+		f := strings.Fields(l)
+		if len(f) > 0 && strings.EqualFold(f[0], "FROM") {
+			stage = f[len(f)-1]
+			if len(f) >= 4 && strings.EqualFold(f[len(f)-2], "AS") && stage == "dist" {
+				inDist = true
+			}
+			if !inDist {
+				cut = append(cut, stage)
+			}
+		}
+		switch {
+		case inDist:
+			tail = append(tail, l)
+		case stage == "":
+			head = append(head, l)
+		}
+	}
+	if !inDist {
+		return "", fmt.Errorf("containerbed: the Dockerfile has no stage dist: the bed builds the targets from it on")
+	}
+	if strings.Join(cut, ",") != strings.Join(builderStages, ",") {
+		return "", fmt.Errorf("containerbed: the Dockerfile's stages before dist are %v, the bed cuts only %v: a new stage there would not be tested", cut, builderStages)
+	}
+	return strings.Join(head, "\n") + "\n" + strings.Join(tail, "\n"), nil
+}
+
+// buildStandins builds the stand-ins of the vendors' images, each tagged
+// its VendorTag.
+func buildStandins(ctx context.Context, dir, tag string, dist *testbed.Dist) error {
+	root := filepath.Join(dir, "rootfs")
+	if err := buildBedctl(ctx, mkdir(filepath.Join(root, "usr/bin"))); err != nil {
 		return err
 	}
 	busybox, err := exec.LookPath("busybox")
@@ -152,7 +280,7 @@ func BuildImage(ctx context.Context, dir, tag string, dist *testbed.Dist) error 
 		}
 	}
 	for _, s := range Standins() {
-		if _, err := Docker(ctx, "build", "-q", "--label", Label, "--target", s.Target, "-t", tag+s.Suffix, dir); err != nil {
+		if _, err := Docker(ctx, "build", "-q", "--label", Label, "--target", s.Target, "-t", s.VendorTag(tag), dir); err != nil {
 			return fmt.Errorf("containerbed: build stand-in %s: %w", s.Target, err)
 		}
 	}

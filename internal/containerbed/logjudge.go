@@ -65,13 +65,23 @@ func ParseEvent(line string) (Event, bool) {
 	return e, e["component"] == "connect-init"
 }
 
+// joinPoint reports whether e is the event after which the worker joins
+// its group, given the startup lock's mode logged before it: the exec
+// ("starting the worker"), or, with the in-worker lock (mode=worker), the
+// lock's child letting the worker join ("the worker joins its group now"):
+// that child runs the lock and peers steps after the exec.
+func joinPoint(e Event, mode string) bool {
+	return e["msg"] == "the worker joins its group now" || (e["msg"] == "starting the worker" && mode != "worker")
+}
+
 // ConnectInitPart is connect-init's own part of a container's log: every
-// line of connect-init's up to and including the exec ("starting the
-// worker"), the whole of what decided the start, without the worker's
-// output that follows (a failed judge printed the tail of Jetty's request
-// log, which shows nothing of why the worker started).
+// line of connect-init's up to and including the join point (joinPoint),
+// the whole of what decided the start, without the worker's output (a
+// failed judge printed the tail of Jetty's request log, which shows
+// nothing of why the worker started).
 func ConnectInitPart(logs string) string {
 	var b strings.Builder
+	mode := ""
 	for _, l := range strings.Split(logs, "\n") {
 		e, ok := ParseEvent(l)
 		if !ok {
@@ -79,7 +89,10 @@ func ConnectInitPart(logs string) string {
 		}
 		b.WriteString(l)
 		b.WriteByte('\n')
-		if e["msg"] == "starting the worker" {
+		if e["msg"] == "startup lock mode" {
+			mode = e["mode"]
+		}
+		if joinPoint(e, mode) {
 			break
 		}
 	}
@@ -97,18 +110,22 @@ func Started(logs string) bool {
 }
 
 // ownPass is the self-probe's pass (the "REST peer ok" event of source
-// own, status self) before the exec, if any.
+// own, status self) before the join point, if any.
 func ownPass(logs string) (Event, bool) {
+	mode := ""
 	for _, l := range strings.Split(logs, "\n") {
 		e, isOurs := ParseEvent(l)
 		if !isOurs {
 			continue
 		}
-		if e["msg"] == "starting the worker" {
-			return nil, false
+		if e["msg"] == "startup lock mode" {
+			mode = e["mode"]
 		}
 		if e["msg"] == "REST peer ok" && e["source"] == "own" && e["status"] == "self" {
 			return e, true
+		}
+		if joinPoint(e, mode) {
+			return nil, false
 		}
 	}
 	return nil, false

@@ -51,6 +51,8 @@ func TestOwnProof(t *testing.T) {
 	// The pass of the loaded run of issue 41 (before the settle window).
 	unsettled := []any{"REST peer ok", "url", "http://replicas-dnsrr-true-8:8083/", "source", "own", "resolved", "10.0.1.63", "status", "self"}
 	start := []any{"starting the worker", "command", "/etc/confluent/docker/run"}
+	workerMode := []any{"startup lock mode", "mode", "worker"}
+	join := []any{"the worker joins its group now"}
 	for _, json := range []bool{false, true} {
 		cases := []struct {
 			name            string
@@ -65,6 +67,10 @@ func TestOwnProof(t *testing.T) {
 			{"pass after the exec", connectInitLog(json, start, pass("10.0.1.6")), true, false},
 			{"member pass only", connectInitLog(json, []any{"REST peer ok", "url", "http://b:8083/", "source", "member", "resolved", "10.0.1.9", "status", "ok"}, start), true, false},
 			{"refused", realSkipped + "\n" + realRefused + "\n", false, false},
+			// The in-worker lock: the lock's child runs the peers step
+			// after the exec, and the worker joins when it says so.
+			{"in-worker", connectInitLog(json, workerMode, start, pass("10.0.1.6"), join), true, true},
+			{"in-worker, no pass before the join", connectInitLog(json, workerMode, start, join, pass("10.0.1.6")), true, false},
 		}
 		for _, c := range cases {
 			if got := Started(c.logs); got != c.started {

@@ -3,17 +3,28 @@ package containerbed
 // The stand-ins for the images connect-init runs in. Each is written for
 // this test bed after the image's own source (docs/containers-tested.md
 // names the file of each behaviour and what is left out); none is a copy.
-// They share one base stage (busybox, the host's Java runtime,
-// connect-init, bedctl) and differ where connect-init and Connect look:
-// the launcher's steps and the variables each requires, the file the
-// worker settings are rendered to, the Java library directories, the
-// plugin directories and the default CONNECT_PLUGIN_PATH, where Kafka's
-// file connectors (connect-file-*.jar) lie, and the user.
+// They share one base stage (busybox, the host's Java runtime, bedctl)
+// and differ where connect-init and Connect look: the launcher's steps and
+// the variables each requires, the file the worker settings are rendered
+// to, the Java library directories, the plugin directories and the
+// default CONNECT_PLUGIN_PATH, where Kafka's file connectors
+// (connect-file-*.jar) lie, the user, and the start command. connect-init
+// and its provider jar are not in them: the bed builds the project's own
+// Dockerfile targets on them (Standin.Shipped), so the scenarios run the
+// layers users get, the in-worker startup lock included.
 
 // Stand-in is one image the bed builds.
 type Standin struct {
-	// Target is the stage of the bed's Dockerfile.
+	// Target is the stage of the bed's Dockerfile: the stand-in for the
+	// vendor's image, without connect-init.
 	Target string
+	// Shipped is the target of the project's Dockerfile built on the
+	// stand-in, as users build it on the vendor's image ("" for an image
+	// without connect-init in front: the brokers').
+	Shipped string
+	// BaseArg is the build argument of the project's Dockerfile that
+	// names Shipped's base image.
+	BaseArg string
 	// Suffix is appended to the bed's image tag ("" for the default).
 	Suffix string
 	// Flavour is the image flavour connect-init must detect in it
@@ -27,12 +38,21 @@ type Standin struct {
 // first: a function, so that no importer can change the list.
 func Standins() []Standin {
 	return []Standin{
-		{Target: "cp-dub", Suffix: "", Flavour: "confluent-dub", Image: "confluentinc/cp-kafka-connect:7.9.x (dub)"},
-		{Target: "cp-ub", Suffix: "-ub", Flavour: "confluent-ub", Image: "confluentinc/cp-kafka-connect:8.1.x (ub)"},
-		{Target: "debezium", Suffix: "-debezium", Flavour: "debezium", Image: "quay.io/debezium/connect:3.x"},
-		{Target: "apache-connect", Suffix: "-apache-connect", Flavour: "apache", Image: "apache/kafka:4.x with connect-init and connect-distributed.sh"},
+		{Target: "cp-dub", Shipped: "confluent", BaseArg: "CP_BASE", Suffix: "", Flavour: "confluent-dub", Image: "confluentinc/cp-kafka-connect:7.9.x (dub)"},
+		{Target: "cp-ub", Shipped: "confluent", BaseArg: "CP_BASE", Suffix: "-ub", Flavour: "confluent-ub", Image: "confluentinc/cp-kafka-connect:8.1.x (ub)"},
+		{Target: "debezium", Shipped: "debezium", BaseArg: "DEBEZIUM_BASE", Suffix: "-debezium", Flavour: "debezium", Image: "quay.io/debezium/connect:3.x"},
+		{Target: "apache", Shipped: "apache", BaseArg: "KAFKA_BASE", Suffix: "-apache-connect", Flavour: "apache", Image: "apache/kafka:4.x with connect-init and connect-distributed.sh"},
 		{Target: "apache", Suffix: "-apache", Flavour: "", Image: "apache/kafka:4.x (brokers)"},
 	}
+}
+
+// VendorTag is the tag of the stand-in itself, the base image of the
+// shipped target; for an image without connect-init it is the final tag.
+func (s Standin) VendorTag(tag string) string {
+	if s.Shipped == "" {
+		return tag + s.Suffix
+	}
+	return tag + "-vendor-" + s.Target
 }
 
 // jvmOpts are the bed's JVM options, in place of the images' own heap
@@ -41,7 +61,9 @@ const jvmOpts = `${KAFKA_HEAP_OPTS:--Xms128m -Xmx256m} -XX:+UseSerialGC -XX:Tier
 
 // standinDockerfile builds every stand-in from one context: rootfs/ is
 // the base, jars/kafka/ Kafka's jars but connect-file, jars/file/ the file
-// connectors' jar, and one directory of files per image.
+// connectors' jar, and one directory of files per image. The stand-ins
+// are the vendors' images, without connect-init: the bed builds the
+// project's Dockerfile on them (shippedDockerfile).
 const standinDockerfile = `FROM scratch AS base
 COPY rootfs/ /
 RUN ["/bin/busybox", "--install", "-s", "/bin"]
@@ -62,13 +84,6 @@ USER appuser
 EXPOSE 9092
 CMD ["/etc/kafka/docker/run"]
 
-# The Dockerfile's apache target: connect-init in front of
-# connect-distributed.sh and a mounted worker file.
-FROM apache AS apache-connect
-ENV CONNECT_INIT_WORKER_CONFIG=/etc/kafka-connect/worker.properties
-EXPOSE 8083
-ENTRYPOINT ["connect-init", "run", "--"]
-CMD ["/opt/kafka/bin/connect-distributed.sh", "/etc/kafka-connect/worker.properties"]
 
 # cp-kafka-connect: Kafka's jars in /usr/share/java/kafka, the file
 # connectors in /usr/share/filestream-connectors (on no default path),
@@ -86,7 +101,6 @@ ENV CONNECT_PLUGIN_PATH=/usr/share/java/,/usr/share/confluent-hub-components/
 USER appuser
 WORKDIR /home/appuser
 EXPOSE 8083
-ENTRYPOINT ["connect-init", "run", "--"]
 CMD ["/etc/confluent/docker/run"]
 
 # Up to CP 8.0: Python's dub and cub in /usr/local/bin, a Jinja template.
@@ -113,8 +127,8 @@ RUN mkdir -p /kafka/data /kafka/logs /kafka/config /kafka/connect /kafka/externa
 USER kafka
 WORKDIR /kafka
 EXPOSE 8083
-ENTRYPOINT ["connect-init", "run", "--"]
-CMD ["/docker-entrypoint.sh", "start"]
+ENTRYPOINT ["/docker-entrypoint.sh"]
+CMD ["start"]
 `
 
 // standinFiles are the files of each image directory under files/.

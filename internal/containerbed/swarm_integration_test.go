@@ -10,6 +10,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -101,6 +102,39 @@ type svc struct {
 	mounts []string
 	// extra are more `docker service create` flags (--secret, --health-cmd).
 	extra []string
+	// keepHealthcheck keeps the image's HEALTHCHECK (the Dockerfile's
+	// `connect-init healthcheck`). Without it the service runs with
+	// --no-healthcheck: Swarm adds a task to its service's name (and to
+	// tasks.<name>) only once its HEALTHCHECK passes, and a worker that
+	// advertises the service name proves that name reaches it before it
+	// can pass (restauth_integration_test.go advertises a task hostname
+	// for that reason). Layouts that advertise a task's own address keep it.
+	keepHealthcheck bool
+}
+
+// lockModeRe is connect-init's line naming where the worker waits for the
+// startup lock, in text or JSON logs.
+var lockModeRe = regexp.MustCompile(`msg="startup lock mode"[^\n]*? mode=(\w+)|"msg":"startup lock mode"[^\n]*?"mode":"(\w+)"`)
+
+// lockMode is the startup lock mode a container's log names ("" when none).
+func lockMode(logs string) string {
+	m := lockModeRe.FindStringSubmatch(logs)
+	if m == nil {
+		return ""
+	}
+	return m[1] + m[2]
+}
+
+// wantLockMode is the mode a worker started with env must log: the
+// shipped images install the provider jar, so the default (auto) is the
+// in-worker lock; CONNECT_INIT_LOCK_MODE=exec is the named variant.
+func wantLockMode(env []string) string {
+	for _, e := range env {
+		if e == "CONNECT_INIT_LOCK_MODE=exec" {
+			return "exec"
+		}
+	}
+	return "worker"
 }
 
 func (s svc) create(t *testing.T, ctx context.Context) {
@@ -120,6 +154,9 @@ func (s svc) create(t *testing.T, ctx context.Context) {
 		args = append(args, "--mount", m)
 	}
 	args = append(args, s.extra...)
+	if !s.keepHealthcheck && !slices.Contains(s.extra, "--health-cmd") {
+		args = append(args, "--no-healthcheck")
+	}
 	switch {
 	case s.bare:
 		args = append(args, "--entrypoint", "/etc/confluent/docker/run", bed.Image)
@@ -226,6 +263,20 @@ func mustStart(t *testing.T, group string, want int, services ...svc) {
 		if _, ok := OwnProof(logs); !ok {
 			t.Fatalf("%s: no passed self-probe in connect-init's log:\n%s", c, ConnectInitPart(logs))
 		}
+	}
+	// The lock mode each service's workers ran: the shipped image's
+	// in-worker lock unless the scenario names the exec variant.
+	for _, s := range services {
+		cs, err := Containers(ctx, s.name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range cs {
+			if got, want := lockMode(ContainerLogs(ctx, c)), wantLockMode(s.env); got != want {
+				t.Fatalf("%s (%s): startup lock mode=%q, want mode=%s:\n%s", c, s.name, got, want, tail(ContainerLogs(ctx, c), 3000))
+			}
+		}
+		t.Logf("%s: %d worker(s) took the startup lock with mode=%s", s.name, len(cs), wantLockMode(s.env))
 	}
 	ok, fails := postConnectors(t, ctx, group, ids)
 	t.Logf("%d workers in generation %d, leader %s; POST /connectors succeeded on %d, failed: %v", len(ids), gen, leader, ok, fails)
@@ -347,7 +398,10 @@ func mustRefuseLayout(t *testing.T, group string, s svc, bareLayout []svc, wantS
 func TestSwarmServicePerWorker(t *testing.T) {
 	// Incident 1's layout: one service per worker, advertised host = the
 	// service name. endpoint_mode dnsrr: the name resolves to the task's
-	// own address.
+	// own address. Without hostname: the image's default, the in-worker
+	// startup lock; with it: the lock before the exec
+	// (CONNECT_INIT_LOCK_MODE=exec), the variant for images without the
+	// provider jar.
 	for _, withHostname := range []bool{false, true} {
 		t.Run(fmt.Sprintf("hostname=%v", withHostname), func(t *testing.T) {
 			group := fmt.Sprintf("perworker-%v", withHostname)
@@ -357,6 +411,7 @@ func TestSwarmServicePerWorker(t *testing.T) {
 				s := svc{name: name, dnsrr: true, env: workerEnv(group, "CONNECT_REST_ADVERTISED_HOST_NAME="+name)}
 				if withHostname {
 					s.hostname = name
+					s.env = append(s.env, "CONNECT_INIT_LOCK_MODE=exec")
 				}
 				ss = append(ss, s)
 			}
@@ -453,7 +508,8 @@ func TestSwarmPerTaskAddress(t *testing.T) {
 	// example's entrypoint (taken from the file, $$ unescaped as `docker
 	// stack deploy` does).
 	group := "pertask"
-	s := svc{name: group, replicas: 4, dnsrr: true, hostname: "connect-{{.Task.Slot}}", entrypoint: perTaskEntrypoint(t),
+	// Each task advertises its own address: the image's HEALTHCHECK stays.
+	s := svc{name: group, replicas: 4, dnsrr: true, hostname: "connect-{{.Task.Slot}}", entrypoint: perTaskEntrypoint(t), keepHealthcheck: true,
 		env: workerEnv(group, "CONNECT_INIT_PEERS=tasks."+group+":8083", "CONNECT_INIT_TIMEOUT=3m")}
 	mustStart(t, group, 4, s)
 }
@@ -510,6 +566,8 @@ func TestSwarmExampleStack(t *testing.T) {
 	for _, c := range ids {
 		if logs := ContainerLogs(ctx, c); !Started(logs) || !ownPassed(logs) {
 			t.Fatalf("%s joined without connect-init's self-probe and exec:\n%s", c, ConnectInitPart(logs)+"\n...\n"+tail(logs, 1500))
+		} else if mode := lockMode(logs); mode != "worker" {
+			t.Fatalf("%s: startup lock mode=%q, want mode=worker (the image installs the provider jar):\n%s", c, mode, ConnectInitPart(logs))
 		}
 	}
 	ok, fails := postConnectors(t, ctx, "orders", ids)

@@ -14,14 +14,16 @@ import (
 )
 
 // BuildConnectInit builds the connect-init binary into dir, statically and
-// with version stamped, the way the Dockerfile does.
+// with version stamped, the way the Dockerfile does (-trimpath too, as the
+// Dockerfile and make release: the compiled packages are then the ones
+// buildinfo's reproducibility test builds, one compile for both in CI).
 func BuildConnectInit(dir, version string) (string, error) {
 	root, err := RepoRoot()
 	if err != nil {
 		return "", err
 	}
 	out := filepath.Join(dir, "connect-init")
-	build := exec.Command("go", "build", "-ldflags", "-X main.version="+version, "-o", out, "./cmd/connect-init")
+	build := exec.Command("go", "build", "-trimpath", "-ldflags", "-X main.version="+version, "-o", out, "./cmd/connect-init")
 	build.Dir = root
 	build.Env = append(os.Environ(), "CGO_ENABLED=0")
 	if msg, err := build.CombinedOutput(); err != nil {
