@@ -49,7 +49,7 @@ release:
 ## release-check: make release, then TestRelease (build tag release): the checksums verify, each SBOM lists
 ## the modules of go.mod that its binary links, at go.mod's versions, and the binaries say their commit
 release-check: release
-	CONNECT_INIT_DIST=$(CURDIR)/dist $(GO) test -tags release -count=1 -run '^TestRelease$$' -v ./buildinfo/
+	CITEST_DIST=$(CURDIR)/dist $(GO) test -tags release -count=1 -run '^TestRelease$$' -v ./buildinfo/
 
 ## reproducible: make release twice, in two fresh clones of HEAD at different paths, each with an empty Go
 ## build cache and Maven output, and compare the two dist/SHA256SUMS (several minutes: two cold builds)

@@ -12,7 +12,7 @@ import (
 	"testing"
 )
 
-// TestRelease checks what make release left in dist/ (CONNECT_INIT_DIST;
+// TestRelease checks what make release left in dist/ (CITEST_DIST;
 // make release-check runs it): SHA256SUMS names every artefact and
 // sha256sum -c verifies it; each binary is static, for its architecture,
 // and records its commit; and each binary's SBOM lists every module of
@@ -20,9 +20,9 @@ import (
 // which no binary links, are rightly absent), the Go standard library and
 // the main module.
 func TestRelease(t *testing.T) {
-	dist := os.Getenv("CONNECT_INIT_DIST")
+	dist := os.Getenv("CITEST_DIST")
 	if dist == "" {
-		t.Fatal("CONNECT_INIT_DIST is not set: run make release-check")
+		t.Fatal("CITEST_DIST is not set: run make release-check")
 	}
 	sums, err := os.ReadFile(filepath.Join(dist, "SHA256SUMS"))
 	if err != nil {

@@ -45,7 +45,8 @@ func Tail(s string, n int) string {
 	return s
 }
 
-// DoctorJSON runs `doctor --json` and decodes its document (the output
+// DoctorJSON runs `doctor --json` and decodes its report, the result of the
+// JSON envelope (the output
 // also holds the log lines on stderr); no document ends the test.
 func DoctorJSON(t testing.TB, binary string, env []string) (int, map[string]any, string) {
 	t.Helper()
@@ -58,7 +59,13 @@ func DoctorJSON(t testing.TB, binary string, env []string) (int, map[string]any,
 	if start < 0 || json.Unmarshal([]byte(out[start:strings.LastIndex(out, "}")+1]), &doc) != nil {
 		t.Fatalf("doctor --json printed no document (exit %d):\n%s", code, out)
 	}
-	return code, doc, out
+	// The report is the result of connect-init's JSON envelope
+	// (docs/json.md); with bad settings there is none.
+	report, _ := doc["result"].(map[string]any)
+	if report == nil {
+		report = map[string]any{}
+	}
+	return code, report, out
 }
 
 // Findings maps "id/subject" to each finding of a doctor document.
