@@ -224,3 +224,22 @@ func TestHealthGenericNotFoundIsStarting(t *testing.T) {
 		t.Fatalf("generic 404: %+v, probed %v", r, probed.Load())
 	}
 }
+
+func TestParseRefusesCredentialsWithoutPrintingThem(t *testing.T) {
+	for _, raw := range []string{
+		"https://admin:s3cret@connect.example:8083/kafka-connect",
+		"http://admin:s3cret@connect:8083",
+		"http://admin:s3cret@connect:notaport/", // another error: still no password
+	} {
+		_, err := Parse(raw)
+		if err == nil {
+			t.Fatalf("%s: accepted", raw)
+		}
+		if strings.Contains(err.Error(), "s3cret") || strings.Contains(err.Error(), "admin:") {
+			t.Errorf("%s: the error prints the credentials: %v", raw, err)
+		}
+	}
+	if _, err := Parse("https://admin:s3cret@connect.example:8083/"); err == nil || !strings.Contains(err.Error(), "CONNECT_INIT_REST_USERNAME") {
+		t.Errorf("the error does not say where credentials go: %v", err)
+	}
+}

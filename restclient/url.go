@@ -12,6 +12,7 @@
 package restclient
 
 import (
+	"errors"
 	"fmt"
 	"net"
 	"net/url"
@@ -35,7 +36,39 @@ type Target struct {
 // Parse parses a REST URL as Connect advertises it. Connect percent-encodes
 // a bare IPv6 listener host ("http://%3A%3A1:8083/"), which net/url
 // rejects; such a host is decoded and bracketed.
+//
+// Credentials in the URL (user:password@) are refused, and every error
+// quotes the URL without them: they would be printed wherever the URL is
+// (logs, errors, a plan's target) and never sent, since requests carry
+// connect-init's REST credentials (CONNECT_INIT_REST_*).
 func Parse(raw string) (Target, error) {
+	t, err := parse(raw)
+	if err != nil {
+		return Target{}, errors.New(strings.ReplaceAll(err.Error(), raw, RedactUserinfo(raw)))
+	}
+	return t, nil
+}
+
+// RedactUserinfo replaces the user information of a URL's authority, if
+// any, with "***": whatever else is wrong with the URL.
+func RedactUserinfo(raw string) string {
+	scheme, rest, ok := strings.Cut(raw, "://")
+	if !ok {
+		return raw
+	}
+	authority, path, hasPath := strings.Cut(rest, "/")
+	at := strings.LastIndex(authority, "@")
+	if at < 0 {
+		return raw
+	}
+	out := scheme + "://***@" + authority[at+1:]
+	if hasPath {
+		out += "/" + path
+	}
+	return out
+}
+
+func parse(raw string) (Target, error) {
 	u, err := url.Parse(raw)
 	if err != nil && strings.Contains(strings.ToUpper(raw), "%3A") {
 		if scheme, rest, ok := strings.Cut(raw, "://"); ok {
@@ -56,6 +89,9 @@ func Parse(raw string) (Target, error) {
 	}
 	if t.Host == "" {
 		return Target{}, fmt.Errorf("REST URL %q has no host", raw)
+	}
+	if u.User != nil {
+		return Target{}, fmt.Errorf("REST URL %q carries credentials, which are never sent from the URL; give them as CONNECT_INIT_REST_USERNAME and CONNECT_INIT_REST_PASSWORD (or _FILE), and the URL without them", raw)
 	}
 	if u.RawQuery != "" || u.Fragment != "" {
 		return Target{}, fmt.Errorf("REST URL %q has a query or fragment; give scheme, host, port and an optional path prefix", raw)

@@ -215,7 +215,7 @@ func (c *cli) applyArgs(args []string) (s settings.Settings, af applyFlags, code
 	}
 	af.dir = s.ConnectorsDir
 	// Until a plan is made, a --json document says none was.
-	c.setResult(apply.PlanDoc{Target: af.url, Source: af.dir})
+	c.setResult(apply.PlanDoc{Target: restclient.RedactUserinfo(af.url), Source: af.dir})
 	af.metricsAddr, af.metricsFlag = s.ApplyMetricsAddr, s.Flags["CONNECT_INIT_APPLY_METRICS_ADDR"] != ""
 	if err := mergeProblems(problems, checkApplyFlags(fs, af)); err != nil {
 		reportProblems(c.earlyLogger(s, args), err)

@@ -306,3 +306,20 @@ func TestVersionJSONValidates(t *testing.T) {
 		}
 	}
 }
+
+// TestApplyURLCredentialsNeverPrinted: a password typed into --url is
+// refused as bad input, and neither the log nor the JSON document prints
+// it (the requests would never have sent it).
+func TestApplyURLCredentialsNeverPrinted(t *testing.T) {
+	dir := t.TempDir()
+	code, stdout, stderr := runBinary(t, nil, "apply", "--dir", dir, "--dry-run", "--json", "--url", "https://admin:s3cret-pw@connect.example:8083/kafka-connect")
+	if code != 2 {
+		t.Errorf("exit %d, want 2:\n%s\n%s", code, stdout, stderr)
+	}
+	if strings.Contains(stdout+stderr, "s3cret-pw") {
+		t.Errorf("the password is printed:\n%s\n%s", stdout, stderr)
+	}
+	if err := validate(schemaFor(t, "apply"), stdout); err != nil || !strings.Contains(stdout, "CONNECT_INIT_REST_USERNAME") {
+		t.Errorf("document: %v\n%s", err, stdout)
+	}
+}
