@@ -191,20 +191,20 @@ func (g Gate) checkOwn(ctx context.Context, own target, ours []*net.IPNet, addrE
 		r.Resolved = ipStrings(ips)
 		t := count(answers)
 		st, msg := verdict(own, t, ips)
-		if t.ours > 0 && t.other > 0 && shared == "" {
+		tasks, service := g.serviceTasks(ctx, own.host, ours)
+		// Shared only on evidence of several tasks behind the name at once
+		// (several addresses, or a service's task list): one address
+		// answered by us and by another host may be a name moving over to
+		// us (a balancer's own answer, a change-over), which waiting ends.
+		if t.ours > 0 && t.other > 0 && shared == "" && (len(ips) > 1 || service) {
 			shared = msg
 		}
 		if st == StatusSelf && shared != "" {
 			st, msg = StatusOtherHost, "our advertised URL "+own.raw+" now leads to this container alone, but earlier in this check it was answered by this container and by another host in one round, so several tasks share the name (the others may be gone for now, refused by this same check, and come back when they restart): "+shared
 		}
-		service := false
-		if st == StatusSelf {
-			var tasks []net.IP
-			tasks, service = g.serviceTasks(ctx, own.host)
-			if len(tasks) > 1 {
-				st, msg = StatusOtherHost, fmt.Sprintf("our advertised URL %s names a Swarm service with %d tasks: tasks.%s resolves to %s, and every task of the service advertises the same URL, so requests meant for one worker reach another (a Swarm service with replicas > 1)",
-					own.raw, len(tasks), own.host, strings.Join(ipStrings(tasks), ", "))
-			}
+		if st == StatusSelf && len(tasks) > 1 {
+			st, msg = StatusOtherHost, fmt.Sprintf("our advertised URL %s names a Swarm service with %d tasks: tasks.%s resolves to %s, and every task of the service advertises the same URL, so requests meant for one worker reach another (a Swarm service with replicas > 1)",
+				own.raw, len(tasks), own.host, strings.Join(ipStrings(tasks), ", "))
 		}
 		if st == StatusSelf {
 			settle := sp.settle()
@@ -253,11 +253,14 @@ func (g Gate) checkOwn(ctx context.Context, own target, ours []*net.IPNet, addrE
 }
 
 // serviceTasks looks up tasks.<host>, Docker's name for every task of a
-// Swarm service: it resolves only when host is a service name. The name is
-// asked for as rooted (a trailing dot), so that a resolver's search list
-// cannot turn it into another domain's name. An IP literal, a name already
-// under tasks., or a failed look-up is no service.
-func (g Gate) serviceTasks(ctx context.Context, host string) ([]net.IP, bool) {
+// Swarm service, and returns its addresses when host is the name of a
+// service this container is a task of: the list holds one of our
+// addresses. A list without ours is no evidence (a wildcard DNS zone
+// answers for any name under it; our own record may lag), and is ignored.
+// The name is asked for as rooted (a trailing dot), so that a resolver's
+// search list cannot turn it into another domain's name. An IP literal, a
+// name already under tasks., or a failed look-up is no service.
+func (g Gate) serviceTasks(ctx context.Context, host string, ours []*net.IPNet) ([]net.IP, bool) {
 	if net.ParseIP(host) != nil || strings.HasPrefix(strings.ToLower(host), "tasks.") || strings.HasSuffix(host, ".") {
 		return nil, false
 	}
@@ -268,8 +271,13 @@ func (g Gate) serviceTasks(ctx context.Context, host string) ([]net.IP, bool) {
 		return nil, false
 	}
 	ips := make([]net.IP, 0, len(addrs))
+	mine := false
 	for _, a := range addrs {
 		ips = append(ips, a.IP)
+		mine = mine || isOurs(a.IP, ours)
+	}
+	if !mine {
+		return nil, false
 	}
 	return ips, true
 }

@@ -524,6 +524,7 @@ func TestSelfProbeServiceNameSettles(t *testing.T) {
 	p := freePort(t)
 	r := newResolver(map[string][]string{"connect": {"127.0.0.1"}, "tasks.connect.": {"127.0.0.1"}})
 	g, ctx, clk := selfGate(t, "", r, p, 0)
+	g.Addrs = tasksOurs // tasks.connect lists this container
 	g.Self.Settle = 3 * time.Second // the step clock moves 1 s a wait
 	rep, err := g.Check(ctx, "http://connect:"+p+"/", "", nil, nil)
 	if err != nil {
@@ -551,7 +552,7 @@ func TestSelfProbeSiblingsAppearWhileSettling(t *testing.T) {
 	r := newResolver(map[string][]string{"connect": {"127.0.0.1"}, "tasks.connect.": {"127.0.0.1"}})
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	t.Cleanup(cancel)
-	g := gate(t, "", r, ourAddrs)
+	g := gate(t, "", r, tasksOurs)
 	clk := newHookClock(2, func() {
 		r.set("connect", "127.0.0.1", "127.0.0.2")
 		r.set("tasks.connect.", "127.0.0.1", "127.0.0.2")
@@ -577,6 +578,7 @@ func TestSelfProbeServiceTasksListSiblings(t *testing.T) {
 	vip(t, "127.0.0.3:"+p, "127.0.0.1:"+p)
 	r := newResolver(map[string][]string{"connect": {"127.0.0.3"}, "tasks.connect.": {"127.0.0.1", "127.0.0.2"}})
 	g, ctx, _ := selfGate(t, "", r, p, 2)
+	g.Addrs = tasksOurs
 	rep, err := g.Check(ctx, "http://connect:"+p+"/", "", nil, nil)
 	asGateError(t, err)
 	own := rep.Peers[0]
@@ -587,6 +589,41 @@ func TestSelfProbeServiceTasksListSiblings(t *testing.T) {
 		if !strings.Contains(own.Error, want) {
 			t.Errorf("error does not say %q: %s", want, own.Error)
 		}
+	}
+}
+
+// tasksOurs is ourAddrs with 127.0.0.1, where the self-probe listens, as
+// this container's own address (alone: 127.0.0.2 stays another host's), so
+// that a tasks.<name> list holding 127.0.0.1 names this container's service.
+var tasksOurs = addrs("10.0.0.5/24", "127.0.0.1/32", "::1/128")
+
+func TestSelfProbeWildcardTasksIgnored(t *testing.T) {
+	// A wildcard DNS zone answers tasks.<name> too, with addresses that
+	// are none of ours: no service, no settle window, no siblings.
+	p := freePort(t)
+	r := newResolver(map[string][]string{"connect-1": {"127.0.0.1"}, "tasks.connect-1.": {"127.0.0.5", "127.0.0.6"}})
+	g, ctx, clk := selfGate(t, "", r, p, 0)
+	g.Addrs = tasksOurs
+	rep, err := g.Check(ctx, "http://connect-1:"+p+"/", "", nil, nil)
+	if err != nil || rep.Peers[0].Status != StatusSelf || rep.Peers[0].Settled != 0 || clk.waits.Load() != 0 {
+		t.Fatalf("err=%v own=%+v waits=%d", err, rep.Peers[0], clk.waits.Load())
+	}
+}
+
+func TestSelfProbeOneAddressChangeOver(t *testing.T) {
+	// One address (a balancer, a virtual IP) answered by us and by another
+	// host in one round, then by us alone: a change-over, not a shared
+	// name. It passes once it leads to us (issue 41's shared rule needs
+	// several addresses or a service's task list).
+	p := freePort(t)
+	otherHost(t, "127.0.0.2:"+p, "")
+	vip(t, "127.0.0.3:"+p, "127.0.0.1:"+p, "127.0.0.2:"+p)
+	r := newResolver(map[string][]string{"connect": {"127.0.0.3"}})
+	g, ctx, _ := selfGate(t, "", r, p, 0)
+	g.Self.Clock = newHookClock(1, func() { r.set("connect", "127.0.0.1") }) // the balancer is gone; the name leads here
+	rep, err := g.Check(ctx, "http://connect:"+p+"/", "", nil, nil)
+	if err != nil || rep.Peers[0].Status != StatusSelf {
+		t.Fatalf("err=%v own=%+v", err, rep.Peers[0])
 	}
 }
 
