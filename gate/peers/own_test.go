@@ -524,7 +524,7 @@ func TestSelfProbeServiceNameSettles(t *testing.T) {
 	p := freePort(t)
 	r := newResolver(map[string][]string{"connect": {"127.0.0.1"}, "tasks.connect.": {"127.0.0.1"}})
 	g, ctx, clk := selfGate(t, "", r, p, 0)
-	g.Addrs = tasksOurs // tasks.connect lists this container
+	g.Addrs = tasksOurs             // tasks.connect lists this container
 	g.Self.Settle = 3 * time.Second // the step clock moves 1 s a wait
 	rep, err := g.Check(ctx, "http://connect:"+p+"/", "", nil, nil)
 	if err != nil {
