@@ -229,7 +229,7 @@ func (r *runner) prepare(ctx context.Context) (*Listing, Plan, Result, bool) {
 		printPlan(r.out, plan, r.red, r.api.Target.Raw, r.o.Source)
 		r.out.f("\n%v; nothing was written\n", err)
 		r.o.Log.Error("refusing to prune; nothing was written", "gate", "apply", "error", err.Error(),
-			"fix", "apply once without --prune (it creates the directory's connectors), or check --url; or run apply with the worker settings, which prove the cluster")
+			"fix", "check that --url reaches the Connect cluster this directory is for; then run apply with the worker settings (CONNECT_*) where the brokers are reachable, which prove the cluster, or once without --prune if the cluster is new")
 		return nil, plan, Result{Code: exitcode.Config, Plan: plan}, true
 	}
 	r.learn(listing)
