@@ -88,12 +88,13 @@ func Tables() []Table {
 		}},
 		{"doctor", []Code{
 			{OK, "no finding of severity error (warnings may be reported)"},
-			{Failed, "a finding of severity error, or the cluster could not be read"},
+			{Failed, "a finding of severity error, or the cluster could not be read; with --watch, the report could not be written (--watch never exits for a finding)"},
 			badInput,
 			stopped,
 		}},
 		{"config", []Code{
 			{OK, "the worker configuration and connect-init's settings are valid"},
+			{Failed, "the report could not be written (stdout closed)"},
 			badInput,
 		}},
 		{"healthcheck", []Code{
@@ -103,7 +104,7 @@ func Tables() []Table {
 		{"apply", []Code{
 			{OK, "everything applied and in the desired state; a dry run: nothing to write, or without --detailed-exitcode the plan shown"},
 			{Failed, "a connector or task failed, a write failed, no worker of the group answered, the worker stopped answering, or the wait timed out; a dry run: no plan could be made"},
-			{Config, "a bad file or flag, a definition Connect's validation refused, or a prune of a directory that defines nothing; nothing was written"},
+			{Config, "a bad file or flag, a definition Connect's validation refused, a prune of a directory that defines nothing, or, through the REST API alone, a prune of a cluster that holds none of the directory's connectors; nothing was written"},
 			{ChangesPending, "a dry run with --detailed-exitcode found writes to make (terraform's 2 is bad input here)"},
 			stopped,
 		}},
@@ -127,7 +128,7 @@ func Tables() []Table {
 		}},
 		{"version", []Code{
 			{OK, "the version printed"},
-			{Config, "bad usage: an argument was given (it takes none)"},
+			{Config, "bad usage: an argument other than --json was given"},
 		}},
 		{"help", []Code{
 			{OK, "the help printed"},
