@@ -136,6 +136,10 @@ func (r *TopicReport) Err() error {
 type TopicGate struct {
 	Admin  sarama.ClusterAdmin
 	Config *sarama.Config
+	// Client is Admin's client, when known: each broker's view of the
+	// topics is read over its connection to that broker instead of a new
+	// one (a handshake and an ApiVersions round trip each, issue 39).
+	Client sarama.Client
 	Specs  []settings.TopicSpec
 	Log    *slog.Logger
 	Clock  clock.Clock
@@ -613,7 +617,7 @@ func (g *TopicGate) propagationGap(ctx context.Context, created map[string]bool)
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			mds[i], errs[i] = kafka.Metadata(ctx, g.Config, b.Addr, g.names())
+			mds[i], errs[i] = g.brokerMetadata(ctx, b)
 		}()
 	}
 	wg.Wait()
@@ -643,6 +647,22 @@ func (g *TopicGate) propagationGap(ctx context.Context, created map[string]bool)
 		}
 	}
 	return nil
+}
+
+// brokerMetadata reads broker b's own metadata of the internal topics:
+// over the client's connection to it when the client knows b at the same
+// address, else over a connection of its own.
+func (g *TopicGate) brokerMetadata(ctx context.Context, b kafka.Registration) (*sarama.MetadataResponse, error) {
+	if g.Client != nil {
+		if conn, err := g.Client.Broker(b.ID); err == nil && conn.Addr() == b.Addr {
+			return bounded(ctx, func() (*sarama.MetadataResponse, error) {
+				req := sarama.NewMetadataRequest(g.Config.Version, g.names())
+				req.AllowAutoTopicCreation = false
+				return conn.GetMetadata(req)
+			})
+		}
+	}
+	return kafka.Metadata(ctx, g.Config, b.Addr, g.names())
 }
 
 // sortedTopicNames are m's keys in order, for stable wait lines.
