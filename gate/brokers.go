@@ -325,30 +325,35 @@ func MissingFix(rep *BrokerReport) string {
 
 // Probe looks at the cluster once: metadata from the first bootstrap server
 // that answers, then an ApiVersions round trip to every registered broker
-// at its advertised address, in parallel.
+// at its advertised address, in parallel. A broker whose advertised address
+// is a bootstrap address that has just answered the metadata request (its
+// connection's ApiVersions handshake and the request itself) is not dialed
+// again: that answer is its ping (issue 39).
 func (g *BrokerGate) Probe(ctx context.Context) *BrokerReport {
 	rep := &BrokerReport{Expected: g.Expected, ControllerID: -1}
-	md, mdAddr, errs, permanent := g.bootstrapMetadata(ctx)
-	if md == nil {
-		rep.BootstrapErrs = errs
-		rep.Permanent = permanent
+	boot := g.bootstrapMetadata(ctx)
+	if boot.md == nil {
+		rep.BootstrapErrs = boot.errs
+		rep.Permanent = boot.permanent
 		rep.Absent = g.absent(nil, nil, false)
 		return rep
 	}
+	md, mdAddr, conn := boot.md, boot.addr, boot.conn
 	rep.Metadata = md
 	rep.ControllerID = md.ControllerID
 	// The registrations, the cluster's mode and the pings of every broker
 	// in the metadata go at once: one after the other they were four
-	// rounds of connections on every start (issue 39). A broker the
-	// registrations then show fenced is not waited for: its ping is
-	// cancelled.
+	// rounds of connections on every start (issue 39). The registrations
+	// and the mode are asked over the connection that answered the
+	// metadata request. A broker the registrations then show fenced is not
+	// waited for: its ping is cancelled.
 	pctx, cancelPings := context.WithCancel(ctx)
 	defer cancelPings()
 	pings := map[int32]chan error{}
 	for _, b := range md.Brokers {
 		ch := make(chan error, 1)
 		pings[b.ID()] = ch
-		go func(addr string) { ch <- g.ping(pctx, addr) }(b.Addr())
+		go func(addr string) { ch <- g.pingUnlessAnswered(pctx, addr, boot.reached[addr]) }(b.Addr())
 	}
 	var regs []kafka.Registration
 	var fencedKnown bool
@@ -358,13 +363,14 @@ func (g *BrokerGate) Probe(ctx context.Context) *BrokerReport {
 	side.Add(2)
 	go func() {
 		defer side.Done()
-		regs, fencedKnown, regErr = kafka.DescribeClusterAt(ctx, g.Config, mdAddr)
+		regs, fencedKnown, regErr = kafka.DescribeClusterVia(conn.Broker)
 	}()
 	go func() {
 		defer side.Done()
-		mode, modeErr = kafka.ClusterMode(ctx, g.Config, mdAddr)
+		mode, modeErr = kafka.ClusterModeVia(conn.Broker, mdAddr)
 	}()
 	side.Wait()
+	conn.Close()
 	if regErr != nil {
 		regs = nil // an old broker without DescribeCluster: the metadata is all we know
 	}
@@ -398,6 +404,24 @@ func (g *BrokerGate) Probe(ctx context.Context) *BrokerReport {
 	rep.Ready = len(statuses) >= g.Expected && rep.UpCount() == len(statuses) && rep.ControllerID >= 0
 	rep.Quorum = g.quorum(ctx, rep, mdAddr, clock.Or(g.Clock).Now())
 	return rep
+}
+
+// pingUnlessAnswered pings addr, unless reached (the outcome of this
+// probe's metadata request to addr as a bootstrap server, nil when addr is
+// none) says it answered. A bootstrap server that failed is pinged anyway,
+// so that the broker's status carries the ping's own error.
+func (g *BrokerGate) pingUnlessAnswered(ctx context.Context, addr string, reached <-chan error) error {
+	if reached != nil {
+		select {
+		case err := <-reached:
+			if err == nil {
+				return nil
+			}
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	return g.ping(ctx, addr)
 }
 
 // absent records the registrations seen and returns the brokers that are
@@ -491,33 +515,67 @@ func replicaAbsent(absent []AbsentBroker, live []BrokerStatus, md *sarama.Metada
 	return absent
 }
 
+// bootstrapAnswer is the outcome of one probe's metadata requests to the
+// bootstrap servers.
+type bootstrapAnswer struct {
+	// md is the first answer, from addr over conn, which is left open for
+	// the probe's next requests (the caller closes it); nil when none
+	// answered.
+	md   *sarama.MetadataResponse
+	addr string
+	conn *kafka.Conn
+	// reached has, per bootstrap address, the outcome of its request (nil
+	// error: it answered); each channel gets one value.
+	reached map[string]chan error
+	// errs and permanent say why none answered: per address, and whether
+	// every one of them refused us for good.
+	errs      map[string]string
+	permanent bool
+}
+
 // bootstrapMetadata asks all bootstrap servers in parallel and keeps the
-// first answer; when none answers it returns why, per address, and whether
-// every one of them refused us for good.
-func (g *BrokerGate) bootstrapMetadata(ctx context.Context) (*sarama.MetadataResponse, string, map[string]string, bool) {
+// first answer; when none answers it says why, per address, and whether
+// every one of them refused us for good. The other servers' answers are
+// still read, in the background, into reached.
+func (g *BrokerGate) bootstrapMetadata(ctx context.Context) bootstrapAnswer {
 	type result struct {
 		addr string
 		md   *sarama.MetadataResponse
+		conn *kafka.Conn
 		err  error
 	}
-	results := make(chan result, len(g.Bootstrap))
-	for _, addr := range g.Bootstrap {
+	addrs := slices.Compact(slices.Sorted(slices.Values(g.Bootstrap)))
+	results := make(chan result, len(addrs))
+	ans := bootstrapAnswer{reached: map[string]chan error{}, errs: map[string]string{}, permanent: true}
+	for _, addr := range addrs {
+		ans.reached[addr] = make(chan error, 1)
 		go func(addr string) {
-			md, err := kafka.Metadata(ctx, g.Config, addr, g.Topics)
-			results <- result{addr, md, err}
+			md, conn, err := kafka.MetadataOpen(ctx, g.Config, addr, g.Topics)
+			results <- result{addr, md, conn, err}
 		}(addr)
 	}
-	errs := map[string]string{}
-	permanent := true
-	for range g.Bootstrap {
+	for n := range addrs {
 		r := <-results
+		ans.reached[r.addr] <- r.err
 		if r.err == nil {
-			return r.md, r.addr, nil, false
+			ans.md, ans.addr, ans.conn, ans.errs, ans.permanent = r.md, r.addr, r.conn, nil, false
+			// The rest answer in the background: their outcomes are the
+			// pings of their brokers; their connections are not needed.
+			go func(left int) {
+				for range left {
+					r := <-results
+					if r.conn != nil {
+						r.conn.Close()
+					}
+					ans.reached[r.addr] <- r.err
+				}
+			}(len(addrs) - n - 1)
+			return ans
 		}
-		errs[r.addr] = kafka.ExplainWith(r.err, g.Config)
-		permanent = permanent && kafka.IsPermanentConnError(r.err)
+		ans.errs[r.addr] = kafka.ExplainWith(r.err, g.Config)
+		ans.permanent = ans.permanent && kafka.IsPermanentConnError(r.err)
 	}
-	return nil, "", errs, permanent
+	return ans
 }
 
 // ping opens a connection to addr (TLS and SASL included) and sends an

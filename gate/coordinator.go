@@ -124,6 +124,12 @@ type CoordinatorGate struct {
 // Check runs the gate.
 func (g *CoordinatorGate) Check(ctx context.Context) (*CoordinatorReport, error) {
 	rep := &CoordinatorReport{GroupID: g.GroupID, CoordinatorID: -1, Leader: -1, Partition: -1}
+	// The metadata of __consumer_offsets is read while the coordinator is
+	// asked for, not after (issue 39): it exists on every cluster that has
+	// had a group. Where it does not yet, FindCoordinator creates it and
+	// readPartition reads again.
+	ahead := make(chan error, 1)
+	go func() { ahead <- g.Client.RefreshMetadata(consumerOffsetsTopic) }()
 	coord, done := g.findCoordinator(ctx, rep)
 	if done {
 		return rep, rep.Judge(g.Strict)
@@ -132,7 +138,13 @@ func (g *CoordinatorGate) Check(ctx context.Context) (*CoordinatorReport, error)
 	rep.FindError = ""
 	rep.CoordinatorID = coord.ID()
 	rep.CoordinatorAddr = coord.Addr()
-	if err := g.readPartition(ctx, rep); err != nil {
+	var fresh bool
+	select {
+	case err := <-ahead:
+		fresh = err == nil
+	case <-ctx.Done():
+	}
+	if err := g.readPartition(ctx, rep, fresh); err != nil {
 		return rep, err
 	}
 	if err := rep.Judge(g.Strict); err != nil {
@@ -224,7 +236,21 @@ func (g *CoordinatorGate) logWaiting(rep *CoordinatorReport, err error) {
 // (UNKNOWN_TOPIC_OR_PARTITION), nor a leader for the group's partition:
 // those answers are "not yet", and with Wait the read looks again
 // (lookAgain) until ctx ends.
-func (g *CoordinatorGate) readPartition(ctx context.Context, rep *CoordinatorReport) error {
+//
+// fresh says the client's metadata of __consumer_offsets was just read
+// (Check reads it ahead): the first look then reads no more. The
+// coordinator's offsets.topic.replication.factor is read meanwhile.
+func (g *CoordinatorGate) readPartition(ctx context.Context, rep *CoordinatorReport, fresh bool) error {
+	type setting struct {
+		value string
+		ok    bool
+	}
+	rf := make(chan setting, 1)
+	go func() {
+		configs, err := kafka.DescribeConfig(g.Admin, sarama.ConfigResource{Type: sarama.BrokerResource,
+			Name: strconv.Itoa(int(rep.CoordinatorID)), ConfigNames: []string{offsetsTopicReplicationFactor}})
+		rf <- setting{configs[offsetsTopicReplicationFactor], err == nil}
+	}()
 	type partition struct {
 		count    int
 		leader   int32
@@ -234,9 +260,12 @@ func (g *CoordinatorGate) readPartition(ctx context.Context, rep *CoordinatorRep
 	p, err := lookAgain(ctx, g.Clock, g.Log, step.Coordinator, consumerOffsetsTopic+" in the metadata, with a leader for the group's partition", g.Wait,
 		func() (partition, error) {
 			var p partition
-			if err := g.Client.RefreshMetadata(consumerOffsetsTopic); err != nil && !errors.Is(err, sarama.ErrLeaderNotAvailable) {
-				return p, err
+			if !fresh {
+				if err := g.Client.RefreshMetadata(consumerOffsetsTopic); err != nil && !errors.Is(err, sarama.ErrLeaderNotAvailable) {
+					return p, err
+				}
 			}
+			fresh = false // a look that failed reads again
 			parts, err := g.Client.Partitions(consumerOffsetsTopic)
 			if err != nil {
 				return p, err
@@ -267,9 +296,12 @@ func (g *CoordinatorGate) readPartition(ctx context.Context, rep *CoordinatorRep
 	rep.Partition = GroupPartition(g.GroupID, p.count)
 	rep.Leader, rep.Replicas, rep.ISR = p.leader, p.replicas, p.isr
 	rep.Brokers = len(g.Client.Brokers())
-	if configs, err := kafka.DescribeConfig(g.Admin, sarama.ConfigResource{Type: sarama.BrokerResource,
-		Name: strconv.Itoa(int(rep.CoordinatorID)), ConfigNames: []string{offsetsTopicReplicationFactor}}); err == nil {
-		rep.OffsetsTopicReplicationFactor = configs[offsetsTopicReplicationFactor]
+	select {
+	case s := <-rf:
+		if s.ok {
+			rep.OffsetsTopicReplicationFactor = s.value
+		}
+	case <-ctx.Done():
 	}
 	return nil
 }

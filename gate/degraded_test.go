@@ -96,6 +96,12 @@ func (c *lostClient) RefreshCoordinator(string) error {
 	return sarama.ErrConsumerCoordinatorNotAvailable
 }
 
+// RefreshMetadata fails as the coordinator look-up does: the coordinator
+// gate reads __consumer_offsets' metadata while it asks.
+func (c *lostClient) RefreshMetadata(...string) error {
+	return sarama.ErrLeaderNotAvailable
+}
+
 // offsetsAdmin answers DescribeTopics for __consumer_offsets with the
 // group's partition as given.
 type offsetsAdmin struct {

@@ -147,7 +147,9 @@ func TestCoordinatorGateWaitsForOffsetsTopicJustCreated(t *testing.T) {
 			sarama.NewMockFindCoordinatorResponse(t).SetError(sarama.CoordinatorGroup, group, sarama.ErrOffsetsLoadInProgress),
 			sarama.NewMockFindCoordinatorResponse(t).SetError(sarama.CoordinatorGroup, group, sarama.ErrConsumerCoordinatorNotAvailable),
 			sarama.NewMockFindCoordinatorResponse(t).SetCoordinator(sarama.CoordinatorGroup, group, b)),
-		"MetadataRequest":        sarama.NewMockSequence(unknownMD(t, b), unknownMD(t, b), unknownMD(t, b), offsetsMD(t, b, -1), offsetsMD(t, b, 1)),
+		// One more unknown answer than the looks after FindCoordinator: the
+		// gate reads the metadata once while it asks for the coordinator.
+		"MetadataRequest":        sarama.NewMockSequence(unknownMD(t, b), unknownMD(t, b), unknownMD(t, b), unknownMD(t, b), offsetsMD(t, b, -1), offsetsMD(t, b, 1)),
 		"DescribeConfigsRequest": sarama.NewMockDescribeConfigsResponse(t),
 	})
 	client, admin := mockClients(t, b)

@@ -136,6 +136,10 @@ func (r *TopicReport) Err() error {
 type TopicGate struct {
 	Admin  sarama.ClusterAdmin
 	Config *sarama.Config
+	// Client is Admin's client, when known: each broker's view of the
+	// topics is read over its connection to that broker instead of a new
+	// one (a handshake and an ApiVersions round trip each, issue 39).
+	Client sarama.Client
 	Specs  []settings.TopicSpec
 	Log    *slog.Logger
 	Clock  clock.Clock
@@ -148,9 +152,23 @@ type TopicGate struct {
 // every broker sees them with leaders.
 func (g *TopicGate) Ensure(ctx context.Context) (*TopicReport, error) {
 	clk := clock.Or(g.Clock)
+	// On a restart the topics exist: their settings and every broker's
+	// view of them are read while their metadata is, not after it (one
+	// after the other they were most of the step, issue 39). When the
+	// metadata shows a topic missing, those reads are dropped and done
+	// again after the creation, as before.
+	var ahead *readAhead
+	if g.Create {
+		ahead = g.readAhead(ctx, clk)
+		defer ahead.drop()
+	}
 	existing, err := g.describe(ctx)
 	if err != nil {
 		return nil, err
+	}
+	if ahead != nil && !g.allExist(existing) {
+		ahead.drop()
+		ahead = nil
 	}
 	created := map[string]bool{}
 	if g.Create {
@@ -194,15 +212,26 @@ func (g *TopicGate) Ensure(ctx context.Context) (*TopicReport, error) {
 	pctx, cancelProp := context.WithCancel(ctx)
 	defer cancelProp()
 	early := g.Create && len(created) == 0
-	if early {
+	var firstConfigs map[string]topicConfig
+	switch {
+	case ahead != nil:
+		firstConfigs = ahead.configs()
+		go func() {
+			defer close(propDone)
+			propErr = ahead.propagated()
+		}()
+	case early:
 		go func() {
 			defer close(propDone)
 			propErr = g.waitPropagated(pctx, clk, created)
 		}()
 	}
-	rep, err := g.judgeUntilSettled(ctx, clk, existing, created)
+	rep, err := g.judgeFrom(ctx, clk, existing, created, firstConfigs)
 	if err != nil || !g.Create {
 		cancelProp()
+		if ahead != nil {
+			ahead.cancel()
+		}
 		if early {
 			<-propDone
 		}
@@ -263,13 +292,84 @@ func (g *TopicGate) logWarnings(rep *TopicReport) {
 	}
 }
 
+// allExist reports whether existing has every topic of the gate.
+func (g *TopicGate) allExist(existing map[string]*sarama.TopicMetadata) bool {
+	for _, s := range g.Specs {
+		if existing[s.Name] == nil {
+			return false
+		}
+	}
+	return true
+}
+
+// readAhead is the topics' settings and every broker's view of them, read
+// before the metadata says the topics exist (TopicGate.readAhead).
+type readAhead struct {
+	cancel                context.CancelFunc
+	configsDone, propDone chan struct{}
+	cfgs                  map[string]topicConfig
+	propErr               error
+}
+
+// readAhead starts reading the settings of every topic of the gate, as if
+// all existed, and waiting until every broker shows them (waitPropagated).
+func (g *TopicGate) readAhead(ctx context.Context, clk clock.Clock) *readAhead {
+	actx, cancel := context.WithCancel(ctx)
+	a := &readAhead{cancel: cancel, configsDone: make(chan struct{}), propDone: make(chan struct{})}
+	all := map[string]*sarama.TopicMetadata{}
+	for _, s := range g.Specs {
+		all[s.Name] = &sarama.TopicMetadata{Name: s.Name}
+	}
+	go func() {
+		defer close(a.configsDone)
+		a.cfgs = g.describeTopicConfigs(actx, all)
+	}()
+	go func() {
+		defer close(a.propDone)
+		a.propErr = g.waitPropagated(actx, clk, nil)
+	}()
+	return a
+}
+
+// configs waits for the settings read ahead.
+func (a *readAhead) configs() map[string]topicConfig {
+	<-a.configsDone
+	return a.cfgs
+}
+
+// propagated waits for the propagation read ahead and returns its verdict.
+func (a *readAhead) propagated() error {
+	<-a.propDone
+	return a.propErr
+}
+
+// drop stops the reads ahead and waits for them to end; nil does nothing.
+func (a *readAhead) drop() {
+	if a == nil {
+		return
+	}
+	a.cancel()
+	<-a.configsDone
+	<-a.propDone
+}
+
 // judgeUntilSettled reads the topics' settings and runs the checks (Ensure
 // logs the warnings of the last judgement). When the only errors are transient (a partition between
 // leaders) and the gate waits (Create), it reads again until ctx ends.
 func (g *TopicGate) judgeUntilSettled(ctx context.Context, clk clock.Clock, existing map[string]*sarama.TopicMetadata, created map[string]bool) (*TopicReport, error) {
+	return g.judgeFrom(ctx, clk, existing, created, nil)
+}
+
+// judgeFrom is judgeUntilSettled whose first look judges configs, the
+// settings read ahead, when not nil.
+func (g *TopicGate) judgeFrom(ctx context.Context, clk clock.Clock, existing map[string]*sarama.TopicMetadata, created map[string]bool, configs map[string]topicConfig) (*TopicReport, error) {
 	lastLog := clk.Now()
 	for {
-		rep := g.look(ctx, existing, created)
+		if configs == nil {
+			configs = g.describeTopicConfigs(ctx, existing)
+		}
+		rep := g.look(existing, created, configs)
+		configs = nil
 		err := rep.Err()
 		if err != nil && g.Create && checks.OnlyTransient(rep.errors()) && ctx.Err() == nil {
 			if clk.Now().Sub(lastLog) >= waitLineEvery {
@@ -297,9 +397,8 @@ func (g *TopicGate) judgeUntilSettled(ctx context.Context, clk clock.Clock, exis
 	}
 }
 
-// look reads every topic's settings once and judges the topics.
-func (g *TopicGate) look(ctx context.Context, existing map[string]*sarama.TopicMetadata, created map[string]bool) *TopicReport {
-	configs := g.describeTopicConfigs(ctx, existing)
+// look judges the topics on their metadata and settings (configs).
+func (g *TopicGate) look(existing map[string]*sarama.TopicMetadata, created map[string]bool, configs map[string]topicConfig) *TopicReport {
 	rep := &TopicReport{}
 	for _, s := range g.Specs {
 		rep.Topics = append(rep.Topics, layout(s, existing[s.Name], configs[s.Name]))
@@ -613,7 +712,7 @@ func (g *TopicGate) propagationGap(ctx context.Context, created map[string]bool)
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			mds[i], errs[i] = kafka.Metadata(ctx, g.Config, b.Addr, g.names())
+			mds[i], errs[i] = g.brokerMetadata(ctx, b)
 		}()
 	}
 	wg.Wait()
@@ -643,6 +742,22 @@ func (g *TopicGate) propagationGap(ctx context.Context, created map[string]bool)
 		}
 	}
 	return nil
+}
+
+// brokerMetadata reads broker b's own metadata of the internal topics:
+// over the client's connection to it when the client knows b at the same
+// address, else over a connection of its own.
+func (g *TopicGate) brokerMetadata(ctx context.Context, b kafka.Registration) (*sarama.MetadataResponse, error) {
+	if g.Client != nil {
+		if conn, err := g.Client.Broker(b.ID); err == nil && conn.Addr() == b.Addr {
+			return bounded(ctx, func() (*sarama.MetadataResponse, error) {
+				req := sarama.NewMetadataRequest(g.Config.Version, g.names())
+				req.AllowAutoTopicCreation = false
+				return conn.GetMetadata(req)
+			})
+		}
+	}
+	return kafka.Metadata(ctx, g.Config, b.Addr, g.names())
 }
 
 // sortedTopicNames are m's keys in order, for stable wait lines.

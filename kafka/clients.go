@@ -16,6 +16,9 @@ type Clients struct {
 	Member sarama.Client
 	// Admin speaks with the admin.* overrides folded in.
 	Admin sarama.ClusterAdmin
+	// AdminClient is Admin's client (Member when they are one), whose
+	// connections to every broker the gates reuse.
+	AdminClient sarama.Client
 	// MemberConfig and AdminConfig are the configurations they were built from.
 	MemberConfig, AdminConfig *sarama.Config
 	// shared is true when the worker sets no admin.* override: both
@@ -32,6 +35,18 @@ func (c *Clients) Close() {
 	if c.Member != nil && !c.Member.Closed() {
 		c.Member.Close()
 	}
+}
+
+// Unconnected is a copy of c's configurations, without clients: a second
+// set to dial.
+func (c *Clients) Unconnected() *Clients {
+	return &Clients{MemberConfig: c.MemberConfig, AdminConfig: c.AdminConfig, shared: c.shared}
+}
+
+// Adopt takes o's connected clients as c's own; o must not be closed
+// after.
+func (c *Clients) Adopt(o *Clients) {
+	c.Member, c.AdminClient, c.Admin = o.Member, o.AdminClient, o.Admin
 }
 
 // NewClients builds the sarama configurations for both roles (errors here
@@ -61,21 +76,21 @@ func (c *Clients) Connect(bootstrap, seedTopics []string) error {
 // timeout. Clients connected after ctx ended are closed, never kept.
 func (c *Clients) ConnectContext(ctx context.Context, bootstrap, seedTopics []string) error {
 	type pair struct {
-		member sarama.Client
-		admin  sarama.ClusterAdmin
-		err    error
+		member, adminClient sarama.Client
+		admin               sarama.ClusterAdmin
+		err                 error
 	}
 	done := make(chan pair, 1)
 	go func() {
-		member, admin, err := c.dial(bootstrap, seedTopics)
-		done <- pair{member, admin, err}
+		member, adminClient, admin, err := c.dial(bootstrap, seedTopics)
+		done <- pair{member, adminClient, admin, err}
 	}()
 	select {
 	case p := <-done:
 		if p.err != nil {
 			return p.err
 		}
-		c.Member, c.Admin = p.member, p.admin
+		c.Member, c.AdminClient, c.Admin = p.member, p.adminClient, p.admin
 		return nil
 	case <-ctx.Done():
 		go func() {
@@ -91,27 +106,26 @@ func (c *Clients) ConnectContext(ctx context.Context, bootstrap, seedTopics []st
 // dial opens both clients at the same time: each costs a connection, an
 // ApiVersions and a metadata read, and one after the other they were a
 // measurable part of every start (docs/benchmarks.md, issue 39).
-func (c *Clients) dial(bootstrap, seedTopics []string) (sarama.Client, sarama.ClusterAdmin, error) {
+func (c *Clients) dial(bootstrap, seedTopics []string) (member, adminClient sarama.Client, admin sarama.ClusterAdmin, err error) {
 	if c.shared {
 		member, err := newSeededClient(bootstrap, c.MemberConfig, seedTopics)
 		if err != nil {
-			return nil, nil, err
+			return nil, nil, nil, err
 		}
 		admin, err := sarama.NewClusterAdminFromClient(member)
 		if err != nil {
 			member.Close()
-			return nil, nil, fmt.Errorf("connect admin client to %v: %s", bootstrap, ExplainConnError(err))
+			return nil, nil, nil, fmt.Errorf("connect admin client to %v: %s", bootstrap, ExplainConnError(err))
 		}
-		return member, admin, nil
+		return member, member, admin, nil
 	}
-	var adminClient sarama.Client
 	var adminErr error
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
 		adminClient, adminErr = newSeededClient(bootstrap, c.AdminConfig, seedTopics)
 	}()
-	member, err := newSeededClient(bootstrap, c.MemberConfig, seedTopics)
+	member, err = newSeededClient(bootstrap, c.MemberConfig, seedTopics)
 	<-done
 	if err == nil {
 		err = adminErr
@@ -123,15 +137,15 @@ func (c *Clients) dial(bootstrap, seedTopics []string) (sarama.Client, sarama.Cl
 		if adminClient != nil {
 			adminClient.Close()
 		}
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
-	admin, err := sarama.NewClusterAdminFromClient(adminClient)
+	admin, err = sarama.NewClusterAdminFromClient(adminClient)
 	if err != nil {
 		adminClient.Close()
 		member.Close()
-		return nil, nil, fmt.Errorf("connect admin client to %v: %s", bootstrap, ExplainConnError(err))
+		return nil, nil, nil, fmt.Errorf("connect admin client to %v: %s", bootstrap, ExplainConnError(err))
 	}
-	return member, admin, nil
+	return member, adminClient, admin, nil
 }
 
 func newSeededClient(bootstrap []string, cfg *sarama.Config, seedTopics []string) (sarama.Client, error) {
@@ -149,6 +163,13 @@ func newSeededClient(bootstrap []string, cfg *sarama.Config, seedTopics []string
 	if err != nil && !(errors.As(err, &code) && CodeNotYet(code)) {
 		client.Close()
 		return nil, fmt.Errorf("read metadata from %v: %s", bootstrap, ExplainConnError(err))
+	}
+	// Every broker is dialed now, all at once, in the background (sarama's
+	// Open does not wait): the gates after this one ask each of them in
+	// turn, and each would otherwise wait for its own handshake (issue 39).
+	// A failed dial is the first request's error, as without this.
+	for _, b := range client.Brokers() {
+		_ = b.Open(cfg)
 	}
 	return client, nil
 }

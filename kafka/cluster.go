@@ -51,16 +51,46 @@ func DescribeClusterVia(b *sarama.Broker) (regs []Registration, fencedKnown bool
 
 // Metadata sends one metadata request for topics to addr.
 func Metadata(ctx context.Context, cfg *sarama.Config, addr string, topics []string) (*sarama.MetadataResponse, error) {
+	md, c, err := MetadataOpen(ctx, cfg, addr, topics)
+	if c != nil {
+		c.Close()
+	}
+	return md, err
+}
+
+// Conn is a broker connection bound to a context: the context's end
+// closes it, and Close closes it and lets go of the context.
+type Conn struct {
+	*sarama.Broker
+	stop func() bool
+}
+
+// Close closes the connection.
+func (c *Conn) Close() {
+	c.stop()
+	_ = c.Broker.Close()
+}
+
+// MetadataOpen is Metadata that leaves the connection open on success, for
+// the caller's next requests to the same broker (a new connection costs a
+// handshake and an ApiVersions round trip, issue 39); the caller closes it.
+// Until then ctx's end closes it. On failure the connection is closed and
+// nil.
+func MetadataOpen(ctx context.Context, cfg *sarama.Config, addr string, topics []string) (*sarama.MetadataResponse, *Conn, error) {
 	b := sarama.NewBroker(addr)
 	if err := b.Open(cfg); err != nil && !errors.Is(err, sarama.ErrAlreadyConnected) {
-		return nil, err
+		return nil, nil, err
 	}
-	defer b.Close()
 	stop := context.AfterFunc(ctx, func() { b.Close() })
-	defer stop()
 	req := sarama.NewMetadataRequest(cfg.Version, topics)
 	req.AllowAutoTopicCreation = false
-	return b.GetMetadata(req)
+	md, err := b.GetMetadata(req)
+	if err != nil {
+		stop()
+		b.Close()
+		return nil, nil, err
+	}
+	return md, &Conn{Broker: b, stop: stop}, nil
 }
 
 // Mode is how a cluster keeps its metadata, which decides the words for a
@@ -102,6 +132,11 @@ func ClusterMode(ctx context.Context, cfg *sarama.Config, addr string) (Mode, er
 	defer b.Close()
 	stop := context.AfterFunc(ctx, func() { b.Close() })
 	defer stop()
+	return ClusterModeVia(b, addr)
+}
+
+// ClusterModeVia is ClusterMode over an open connection to addr.
+func ClusterModeVia(b *sarama.Broker, addr string) (Mode, error) {
 	resp, err := b.ApiVersions(&sarama.ApiVersionsRequest{Version: 3, ClientSoftwareName: "connect-init", ClientSoftwareVersion: "1"})
 	if err != nil {
 		return ModeUnknown, fmt.Errorf("ask %s for its features: %w", addr, err)

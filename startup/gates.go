@@ -71,10 +71,33 @@ func (g realGates) brokers(ctx context.Context, st *state) error {
 // paced by clk), then the clients connect for what follows, every dial
 // bounded by ctx. The one brokers step of run, prepare, lock acquire and
 // apply.
+//
+// The clients dial while the gate's first look runs: on a healthy cluster
+// that look passes and the clients' handshakes and metadata read are no
+// longer a round of their own (issue 39). They are kept only when the gate
+// passed at its first look; otherwise (a cluster that was not ready then)
+// they are closed and dialed again once the gate passes, as before.
 func ConnectBrokers(ctx context.Context, cfg *settings.Config, clients *kafka.Clients, log *slog.Logger, clk clock.Clock) error {
 	bg := &gate.BrokerGate{Config: clients.MemberConfig, Bootstrap: cfg.BootstrapServers, Expected: cfg.ExpectedBrokers,
 		Topics: cfg.TopicNames(), Log: log, Clock: clk}
-	if _, err := bg.Wait(ctx); err != nil {
+	early := clients.Unconnected()
+	earlyCtx, cancelEarly := context.WithCancel(ctx)
+	defer cancelEarly()
+	dialed := make(chan error, 1)
+	go func() { dialed <- early.ConnectContext(earlyCtx, cfg.BootstrapServers, cfg.TopicNames()) }()
+	rep, err := bg.Wait(ctx)
+	if err == nil && rep.Attempts == 1 {
+		if <-dialed == nil {
+			clients.Adopt(early)
+			return nil
+		}
+	} else {
+		cancelEarly()
+		if <-dialed == nil {
+			early.Close()
+		}
+	}
+	if err != nil {
 		return err
 	}
 	if err := clients.ConnectContext(ctx, cfg.BootstrapServers, cfg.TopicNames()); err != nil {
@@ -85,7 +108,7 @@ func ConnectBrokers(ctx context.Context, cfg *settings.Config, clients *kafka.Cl
 
 // topics is the topics gate: the internal topics exist and are right.
 func (g realGates) topics(ctx context.Context, st *state) error {
-	tg := &gate.TopicGate{Admin: st.clients.Admin, Config: st.clients.AdminConfig, Specs: st.cfg.Topics, Log: g.log, Clock: g.clock, Create: true}
+	tg := &gate.TopicGate{Admin: st.clients.Admin, Client: st.clients.AdminClient, Config: st.clients.AdminConfig, Specs: st.cfg.Topics, Log: g.log, Clock: g.clock, Create: true}
 	_, err := tg.Ensure(ctx)
 	return err
 }

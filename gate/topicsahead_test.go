@@ -1,0 +1,147 @@
+package gate
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/IBM/sarama"
+
+	"github.com/connect-init/connect-init/internal/clock"
+)
+
+// aheadAdmin is a cluster of one broker (a MockBroker, for every broker's
+// own metadata) whose admin answers from scripts: the topics' metadata
+// (the last answer repeats), their settings, a creation.
+type aheadAdmin struct {
+	brokersAdmin
+	mu        sync.Mutex
+	describes [][]*sarama.TopicMetadata
+	looks     int
+	// asked is closed at the first DescribeConfigs; gate, when set, holds
+	// the first DescribeTopics until then.
+	asked     chan struct{}
+	askedOnce sync.Once
+	gate      bool
+	configs   int
+	created   []string
+}
+
+func (a *aheadAdmin) DescribeTopics([]string) ([]*sarama.TopicMetadata, error) {
+	a.mu.Lock()
+	first := a.looks == 0
+	md := a.describes[min(a.looks, len(a.describes)-1)]
+	a.looks++
+	a.mu.Unlock()
+	if first && a.gate {
+		<-a.asked // a gate that read the settings only after the metadata would stop here for good
+	}
+	return md, nil
+}
+
+func (a *aheadAdmin) DescribeConfigs(rs []*sarama.ConfigResource, _ sarama.DescribeConfigsOptions) ([]*sarama.ConfigResourceResult, error) {
+	a.askedOnce.Do(func() { close(a.asked) })
+	a.mu.Lock()
+	a.configs++
+	existing := map[string]bool{}
+	for _, md := range a.describes[min(a.looks, len(a.describes)-1)] {
+		existing[md.Name] = true
+	}
+	a.mu.Unlock()
+	var out []*sarama.ConfigResourceResult
+	for _, r := range rs {
+		if !existing[r.Name] {
+			out = append(out, &sarama.ConfigResourceResult{Name: r.Name, ErrorCode: sarama.ErrUnknownTopicOrPartition})
+			continue
+		}
+		res, _ := compactConfigs([]string{r.Name})
+		out = append(out, res...)
+	}
+	return out, nil
+}
+
+func (a *aheadAdmin) CreateTopic(name string, _ *sarama.TopicDetail, validateOnly bool) error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if !validateOnly {
+		a.created = append(a.created, name)
+	}
+	return nil
+}
+
+// metadataBroker is a MockBroker whose metadata shows the test topics led
+// by broker 1, in sync on three replicas.
+func metadataBroker(t *testing.T) *sarama.MockBroker {
+	b := sarama.NewMockBroker(t, 1)
+	t.Cleanup(b.Close)
+	md := sarama.NewMockMetadataResponse(t).SetController(1).SetBroker(b.Addr(), 1)
+	for id := int32(2); id <= 3; id++ {
+		md.SetBroker(fmt.Sprintf("127.0.0.%d:9092", id), id) // listed only: the replica sets have three ids
+	}
+	for _, s := range testSpecs {
+		for p := range s.Partitions {
+			md.SetLeader(s.Name, p, 1)
+		}
+	}
+	b.SetHandlerByMap(map[string]sarama.MockResponse{
+		"ApiVersionsRequest": sarama.NewMockApiVersionsResponse(t).SetApiKeys([]sarama.ApiVersionsResponseKey{
+			{ApiKey: 3, MinVersion: 0, MaxVersion: 7}, {ApiKey: 18, MinVersion: 0, MaxVersion: 3}}),
+		"MetadataRequest": md,
+	})
+	return b
+}
+
+// On a restart (every topic exists) the topics gate reads their settings
+// while it reads their metadata, not after (issue 39): the metadata read
+// here answers only once the settings were asked for. Each is read once.
+func TestTopicGateReadsAheadOnARestart(t *testing.T) {
+	b := metadataBroker(t)
+	all := []*sarama.TopicMetadata{topicMD("c", 1, 1), topicMD("o", 2, 1), topicMD("s", 2, 1)}
+	admin := &aheadAdmin{brokersAdmin: brokersAdmin{addrs: []string{b.Addr()}}, describes: [][]*sarama.TopicMetadata{all},
+		asked: make(chan struct{}), gate: true}
+	g := &TopicGate{Admin: admin, Config: mockConfig(), Specs: testSpecs, Log: slog.New(slog.DiscardHandler),
+		Clock: clock.NewStepping(time.Unix(0, 0)), Create: true}
+	rep, err := g.Ensure(context.Background())
+	if err != nil || !rep.Propagated {
+		t.Fatalf("Ensure = %v, %+v; want a pass", err, rep)
+	}
+	for _, tr := range rep.Topics {
+		if tr.Outcome != TopicExistedOK || tr.CleanupPolicy != "compact" {
+			t.Errorf("%s: %+v, want existed-ok on its settings", tr.Name, tr)
+		}
+	}
+	if admin.looks != 1 || admin.configs != 1 {
+		t.Errorf("%d metadata reads and %d settings reads, want one each", admin.looks, admin.configs)
+	}
+}
+
+// A topic missing on the first look: what was read ahead is dropped, the
+// topic is created, and the gate judges and waits for it as before.
+func TestTopicGateDropsTheReadAheadForACreation(t *testing.T) {
+	b := metadataBroker(t)
+	two := []*sarama.TopicMetadata{topicMD("c", 1, 1), topicMD("o", 2, 1)}
+	all := []*sarama.TopicMetadata{topicMD("c", 1, 1), topicMD("o", 2, 1), topicMD("s", 2, 1)}
+	admin := &aheadAdmin{brokersAdmin: brokersAdmin{addrs: []string{b.Addr()}}, describes: [][]*sarama.TopicMetadata{two, all},
+		asked: make(chan struct{})}
+	g := &TopicGate{Admin: admin, Config: mockConfig(), Specs: testSpecs, Log: slog.New(slog.DiscardHandler),
+		Clock: clock.NewStepping(time.Unix(0, 0)), Create: true}
+	rep, err := g.Ensure(context.Background())
+	if err != nil || !rep.Propagated {
+		t.Fatalf("Ensure = %v, %+v; want a pass", err, rep)
+	}
+	if len(admin.created) != 1 || admin.created[0] != "s" {
+		t.Errorf("created %v, want [s]", admin.created)
+	}
+	for _, tr := range rep.Topics {
+		want := TopicExistedOK
+		if tr.Name == "s" {
+			want = TopicCreated
+		}
+		if tr.Outcome != want || tr.CleanupPolicy != "compact" {
+			t.Errorf("%s: %+v, want %s on its settings", tr.Name, tr, want)
+		}
+	}
+}
