@@ -44,13 +44,28 @@ func TakeLockProfiled(ctx context.Context, cfg *settings.Config, clients *kafka.
 	start := clock.Or(clk).Now()
 	var mu sync.Mutex // Ready may be called beside Acquire's own goroutine
 	var lastReady time.Time
+	opened := false
 	defer func() {
 		mu.Lock()
 		defer mu.Unlock()
+		if opened {
+			p.Set(ProfileLockOpen, clock.Or(clk).Now().Sub(start))
+			return
+		}
 		lockSplit(p, start, lastReady, clock.Or(clk).Now())
 	}()
 	s := cfg.Settings
 	url := cfg.AdvertisedURL // derived and checked by the settings gate
+	var opener *groupOpenWatch
+	if s.LockJoinsPolicy() == settings.LockJoinsFirst {
+		opener = newGroupOpenWatch(gate.NewGroupOpener(gate.NewGroupGate(cfg, clients, log, clk)), log, clk)
+		// A restart into a running group, or a worker that comes after
+		// the first: no queue, no lease, no readiness wait.
+		if opener.look(ctx) {
+			opened = true
+			return nil, nil
+		}
+	}
 	// Creating or checking the topic looks again on answers that waiting
 	// can change (a broker just killed), within CONNECT_INIT_TIMEOUT: the
 	// queue's wait is unbounded, this is not.
@@ -99,7 +114,12 @@ func TakeLockProfiled(ctx context.Context, cfg *settings.Config, clients *kafka.
 	if err != nil {
 		return nil, &settings.ConfigError{Setting: "CONNECT_INIT_LOCK_*", Problem: err.Error()}
 	}
-	if err := l.Acquire(ctx); errors.Is(err, lock.ErrUnavailable) {
+	open, err := acquireUntilOpen(ctx, l, opener)
+	if open {
+		opened = true
+		return nil, nil
+	}
+	if errors.Is(err, lock.ErrUnavailable) {
 		// The policy of docs/startup-lock.md: a partial Kafka outage
 		// (one internal topic unwritable) must not become a Connect
 		// outage; a start without the lock costs at worst one more
@@ -107,7 +127,8 @@ func TakeLockProfiled(ctx context.Context, cfg *settings.Config, clients *kafka.
 		log.Warn("STARTING WITHOUT THE STARTUP LOCK: the lock topic could not be written for CONNECT_INIT_LOCK_UNAVAILABLE_AFTER; check its partition's leader and in-sync replicas",
 			"lock_topic", cfg.LockTopic, "partition", 0, "after", s.LockUnavailableAfter.String(), "error", err)
 		return nil, nil
-	} else if errors.Is(err, lock.ErrRefused) {
+	}
+	if errors.Is(err, lock.ErrRefused) {
 		// Not an outage: no wait changes it, and it is no reason to start
 		// without the lock (lockrefusal.go).
 		return nil, &gate.GateError{Gate: step.Lock, Err: fmt.Errorf("startup lock on topic %q: %w", s.LockTopic, err),
