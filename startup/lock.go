@@ -30,8 +30,15 @@ import (
 // at position n waits at most about n x lease), and a healthy but slow
 // cluster of many workers must not time its last workers out.
 //
+// With CONNECT_INIT_LOCK_JOINS=first (the default) only the first join
+// of a group waits: a worker does not queue, or stops waiting (its request
+// withdrawn), as soon as the group is open (lockopen.go). With each, every
+// worker waits for the one before it to be ready.
+//
 // It returns the REST URLs of the queue's members that were released as
-// ready, for the peer check. clk paces the lock (heartbeats, polls, logs).
+// ready, for the peer check (none when the group was open: the peers step
+// reads the group's members itself). clk paces the lock (heartbeats,
+// polls, logs).
 func TakeLock(ctx context.Context, cfg *settings.Config, clients *kafka.Clients, log *slog.Logger, clk clock.Clock) ([]string, error) {
 	return TakeLockProfiled(ctx, cfg, clients, log, clk, nil)
 }
@@ -39,7 +46,8 @@ func TakeLock(ctx context.Context, cfg *settings.Config, clients *kafka.Clients,
 // TakeLockProfiled is TakeLock that also records, in p (nil: nowhere), the
 // step split into the wait in the queue (the topic check included) and
 // the handoff: from the moment the last holder before us was seen ready
-// to our claim (lockSplit).
+// to our claim (lockSplit); or, when the group was open, lock_open: the
+// time until it was seen open.
 func TakeLockProfiled(ctx context.Context, cfg *settings.Config, clients *kafka.Clients, log *slog.Logger, clk clock.Clock, p *Profile) ([]string, error) {
 	start := clock.Or(clk).Now()
 	var mu sync.Mutex // Ready may be called beside Acquire's own goroutine
@@ -102,6 +110,9 @@ func TakeLockProfiled(ctx context.Context, cfg *settings.Config, clients *kafka.
 		Clock:            clock.Or(clk),
 		Ready: func(ctx context.Context, h lock.Holder) (bool, error) {
 			ok, why, err := readiness.Ready(ctx, h.URL)
+			if ok && opener != nil && opener.holderReady(ctx) {
+				return false, nil // the group is open: Acquire is cancelled
+			}
 			if ok {
 				mu.Lock()
 				lastReady = clock.Or(clk).Now()

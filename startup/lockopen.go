@@ -45,8 +45,13 @@ type groupOpenWatch struct {
 	opener groupLooker
 	log    *slog.Logger
 	clk    clock.Clock
-	mu     sync.Mutex
-	open   bool
+	// looking serialises the looks (the poll's and the readiness
+	// check's): the opener keeps state between them.
+	looking sync.Mutex
+	mu      sync.Mutex
+	open    bool
+	// stop cancels the wait in the queue (set by acquireUntilOpen).
+	stop context.CancelFunc
 }
 
 func newGroupOpenWatch(o groupLooker, log *slog.Logger, clk clock.Clock) *groupOpenWatch {
@@ -56,7 +61,9 @@ func newGroupOpenWatch(o groupLooker, log *slog.Logger, clk clock.Clock) *groupO
 // look reports whether the group is open now, and logs it once when it
 // is. A failed look is "not open": the queue goes on as before.
 func (w *groupOpenWatch) look(ctx context.Context) bool {
+	w.looking.Lock()
 	res, err := w.opener.Look(ctx)
+	w.looking.Unlock()
 	if err != nil {
 		w.log.Debug("the worker group could not be described for the startup lock", "error", err)
 		return false
@@ -70,6 +77,31 @@ func (w *groupOpenWatch) look(ctx context.Context) bool {
 		w.open = true
 		w.log.Info(MsgGroupOpen, "members", res.Members, "leader", res.Leader, "assignment_offset", res.AssignmentOffset,
 			"why", res.Why, "setting", "CONNECT_INIT_LOCK_JOINS=first")
+	}
+	return true
+}
+
+// isOpen reports whether a look found the group open.
+func (w *groupOpenWatch) isOpen() bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.open
+}
+
+// holderReady is the readiness check's hook: the holder before us is
+// ready, so the group may just have opened; when it has, the wait stops
+// here rather than by releasing the holder and claiming its permit (the
+// same moment, but every waiter then goes the one way: the open group).
+// It reports whether the group is open.
+func (w *groupOpenWatch) holderReady(ctx context.Context) bool {
+	if !w.look(ctx) {
+		return false
+	}
+	w.mu.Lock()
+	stop := w.stop
+	w.mu.Unlock()
+	if stop != nil {
+		stop()
 	}
 	return true
 }
@@ -90,7 +122,9 @@ func acquireUntilOpen(ctx context.Context, l acquirer, w *groupOpenWatch) (open 
 	}
 	actx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	var seen bool
+	w.mu.Lock()
+	w.stop = cancel
+	w.mu.Unlock()
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
@@ -101,7 +135,6 @@ func acquireUntilOpen(ctx context.Context, l acquirer, w *groupOpenWatch) (open 
 			case <-w.clk.After(groupOpenPoll):
 			}
 			if w.look(actx) {
-				seen = true
 				cancel()
 				return
 			}
@@ -110,7 +143,7 @@ func acquireUntilOpen(ctx context.Context, l acquirer, w *groupOpenWatch) (open 
 	err = l.Acquire(actx)
 	cancel()
 	<-done
-	if err != nil && seen && ctx.Err() == nil {
+	if err != nil && w.isOpen() && ctx.Err() == nil {
 		return true, nil
 	}
 	return false, err
