@@ -31,6 +31,10 @@ import (
 // lock's own poll (TakeLockProfiled's PollInterval).
 const groupOpenPoll = 250 * time.Millisecond
 
+// groupOpenLookTimeout bounds one look (a describe, and for a new
+// snapshot the reads of the identity rules).
+const groupOpenLookTimeout = 5 * time.Second
+
 // MsgGroupOpen is logged once when a worker stops waiting for the startup
 // lock because the group is open.
 const MsgGroupOpen = "startup lock not needed: the worker group is open"
@@ -61,6 +65,10 @@ func newGroupOpenWatch(o groupLooker, log *slog.Logger, clk clock.Clock) *groupO
 // look reports whether the group is open now, and logs it once when it
 // is. A failed look is "not open": the queue goes on as before.
 func (w *groupOpenWatch) look(ctx context.Context) bool {
+	// Bounded, so that a look held up by a broker that went away does not
+	// hold up the readiness check waiting for its turn to look.
+	ctx, cancel := context.WithTimeout(ctx, groupOpenLookTimeout)
+	defer cancel()
 	w.looking.Lock()
 	res, err := w.opener.Look(ctx)
 	w.looking.Unlock()
