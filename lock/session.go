@@ -38,6 +38,7 @@ type session struct {
 	releaseSeqs  map[uint64]int64 // seq of a release write in flight -> its hold offset
 	deadLogged   map[int64]bool   // dead waiters' record offsets logged
 	checking     bool             // a readiness round is running
+	firstChecked bool             // the readiness round at our request's read-back ran
 	readyCh      chan []readyResult
 
 	lastLog    time.Time
@@ -96,6 +97,14 @@ func (s *session) loop(ctx context.Context) error {
 			done, err := s.handle(rec)
 			if err != nil || done {
 				return err
+			}
+			if s.firstSeen && !s.firstChecked {
+				// Our request is read back: ask about the holders now,
+				// not a poll interval later. Alone behind a stale hold
+				// (a restart into a running group), this one check is
+				// all the wait there is.
+				s.firstChecked = true
+				s.checkReady(rctx)
 			}
 		case err := <-s.log.ReadErrors():
 			if !notyet.Is(err) {

@@ -58,6 +58,11 @@ type Settings struct {
 	// command's configuration can be extended), worker, or exec (before
 	// the exec).
 	LockMode string
+	// LockJoins is which joins the startup lock serialises: first (the
+	// first worker of a group joins alone; the others go together once
+	// the group is open: Stable, every member proven ours) or each (one
+	// join at a time, the behaviour before issue 39).
+	LockJoins string
 	// LockJar is the in-worker lock's ConfigProvider jar; empty means the
 	// first one found in the images' classpath directories.
 	LockJar string

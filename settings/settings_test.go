@@ -66,3 +66,20 @@ func TestEnvPrefixIsOwnPrefix(t *testing.T) {
 		t.Fatalf("EnvPrefix %q and workerconfig.OwnEnvPrefix %q disagree", EnvPrefix, workerconfig.OwnEnvPrefix)
 	}
 }
+
+// CONNECT_INIT_LOCK_JOINS: first by default (unset or empty), each on
+// request, anything else refused naming the variable and both values.
+func TestLockJoins(t *testing.T) {
+	for env, want := range map[string]string{"": LockJoinsFirst, "CONNECT_INIT_LOCK_JOINS=": LockJoinsFirst,
+		"CONNECT_INIT_LOCK_JOINS=first": LockJoinsFirst, "CONNECT_INIT_LOCK_JOINS= Each ": LockJoinsEach} {
+		s, err := LoadSettings([]string{env})
+		if err != nil || s.LockJoinsPolicy() != want {
+			t.Errorf("%q: policy %q, err %v; want %q", env, s.LockJoinsPolicy(), err, want)
+		}
+	}
+	_, err := LoadSettings([]string{"CONNECT_INIT_LOCK_JOINS=all"})
+	var ce *ConfigError
+	if !errors.As(err, &ce) || !strings.Contains(err.Error(), "CONNECT_INIT_LOCK_JOINS") || !strings.Contains(err.Error(), "first or each") {
+		t.Fatalf("CONNECT_INIT_LOCK_JOINS=all: want a ConfigError naming the variable and first or each, got %v", err)
+	}
+}

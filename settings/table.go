@@ -143,6 +143,9 @@ var table = []Setting{
 	{Env: "CONNECT_INIT_LOCK_MODE", Default: "auto", Commands: []Command{Run, ShowConfig},
 		Help:  "where a worker waits for its turn: `auto` (in the worker, after its plugin scan, when the provider jar is installed and connect-init can extend the command's configuration; else before the exec), `worker` (in the worker or exit 2), `exec` (before the exec)",
 		field: func(s *Settings) any { return &s.LockMode }, check: Settings.checkLockMode},
+	{Env: "CONNECT_INIT_LOCK_JOINS", Default: "first", Commands: []Command{Run, ShowConfig, LockAcquire},
+		Help:  "which joins the startup lock takes one at a time: `first` (the first worker of the group joins alone; a worker stops waiting in the queue as soon as the group is open: Stable, with every member proven ours as the group gate proves it) or `each` (every worker waits for the one before it to be ready; measured cost in docs/startup-lock.md)",
+		field: func(s *Settings) any { return &s.LockJoins }, check: Settings.checkLockJoins},
 	{Env: "CONNECT_INIT_LOCK_JAR", DocDefault: "the first `connect-init-provider.jar` in `/usr/share/java/kafka/`, `/opt/kafka/libs/`, `/kafka/libs/`", Commands: []Command{Run, ShowConfig},
 		Help:  "the in-worker lock's ConfigProvider jar",
 		field: func(s *Settings) any { return &s.LockJar }},
@@ -488,6 +491,30 @@ func (s Settings) checkLockMode() error {
 		return nil
 	}
 	return s.badSetting("CONNECT_INIT_LOCK_MODE", fmt.Sprintf("must be auto, worker or exec (got %q)", s.LockMode), "leave it unset (auto: in the worker when its jar is installed, else before the exec)")
+}
+
+// Values of CONNECT_INIT_LOCK_JOINS.
+const (
+	LockJoinsFirst = "first"
+	LockJoinsEach  = "each"
+)
+
+// LockJoinsPolicy is CONNECT_INIT_LOCK_JOINS read: first (also when unset)
+// or each; checkLockJoins refuses anything else before it is used.
+func (s Settings) LockJoinsPolicy() string {
+	if strings.ToLower(strings.TrimSpace(s.LockJoins)) == LockJoinsEach {
+		return LockJoinsEach
+	}
+	return LockJoinsFirst
+}
+
+func (s Settings) checkLockJoins() error {
+	switch strings.ToLower(strings.TrimSpace(s.LockJoins)) {
+	case "", LockJoinsFirst, LockJoinsEach:
+		return nil
+	}
+	return s.badSetting("CONNECT_INIT_LOCK_JOINS", fmt.Sprintf("must be first or each (got %q)", s.LockJoins),
+		"leave it unset (first: only the first worker of a group joins alone) or set each to let the workers join one at a time")
 }
 
 // checkRegistryTopic: a legal name, and not the lock's topic.

@@ -16,13 +16,13 @@ import (
 func TestChildSettingsFromTheTable(t *testing.T) {
 	defaults := map[string]string{
 		"timeout": "5m0s", "lock.topic": "_connect-init-lock", "lock.lease": "3m0s", "lock.permits": "1",
-		"lock.unavailable.after": "2m0s", "strict": "false", "log.format": "text", "log.level": "info",
+		"lock.unavailable.after": "2m0s", "lock.joins": "first", "strict": "false", "log.format": "text", "log.level": "info",
 	}
 	all := maps.Clone(defaults)
 	maps.Copy(all, map[string]string{
 		"timeout": "1m30s", "expected.brokers": "3", "worker.config": "/etc/w.properties", "peers": "a:8083,b",
 		"peer.check": "warn", "lock.unavailable.after": "0s", "strict": "true",
-		"lock.topic": "t", "lock.lease": "1m0s", "lock.permits": "2", "log.format": "json", "log.level": "debug",
+		"lock.topic": "t", "lock.joins": "each", "lock.lease": "1m0s", "lock.permits": "2", "log.format": "json", "log.level": "debug",
 		"rest.username": "u", "rest.username.file": "/run/secrets/u", "rest.password.file": "/run/secrets/p", "rest.token.file": "/run/secrets/t",
 	})
 	cases := []struct {
@@ -55,7 +55,7 @@ var everythingSet = []string{"CONNECT_INIT_TIMEOUT=90s", "CONNECT_INIT_EXPECTED_
 	"CONNECT_INIT_IMAGE=apache", "CONNECT_INIT_REST_USERNAME=u", "CONNECT_INIT_REST_PASSWORD=secret-pw", "CONNECT_INIT_REST_TOKEN=secret-tok",
 	"CONNECT_INIT_REST_USERNAME_FILE=/run/secrets/u", "CONNECT_INIT_REST_PASSWORD_FILE=/run/secrets/p", "CONNECT_INIT_REST_TOKEN_FILE=/run/secrets/t",
 	"CONNECT_INIT_LOCK=false", "CONNECT_INIT_PLUGIN_CHECK=warn",
-	"CONNECT_INIT_LOCK_TOPIC=t", "CONNECT_INIT_LOCK_LEASE=1m", "CONNECT_INIT_LOCK_PERMITS=2", "CONNECT_INIT_LOG_FORMAT=json", "CONNECT_INIT_LOG_LEVEL=debug"}
+	"CONNECT_INIT_LOCK_TOPIC=t", "CONNECT_INIT_LOCK_JOINS=each", "CONNECT_INIT_LOCK_LEASE=1m", "CONNECT_INIT_LOCK_PERMITS=2", "CONNECT_INIT_LOG_FORMAT=json", "CONNECT_INIT_LOG_LEVEL=debug"}
 
 func asMap(t *testing.T, kvs [][2]string) map[string]string {
 	t.Helper()

@@ -30,8 +30,15 @@ import (
 // at position n waits at most about n x lease), and a healthy but slow
 // cluster of many workers must not time its last workers out.
 //
+// With CONNECT_INIT_LOCK_JOINS=first (the default) only the first join
+// of a group waits: a worker does not queue, or stops waiting (its request
+// withdrawn), as soon as the group is open (lockopen.go). With each, every
+// worker waits for the one before it to be ready.
+//
 // It returns the REST URLs of the queue's members that were released as
-// ready, for the peer check. clk paces the lock (heartbeats, polls, logs).
+// ready, for the peer check (none when the group was open: the peers step
+// reads the group's members itself). clk paces the lock (heartbeats,
+// polls, logs).
 func TakeLock(ctx context.Context, cfg *settings.Config, clients *kafka.Clients, log *slog.Logger, clk clock.Clock) ([]string, error) {
 	return TakeLockProfiled(ctx, cfg, clients, log, clk, nil)
 }
@@ -39,18 +46,34 @@ func TakeLock(ctx context.Context, cfg *settings.Config, clients *kafka.Clients,
 // TakeLockProfiled is TakeLock that also records, in p (nil: nowhere), the
 // step split into the wait in the queue (the topic check included) and
 // the handoff: from the moment the last holder before us was seen ready
-// to our claim (lockSplit).
+// to our claim (lockSplit); or, when the group was open, lock_open: the
+// time until it was seen open.
 func TakeLockProfiled(ctx context.Context, cfg *settings.Config, clients *kafka.Clients, log *slog.Logger, clk clock.Clock, p *Profile) ([]string, error) {
 	start := clock.Or(clk).Now()
 	var mu sync.Mutex // Ready may be called beside Acquire's own goroutine
 	var lastReady time.Time
+	opened := false
 	defer func() {
 		mu.Lock()
 		defer mu.Unlock()
+		if opened {
+			p.Set(ProfileLockOpen, clock.Or(clk).Now().Sub(start))
+			return
+		}
 		lockSplit(p, start, lastReady, clock.Or(clk).Now())
 	}()
 	s := cfg.Settings
 	url := cfg.AdvertisedURL // derived and checked by the settings gate
+	var opener *groupOpenWatch
+	if s.LockJoinsPolicy() == settings.LockJoinsFirst {
+		opener = newGroupOpenWatch(gate.NewGroupOpener(gate.NewGroupGate(cfg, clients, log, clk)), log, clk)
+		// A restart into a running group, or a worker that comes after
+		// the first: no queue, no lease, no readiness wait.
+		if opener.look(ctx) {
+			opened = true
+			return nil, nil
+		}
+	}
 	// Creating or checking the topic looks again on answers that waiting
 	// can change (a broker just killed), within CONNECT_INIT_TIMEOUT: the
 	// queue's wait is unbounded, this is not.
@@ -87,6 +110,9 @@ func TakeLockProfiled(ctx context.Context, cfg *settings.Config, clients *kafka.
 		Clock:            clock.Or(clk),
 		Ready: func(ctx context.Context, h lock.Holder) (bool, error) {
 			ok, why, err := readiness.Ready(ctx, h.URL)
+			if ok && opener != nil && opener.holderReady(ctx) {
+				return false, nil // the group is open: Acquire is cancelled
+			}
 			if ok {
 				mu.Lock()
 				lastReady = clock.Or(clk).Now()
@@ -99,7 +125,12 @@ func TakeLockProfiled(ctx context.Context, cfg *settings.Config, clients *kafka.
 	if err != nil {
 		return nil, &settings.ConfigError{Setting: "CONNECT_INIT_LOCK_*", Problem: err.Error()}
 	}
-	if err := l.Acquire(ctx); errors.Is(err, lock.ErrUnavailable) {
+	open, err := acquireUntilOpen(ctx, l, opener)
+	if open {
+		opened = true
+		return nil, nil
+	}
+	if errors.Is(err, lock.ErrUnavailable) {
 		// The policy of docs/startup-lock.md: a partial Kafka outage
 		// (one internal topic unwritable) must not become a Connect
 		// outage; a start without the lock costs at worst one more
@@ -107,7 +138,8 @@ func TakeLockProfiled(ctx context.Context, cfg *settings.Config, clients *kafka.
 		log.Warn("STARTING WITHOUT THE STARTUP LOCK: the lock topic could not be written for CONNECT_INIT_LOCK_UNAVAILABLE_AFTER; check its partition's leader and in-sync replicas",
 			"lock_topic", cfg.LockTopic, "partition", 0, "after", s.LockUnavailableAfter.String(), "error", err)
 		return nil, nil
-	} else if errors.Is(err, lock.ErrRefused) {
+	}
+	if errors.Is(err, lock.ErrRefused) {
 		// Not an outage: no wait changes it, and it is no reason to start
 		// without the lock (lockrefusal.go).
 		return nil, &gate.GateError{Gate: step.Lock, Err: fmt.Errorf("startup lock on topic %q: %w", s.LockTopic, err),

@@ -30,12 +30,16 @@ const (
 	ProfileGroupWindow = "group_window"
 	ProfileLockWait    = "lock_wait"
 	ProfileLockHandoff = "lock_handoff"
-	ProfileTotal       = "total"
+	// ProfileLockOpen replaces lock_wait and lock_handoff when the worker
+	// did not wait for a permit: the time until it saw the group open
+	// (CONNECT_INIT_LOCK_JOINS=first; 0 when it was open at once).
+	ProfileLockOpen = "lock_open"
+	ProfileTotal    = "total"
 )
 
 // profileOrder is the order of the line's keys: the pipeline's.
 var profileOrder = []string{step.Settings, step.Brokers, step.Topics, step.Coordinator, step.Group, ProfileGroupWindow,
-	step.Plugins, step.Lock, ProfileLockWait, ProfileLockHandoff, step.Peers}
+	step.Plugins, step.Lock, ProfileLockWait, ProfileLockHandoff, ProfileLockOpen, step.Peers}
 
 // Profile collects the durations of one start-up's steps, on an
 // injectable clock. A nil *Profile records nothing, so code shared with

@@ -64,7 +64,10 @@ func newLockWorker(t *testing.T, groupProps map[string]string, name string, cmd 
 		t.Fatal(err)
 	}
 	full := append(baseEnv(), envFromProps(props)...)
-	full = append(full, "TZ=UTC", "CONNECT_INIT_TIMEOUT=3m")
+	// The lock tests assert one join at a time, which is
+	// CONNECT_INIT_LOCK_JOINS=each; a test of the default (first) passes
+	// "CONNECT_INIT_LOCK_JOINS=" (empty is unset) in env, which comes after.
+	full = append(full, "TZ=UTC", "CONNECT_INIT_TIMEOUT=3m", "CONNECT_INIT_LOCK_JOINS=each")
 	if cmd == nil {
 		jar := providerJar(t)
 		spec.AddClasspath(jar)

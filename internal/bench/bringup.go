@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -13,11 +14,16 @@ import (
 	"github.com/IBM/sarama"
 
 	"github.com/connect-init/connect-init/internal/testbed"
+	"github.com/connect-init/connect-init/startup"
 )
 
-// scenario is one way of starting the 4 workers of row 3.
+// scenario is one way of starting the workers of row 3.
 type scenario struct {
 	id, what string
+	// name is the scenario's name for -bringup-scenarios (beside its id).
+	name string
+	// workers is the group's size (-bringup-workers).
+	workers  int
 	viaInit  bool
 	extraEnv []string
 	// inWorker puts connect-init's config provider on the JVM's classpath
@@ -27,6 +33,7 @@ type scenario struct {
 	slowScan bool
 
 	took        []float64 // s, converged runs only
+	opened      []float64 // workers let through by the open group (CONNECT_INIT_LOCK_JOINS=first)
 	generations []float64
 	forcing     []float64
 	joins       []float64
@@ -39,8 +46,9 @@ type scenario struct {
 }
 
 const (
-	bringupWorkers = 4
-	bringupHeapMB  = 256
+	bringupHeapMB = 256
+	// bringupTimeout bounds a bring-up of 4 workers; larger groups get
+	// proportionally more.
 	bringupTimeout = 6 * time.Minute
 	// slowScanTimeout bounds a slow-scan bring-up: with today's lock the
 	// four plugin scans run one after the other.
@@ -57,27 +65,34 @@ func benchBringup(ctx context.Context, b *bed, o options, rep *report) error {
 		return err
 	}
 	lockExec := []string{"CONNECT_INIT_LOCK=true", "CONNECT_INIT_LOCK_LEASE=2m", "CONNECT_INIT_LOCK_MODE=exec"}
+	inWorker := []string{"CONNECT_INIT_LOCK=true", "CONNECT_INIT_LOCK_LEASE=2m"}
 	scs := []*scenario{
-		{id: "3a", what: "bare: 4 × `java ConnectDistributed` at once (all at once)"},
-		{id: "3b", what: "4 × `connect-init run --` with the startup lock before the exec (1 permit, lease 2m)", viaInit: true,
+		{id: "3a", name: "bare", what: "bare: N × `java ConnectDistributed` at once (all at once)"},
+		{id: "3b", name: "exec", what: "N × `connect-init run --` with the startup lock before the exec (1 permit, lease 2m, joins first)", viaInit: true,
 			extraEnv: lockExec},
-		{id: "3c", what: "4 × `connect-init run --` with `CONNECT_INIT_LOCK_PERMITS=4`", viaInit: true,
+		{id: "3c", what: "N × `connect-init run --` with `CONNECT_INIT_LOCK_PERMITS=4`", viaInit: true,
 			extraEnv: append(lockExec, "CONNECT_INIT_LOCK_PERMITS=4")},
-		{id: "3d", what: "4 × `connect-init run --` with the in-worker startup lock (1 permit, lease 2m)", viaInit: true, inWorker: true,
-			extraEnv: []string{"CONNECT_INIT_LOCK=true", "CONNECT_INIT_LOCK_LEASE=2m"}},
+		{id: "3d", name: "default", what: "N × `connect-init run --` with the in-worker startup lock, the default (1 permit, lease 2m, joins first)", viaInit: true, inWorker: true,
+			extraEnv: inWorker},
 		{id: "3e", what: "slow plugin scan, bare", slowScan: true},
 		{id: "3f", what: "slow plugin scan, startup lock before the exec (1 permit, lease 2m)", viaInit: true, slowScan: true,
 			extraEnv: lockExec},
 		{id: "3g", what: "slow plugin scan, in-worker startup lock (1 permit, lease 2m)", viaInit: true, inWorker: true, slowScan: true,
-			extraEnv: []string{"CONNECT_INIT_LOCK=true", "CONNECT_INIT_LOCK_LEASE=2m"}},
+			extraEnv: inWorker},
+		{id: "3h", name: "each", what: "N × `connect-init run --` with the in-worker startup lock, `CONNECT_INIT_LOCK_JOINS=each` (1 permit, lease 2m, one join at a time)", viaInit: true, inWorker: true,
+			extraEnv: append(append([]string(nil), inWorker...), "CONNECT_INIT_LOCK_JOINS=each")},
 	}
 	if !wired {
 		scs = scs[:1]
-		scs = append(scs, &scenario{id: "3b'", what: "4 × `connect-init run --`, gates only (startup lock not wired into this build)", viaInit: true,
+		scs = append(scs, &scenario{id: "3b'", what: "N × `connect-init run --`, gates only (startup lock not wired into this build)", viaInit: true,
 			extraEnv: []string{"CONNECT_INIT_LOCK=false"}})
 		rep.problems = append(rep.problems, "3b/3c: the startup lock is not wired into `connect-init run` in this build; measured gates only (3b')")
 	}
-	scs = o.pickScenarios(scs)
+	sizes, err := o.bringupSizes()
+	if err != nil {
+		return err
+	}
+	scs = sized(o.pickScenarios(scs), sizes)
 	client, admin, err := newAdmin(b)
 	if err != nil {
 		return err
@@ -90,6 +105,9 @@ func benchBringup(ctx context.Context, b *bed, o options, rep *report) error {
 				order[i], order[j] = order[j], order[i]
 			}
 		}
+		// Each size's scenarios one after the other, so bare and its
+		// variants alternate at every size.
+		sort.SliceStable(order, func(i, j int) bool { return order[i].workers < order[j].workers })
 		for _, sc := range order {
 			if ctx.Err() != nil {
 				return ctx.Err()
@@ -104,11 +122,15 @@ func benchBringup(ctx context.Context, b *bed, o options, rep *report) error {
 		if len(sc.failures) > 0 {
 			note = fmt.Sprintf("%d of %d runs never converged: %s", len(sc.failures), o.bringupRuns, strings.Join(sc.failures, "; "))
 		}
-		rep.add(sc.id, sc.what+": start → one Stable generation with 4 members, all /health 200", "s", sc.took, note)
+		rep.add(sc.id, sc.what+fmt.Sprintf(": start → one Stable generation with %d members, all /health 200", sc.workers), "s", sc.took, note)
 		rep.add(sc.id+"-gen", sc.what+": distinct generations joined (\"Joined group at generation N\")", "", sc.generations, "")
-		rep.add(sc.id+"-fr", sc.what+": \"Forcing rebalance\" lines, all 4 logs", "", sc.forcing, "")
+		rep.add(sc.id+"-fr", sc.what+fmt.Sprintf(": \"Forcing rebalance\" lines, all %d logs", sc.workers), "", sc.forcing, "")
+		if sc.viaInit && strings.Contains(sc.what, "joins first") {
+			rep.add(sc.id+"-open", sc.what+": workers let through by the open group (\""+startup.MsgGroupOpen+"\")", "", sc.opened,
+				fmt.Sprintf("of %d; the others took a permit", sc.workers))
+		}
 		if len(sc.acqGaps) > 0 && strings.Contains(sc.what, "1 permit") {
-			rep.add(sc.id+"-acq", sc.what+": one \"acquired startup lock\" → the next", "s", sc.acqGaps, "3 gaps per run")
+			rep.add(sc.id+"-acq", sc.what+": one \"acquired startup lock\" → the next", "s", sc.acqGaps, fmt.Sprintf("%d gaps per run", sc.workers-1))
 		}
 		if len(sc.handoff) > 0 && strings.Contains(sc.what, "1 permit") {
 			rep.add(sc.id+"-ho", sc.what+": lock handoff, a holder's \"Herder started\" → the next worker's \"acquired startup lock\"", "ms", sc.handoff,
@@ -120,13 +142,14 @@ func benchBringup(ctx context.Context, b *bed, o options, rep *report) error {
 	return nil
 }
 
-// bringupOnce starts 4 workers of a new Connect cluster at once and waits
+// bringupOnce starts sc.workers workers of a new Connect cluster at once and waits
 // until they form one Stable generation and all answer /health 200.
 func bringupOnce(ctx context.Context, b *bed, admin sarama.ClusterAdmin, sc *scenario, run int) error {
-	group := freshGroup("up" + strings.ReplaceAll(sc.id[1:], "'", "x"))
-	specs := make([]*testbed.WorkerSpec, bringupWorkers)
-	argvs := make([][]string, bringupWorkers)
-	envs := make([][]string, bringupWorkers)
+	n := sc.workers
+	group := freshGroup("up" + strings.NewReplacer("'", "x", ".", "w").Replace(sc.id[1:]))
+	specs := make([]*testbed.WorkerSpec, n)
+	argvs := make([][]string, n)
+	envs := make([][]string, n)
 	for i := range specs {
 		props, err := b.cluster.WorkerProps(group)
 		if err != nil {
@@ -142,7 +165,7 @@ func bringupOnce(ctx context.Context, b *bed, admin sarama.ClusterAdmin, sc *sce
 			return err
 		}
 		specs[i] = spec
-		extra := append([]string{"CONNECT_INIT_TIMEOUT=6m"}, sc.extraEnv...)
+		extra := append([]string{"CONNECT_INIT_TIMEOUT=" + bringupLimit(sc).String()}, sc.extraEnv...)
 		if sc.inWorker {
 			jar, err := testbed.ProviderJar()
 			if err != nil {
@@ -157,8 +180,8 @@ func bringupOnce(ctx context.Context, b *bed, admin sarama.ClusterAdmin, sc *sce
 			envs[i] = gateEnv(props, extra...)
 		}
 	}
-	workers := make([]*testbed.Worker, bringupWorkers)
-	errs := make([]error, bringupWorkers)
+	workers := make([]*testbed.Worker, n)
+	errs := make([]error, n)
 	defer func() {
 		for _, w := range workers {
 			if w != nil {
@@ -176,7 +199,7 @@ func bringupOnce(ctx context.Context, b *bed, admin sarama.ClusterAdmin, sc *sce
 			workers[i], errs[i] = b.cluster.StartWorkerCommand(specs[i], argvs[i], envs[i])
 		}(i)
 	}
-	progress("%s run %d: starting 4 workers (group %s)", sc.id, run+1, group["group.id"])
+	progress("%s run %d: starting %d workers (group %s)", sc.id, run+1, n, group["group.id"])
 	t0 := time.Now()
 	close(gate)
 	wg.Wait()
@@ -185,14 +208,11 @@ func bringupOnce(ctx context.Context, b *bed, admin sarama.ClusterAdmin, sc *sce
 			return err
 		}
 	}
-	urls := make([]string, bringupWorkers)
+	urls := make([]string, n)
 	for i, s := range specs {
 		urls[i] = s.RESTURL
 	}
-	limit := bringupTimeout
-	if sc.slowScan {
-		limit = slowScanTimeout
-	}
+	limit := bringupLimit(sc)
 	wctx, cancel := context.WithTimeout(ctx, limit)
 	defer cancel()
 	httpc := &http.Client{Timeout: 2 * time.Second}
@@ -217,8 +237,8 @@ func bringupOnce(ctx context.Context, b *bed, admin sarama.ClusterAdmin, sc *sce
 		if ds, err := admin.DescribeConsumerGroups([]string{group["group.id"]}); err == nil && len(ds) == 1 {
 			state, members = ds[0].State, len(ds[0].Members)
 		}
-		lastState = fmt.Sprintf("group %s with %d members, %d of 4 healthy", state, members, healthy)
-		if healthy == bringupWorkers && state == "Stable" && members == bringupWorkers {
+		lastState = fmt.Sprintf("group %s with %d members, %d of %d healthy", state, members, healthy, n)
+		if healthy == n && state == "Stable" && members == n {
 			converged = time.Since(t0)
 			break
 		}
@@ -254,7 +274,7 @@ func bringupOnce(ctx context.Context, b *bed, admin sarama.ClusterAdmin, sc *sce
 
 func (sc *scenario) record(workers []*testbed.Worker, converged, firstHealth time.Duration) {
 	gens := map[string]bool{}
-	forcing, joins := 0, 0
+	forcing, joins, opened := 0, 0, 0
 	if sc.prof == nil {
 		sc.prof = profiles{}
 	}
@@ -267,6 +287,9 @@ func (sc *scenario) record(workers []*testbed.Worker, converged, firstHealth tim
 			}
 			if strings.Contains(l, "Forcing rebalance") {
 				forcing++
+			}
+			if strings.Contains(l, `msg="`+startup.MsgGroupOpen+`"`) {
+				opened++
 			}
 		}
 	}
@@ -281,6 +304,62 @@ func (sc *scenario) record(workers []*testbed.Worker, converged, firstHealth tim
 	sc.generations = append(sc.generations, float64(len(gens)))
 	sc.forcing = append(sc.forcing, float64(forcing))
 	sc.joins = append(sc.joins, float64(joins))
+	sc.opened = append(sc.opened, float64(opened))
+}
+
+// bringupLimit bounds one bring-up: bringupTimeout (slowScanTimeout with
+// the slow scan) for 4 workers, proportionally more for larger groups.
+func bringupLimit(sc *scenario) time.Duration {
+	limit := bringupTimeout
+	if sc.slowScan {
+		limit = slowScanTimeout
+	}
+	if sc.workers > 4 {
+		limit = limit * time.Duration(sc.workers) / 4
+	}
+	return limit
+}
+
+// bringupSizes reads -bringup-workers: group sizes of 2 or more.
+func (o options) bringupSizes() ([]int, error) {
+	var sizes []int
+	for _, f := range strings.Split(o.workers, ",") {
+		f = strings.TrimSpace(f)
+		if f == "" {
+			continue
+		}
+		n, err := strconv.Atoi(f)
+		if err != nil || n < 2 {
+			return nil, fmt.Errorf("-bringup-workers: %q is not a group size of 2 or more (e.g. -bringup-workers 4,8)", f)
+		}
+		sizes = append(sizes, n)
+	}
+	if len(sizes) == 0 {
+		sizes = []int{4}
+	}
+	return sizes, nil
+}
+
+// sized makes one scenario per size: a group of 4 keeps the scenario's id
+// (the figures of earlier runs), another size gets it after a dot (3a.8);
+// N in the description becomes the size.
+func sized(scs []*scenario, sizes []int) []*scenario {
+	var out []*scenario
+	for _, n := range sizes {
+		for _, sc := range scs {
+			c := *sc
+			c.workers = n
+			c.what = strings.ReplaceAll(sc.what, "N ×", fmt.Sprintf("%d ×", n))
+			if n != 4 {
+				c.id = fmt.Sprintf("%s.%d", sc.id, n)
+				if !strings.Contains(c.what, fmt.Sprintf("%d ×", n)) {
+					c.what = fmt.Sprintf("%d workers, %s", n, c.what)
+				}
+			}
+			out = append(out, &c)
+		}
+	}
+	return out
 }
 
 func firstExitedTail(workers []*testbed.Worker) string {
@@ -353,8 +432,8 @@ func acquisitionGaps(workers []*testbed.Worker) []float64 {
 	return out
 }
 
-// pickScenarios keeps the scenarios -bringup-scenarios names (all when it
-// is empty), in their order.
+// pickScenarios keeps the scenarios -bringup-scenarios names by id or by
+// name (all when it is empty), in their order.
 func (o options) pickScenarios(scs []*scenario) []*scenario {
 	if strings.TrimSpace(o.scenarios) == "" {
 		return scs
@@ -365,7 +444,7 @@ func (o options) pickScenarios(scs []*scenario) []*scenario {
 	}
 	var out []*scenario
 	for _, sc := range scs {
-		if want[sc.id] {
+		if want[sc.id] || sc.name != "" && want[sc.name] {
 			out = append(out, sc)
 		}
 	}

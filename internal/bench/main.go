@@ -45,6 +45,8 @@ type options struct {
 	baseline    string
 	serve       bool
 	scenarios   string
+	// workers is -bringup-workers: the group sizes of row 3.
+	workers string
 }
 
 func main() {
@@ -58,7 +60,8 @@ func main() {
 	flag.StringVar(&o.only, "only", "", "comma-separated subset of rows to run: overhead,reaction,bringup,lockscale,swarm,repair,plugins,apply (default all)")
 	flag.BoolVar(&o.keep, "keep", false, "keep the work directory (logs of brokers, workers and connect-init)")
 	flag.StringVar(&o.baseline, "baseline", "", "another connect-init binary (e.g. built from an earlier commit): row 1a-base times its prepare beside row 1a's, in the same rounds")
-	flag.StringVar(&o.scenarios, "bringup-scenarios", "", "comma-separated subset of the bring-up scenarios (row 3: 3a,3b,3c,3d,3e,3f,3g; default all): a shorter run that still alternates bare and the variants")
+	flag.StringVar(&o.scenarios, "bringup-scenarios", "", "comma-separated subset of the bring-up scenarios (row 3: 3a,3b,3c,3d,3e,3f,3g,3h, or by name: bare (3a), exec (3b), default (3d), each (3h); default all): a shorter run that still alternates bare and the variants")
+	flag.StringVar(&o.workers, "bringup-workers", "4", "comma-separated group sizes of the bring-up (row 3), e.g. 4,8: rows of 4 keep their ids (3a), others get the size after a dot (3a.8)")
 	flag.BoolVar(&o.serve, "serve", false, "start the test bed, print the binary and bootstrap servers, and wait for Ctrl-C (for profiling by hand)")
 	flag.Parse()
 

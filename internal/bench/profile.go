@@ -84,7 +84,13 @@ func (s *profileSet) breakdown() string {
 		if k == "total" {
 			continue
 		}
-		parts = append(parts, fmt.Sprintf("%s %s", k, format(median(s.samples[k]), "ms")))
+		part := fmt.Sprintf("%s %s", k, format(median(s.samples[k]), "ms"))
+		if n := len(s.samples[k]); n < s.n {
+			// A key only some starts log (lock_open and lock_wait
+			// under CONNECT_INIT_LOCK_JOINS=first): say how many.
+			part += fmt.Sprintf(" (%d of %d)", n, s.n)
+		}
+		parts = append(parts, part)
 	}
 	return strings.Join(parts, ", ")
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -43,5 +44,40 @@ func TestPickScenarios(t *testing.T) {
 	got := (options{scenarios: "3d, 3a"}).pickScenarios(scs)
 	if len(got) != 2 || got[0].id != "3a" || got[1].id != "3d" {
 		t.Errorf("picked %v", got)
+	}
+}
+
+// -bringup-scenarios takes names too; -bringup-workers makes one scenario
+// per size, keeping the ids of 4 and suffixing the others.
+func TestBringupSizesAndNames(t *testing.T) {
+	scs := []*scenario{{id: "3a", name: "bare", what: "bare: N × java"}, {id: "3d", name: "default", what: "N × run"}, {id: "3h", name: "each", what: "N × run each"}}
+	picked := (options{scenarios: "bare,each"}).pickScenarios(scs)
+	sizes, err := (options{workers: "4, 8"}).bringupSizes()
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := sized(picked, sizes)
+	var ids []string
+	for _, sc := range got {
+		ids = append(ids, fmt.Sprintf("%s/%d/%s", sc.id, sc.workers, sc.what))
+	}
+	want := []string{"3a/4/bare: 4 × java", "3h/4/4 × run each", "3a.8/8/bare: 8 × java", "3h.8/8/8 × run each"}
+	if fmt.Sprint(ids) != fmt.Sprint(want) {
+		t.Errorf("sized = %v, want %v", ids, want)
+	}
+	for _, bad := range []string{"four", "1", "4,x"} {
+		if _, err := (options{workers: bad}).bringupSizes(); err == nil || !strings.Contains(err.Error(), "-bringup-workers") {
+			t.Errorf("-bringup-workers %q: %v", bad, err)
+		}
+	}
+}
+
+// A key only some lines have says how many.
+func TestBreakdownCountsPartialKeys(t *testing.T) {
+	s := &profileSet{}
+	s.add(profile{ms: map[string]float64{"lock_wait": 10, "total": 1}, keys: []string{"lock_wait", "total"}})
+	s.add(profile{ms: map[string]float64{"lock_open": 3, "total": 1}, keys: []string{"lock_open", "total"}})
+	if got := s.breakdown(); got != "lock_wait 10.0 ms (1 of 2), lock_open 3.00 ms (1 of 2)" {
+		t.Errorf("breakdown %q", got)
 	}
 }

@@ -237,7 +237,10 @@ func runWithLock(t *testing.T, mode string) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		e := env(props, "CONNECT_INIT_TIMEOUT=2m", "CONNECT_INIT_LOCK_MODE="+mode)
+		// each: the test asserts that the second worker waits for the
+		// first to be ready (the default, first, may let it go once the
+		// group is open).
+		e := env(props, "CONNECT_INIT_TIMEOUT=2m", "CONNECT_INIT_LOCK_MODE="+mode, "CONNECT_INIT_LOCK_JOINS=each")
 		if mode == "worker" {
 			jar := providerJar(t)
 			spec.AddClasspath(jar)
