@@ -116,11 +116,13 @@ func (r results) figures() (map[string]string, error) {
 	out["prepare"] = prep
 	bring := fmt.Sprintf("4 workers of a new Connect cluster started at once: bare, one Stable generation of 4 after %s (%s generations joined; first worker serving after %s)",
 		row["3a"].median, row["3a-gen"].median, row["3a-h1"].median)
-	for _, v := range []struct{ id, name string }{
-		{"3d", "with the in-worker startup lock (the shipped images' default; 1 permit)"},
-		{"3b", "with the startup lock before the exec (1 permit)"},
+	variants := []struct{ id, name string }{
+		{"3d", "the shipped default (the in-worker startup lock, the first worker alone, the others once the group is open)"},
+		{"3h", "the in-worker lock with `CONNECT_INIT_LOCK_JOINS=each` (one join at a time)"},
+		{"3b", "with the startup lock before the exec"},
 		{"3c", "with `CONNECT_INIT_LOCK_PERMITS=4`"},
-	} {
+	}
+	for _, v := range variants {
 		if _, ok := row[v.id]; !ok {
 			continue
 		}
@@ -129,7 +131,25 @@ func (r results) figures() (map[string]string, error) {
 			bring += fmt.Sprintf(", the lock handing over in %s median", ho.median)
 		}
 	}
-	out["bringup"] = bring + "."
+	bring += "."
+	// Larger groups (-bringup-workers 4,8) have rows 3a.8, 3d.8, ...: the
+	// same sentence per size, bare first, so no figure stands without it.
+	for _, n := range []int{8, 16} {
+		bare := fmt.Sprintf("3a.%d", n)
+		if _, ok := row[bare]; !ok {
+			continue
+		}
+		bring += fmt.Sprintf(" %d workers: bare %s (%s generations)", n, row[bare].median, row[bare+"-gen"].median)
+		for _, v := range variants {
+			id := fmt.Sprintf("%s.%d", v.id, n)
+			if _, ok := row[id]; !ok {
+				continue
+			}
+			bring += fmt.Sprintf("; %s %s, %s bare (%s generations)", v.name, row[id].median, r.ratio(id, bare), row[id+"-gen"].median)
+		}
+		bring += "."
+	}
+	out["bringup"] = bring
 	out["binary"] = fmt.Sprintf("Binary: %s (%s).", row["4a"].median, row["4a"].note)
 	return out, nil
 }

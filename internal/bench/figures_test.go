@@ -59,6 +59,10 @@ const sampleResults = `# connect-init benchmarks
 | 3d | in-worker | 2 | 19.5 s | 19.0 s | 20.0 s |  |
 | 3d-gen | gen | 2 | 4 | 4 | 4 |  |
 | 3d-h1 | h1 | 2 | 13.0 s | 13.0 s | 13.0 s |  |
+| 3a.8 | bare 8 | 2 | 30.0 s | 29.0 s | 31.0 s |  |
+| 3a.8-gen | gen | 2 | 3 | 3 | 3 |  |
+| 3d.8 | default 8 | 2 | 33.0 s | 32.0 s | 34.0 s |  |
+| 3d.8-gen | gen | 2 | 3 | 3 | 3 |  |
 | 4a | binary | 1 | 10.6 MiB |  |  | statically linked, stripped |
 `
 
@@ -70,7 +74,7 @@ func TestFiguresFromResults(t *testing.T) {
 	for name, want := range map[string]string{
 		"run":     "2026-12-04 15:41 UTC (load average 3.19 at its start)",
 		"prepare": "40.0 ms median (30.0 ms–90.0 ms; starting any process: 5.00 ms), 25.0 × faster",
-		"bringup": "in-worker startup lock (the shipped images' default; 1 permit) 19.5 s, 1.30× bare (4 generations",
+		"bringup": "the others once the group is open) 19.5 s, 1.30× bare (4 generations",
 		"binary":  "10.6 MiB",
 	} {
 		if !strings.Contains(figs[name], want) {
@@ -79,6 +83,9 @@ func TestFiguresFromResults(t *testing.T) {
 	}
 	if !strings.Contains(figs["prepare"], "brokers 10.0 ms, topics 5.00 ms") {
 		t.Errorf("prepare lacks its breakdown: %q", figs["prepare"])
+	}
+	if !strings.Contains(figs["bringup"], "8 workers: bare 30.0 s (3 generations); the shipped default") || !strings.Contains(figs["bringup"], "33.0 s, 1.10× bare (3 generations).") {
+		t.Errorf("bring-up lacks the 8-worker sentence with bare beside: %q", figs["bringup"])
 	}
 	if strings.Contains(figs["bringup"], "before the exec") {
 		t.Errorf("bring-up quotes a scenario the results lack: %q", figs["bringup"])
