@@ -55,7 +55,7 @@ func main() {
 	flag.IntVar(&o.reactRuns, "reaction-runs", 4, "repetitions of the reaction-time measurement (row 2)")
 	flag.IntVar(&o.bringupRuns, "bringup-runs", 2, "repetitions of each bring-up scenario (row 3)")
 	flag.IntVar(&o.contenders, "contenders", 32, "startup-lock contenders (row 5)")
-	flag.StringVar(&o.only, "only", "", "comma-separated subset of rows to run: overhead,reaction,bringup,lockscale,swarm,repair,plugins,apply (default all)")
+	flag.StringVar(&o.only, "only", "", "comma-separated subset of rows to run: overhead,reaction,bringup,lockscale,swarm,restart,repair,plugins,apply (default all)")
 	flag.BoolVar(&o.keep, "keep", false, "keep the work directory (logs of brokers, workers and connect-init)")
 	flag.StringVar(&o.baseline, "baseline", "", "another connect-init binary (e.g. built from an earlier commit): row 1a-base times its prepare beside row 1a's, in the same rounds")
 	flag.StringVar(&o.scenarios, "bringup-scenarios", "", "comma-separated subset of the bring-up scenarios (row 3: 3a,3b,3c,3d,3e,3f,3g; default all): a shorter run that still alternates bare and the variants")
@@ -186,6 +186,7 @@ func run(ctx context.Context, o options) int {
 		{"lockscale", benchLockScale},
 		{"bringup", benchBringup},
 		{"swarm", benchSwarm},
+		{"restart", benchRestart},
 		{"repair", benchRepair},
 		{"plugins", benchPlugins},
 		{"apply", benchApply},
