@@ -83,18 +83,126 @@ func benchRestart(ctx context.Context, _ *bed, _ options, rep *report) error {
 			profs[v.id].add(logs)
 		}
 	}
+	restartRows(rep, "swarm", "Swarm (per-task address, replicas 2), one worker stopped (SIGTERM) and restarted by the restart policy", took, profs)
+	return benchRestartCompose(ctx, cb, rep)
+}
+
+// restartRows adds one row per variant (bare first) and the connect-init
+// variants' profile rows.
+func restartRows(rep *report, layout, what string, took map[string][]float64, profs map[string]profiles) {
 	bare := median(took["bare"])
 	for _, v := range restartVariants {
 		note := ""
 		if !v.bare {
 			note = fmt.Sprintf("median %+.1f s against bare's in the same run", median(took[v.id])-bare)
 		}
-		rep.add("restart-swarm-"+v.id, "Swarm (per-task address, replicas 2), one worker stopped (SIGTERM) and restarted by the restart policy: stop → new task's /health 200, "+v.what, "s", took[v.id], note)
-		if !v.bare {
-			profs[v.id].addRows(rep, "restart-swarm-"+v.id, "Swarm restart, "+v.what)
+		rep.add("restart-"+layout+"-"+v.id, what+": stop → /health 200, "+v.what, "s", took[v.id], note)
+		if !v.bare && profs[v.id] != nil {
+			profs[v.id].addRows(rep, "restart-"+layout+"-"+v.id, layout+" restart, "+v.what)
 		}
 	}
+}
+
+// benchRestartCompose is the restart row in Compose's layout
+// (examples/compose: one service per worker, its name as hostname and
+// advertised host name, the image's own entrypoint): two containers per
+// variant on the bed's network, each restarted as `docker compose restart
+// connect-1` restarts it (docker restart: SIGTERM, then start the same
+// container again), timed from the restart to its /health 200 asked from
+// the other worker. The variants alternate round by round.
+func benchRestartCompose(ctx context.Context, cb *containerbed.Bed, rep *report) error {
+	names := func(v restartVariant) [2]string {
+		p := containerbed.StackPrefix + "-rc-" + v.id
+		return [2]string{p + "-1", p + "-2"}
+	}
+	for _, v := range restartVariants {
+		for _, n := range names(v) {
+			if err := composeWorker(ctx, cb, v, n, names(v)[0]); err != nil {
+				return fmt.Errorf("compose %s: %w", v.id, err)
+			}
+		}
+	}
+	for _, v := range restartVariants {
+		n := names(v)
+		wctx, cancel := context.WithTimeout(ctx, 6*time.Minute)
+		for !healthOK(wctx, n[0], n[1]) || !healthOK(wctx, n[1], n[0]) {
+			select {
+			case <-wctx.Done():
+				cancel()
+				return fmt.Errorf("compose %s: the two workers never answered /health 200:\n%s", v.id, containerbed.ContainerLogs(context.Background(), n[1]))
+			case <-time.After(time.Second):
+			}
+		}
+		cancel()
+	}
+	took := map[string][]float64{}
+	profs := map[string]profiles{}
+	for r := 0; r < restartRounds; r++ {
+		for i := range restartVariants {
+			v := restartVariants[(r+i)%len(restartVariants)]
+			n := names(v)
+			victim, survivor := n[r%2], n[1-r%2]
+			rctx, cancel := context.WithTimeout(ctx, 5*time.Minute)
+			for !healthOK(rctx, victim, survivor) && rctx.Err() == nil {
+				time.Sleep(500 * time.Millisecond) // the survivor of the last round is serving again
+			}
+			start := time.Now()
+			if _, err := containerbed.Docker(rctx, "restart", "-t", "60", victim); err != nil {
+				cancel()
+				return fmt.Errorf("compose %s: %w", v.id, err)
+			}
+			loop := fmt.Sprintf(`while :; do case "$(bedctl http GET http://%s:8083/health 2>/dev/null)" in 200*) exit 0;; esac; sleep 0.1; done`, victim)
+			_, err := containerbed.Exec(rctx, survivor, "/bin/sh", "-c", loop)
+			d := time.Since(start)
+			out, _ := exec.CommandContext(rctx, "docker", "logs", "--since", start.Add(-time.Second).Format(time.RFC3339Nano), victim).CombinedOutput()
+			logs := string(out)
+			cancel()
+			if err != nil {
+				return fmt.Errorf("compose %s, round %d: polling /health: %w", v.id, r+1, err)
+			}
+			progress("restart: compose %s round %d: restart → /health 200 in %s", v.id, r+1, d.Round(time.Millisecond))
+			took[v.id] = append(took[v.id], d.Seconds())
+			if profs[v.id] == nil {
+				profs[v.id] = profiles{}
+			}
+			profs[v.id].add(logs)
+		}
+	}
+	restartRows(rep, "compose", "Compose layout (one service per worker, its name advertised), one worker restarted (docker restart, as `docker compose restart`)", took, profs)
 	return nil
+}
+
+// composeWorker starts one worker container of the Compose layout.
+func composeWorker(ctx context.Context, cb *containerbed.Bed, v restartVariant, name, group string) error {
+	args := []string{"run", "-d", "--name", name, "--hostname", name, "--network", containerbed.Network, "--label", containerbed.Label,
+		"--restart", "unless-stopped", "--stop-timeout", "60"}
+	env := []string{
+		"CONNECT_BOOTSTRAP_SERVERS=" + cb.Brokers.Bootstrap,
+		"CONNECT_GROUP_ID=" + group,
+		"CONNECT_CONFIG_STORAGE_TOPIC=_" + group + "-configs",
+		"CONNECT_OFFSET_STORAGE_TOPIC=_" + group + "-offsets",
+		"CONNECT_STATUS_STORAGE_TOPIC=_" + group + "-status",
+		"CONNECT_CONFIG_STORAGE_REPLICATION_FACTOR=3",
+		"CONNECT_OFFSET_STORAGE_REPLICATION_FACTOR=3",
+		"CONNECT_STATUS_STORAGE_REPLICATION_FACTOR=3",
+		"CONNECT_OFFSET_STORAGE_PARTITIONS=3",
+		"CONNECT_STATUS_STORAGE_PARTITIONS=2",
+		"CONNECT_KEY_CONVERTER=org.apache.kafka.connect.json.JsonConverter",
+		"CONNECT_VALUE_CONVERTER=org.apache.kafka.connect.json.JsonConverter",
+		"CONNECT_PLUGIN_PATH=/usr/share/filestream-connectors",
+		"CONNECT_INIT_EXPECTED_BROKERS=3",
+		"CONNECT_REST_ADVERTISED_HOST_NAME=" + name,
+	}
+	for _, e := range append(env, v.env...) {
+		args = append(args, "--env", e)
+	}
+	if v.bare {
+		args = append(args, "--entrypoint", "/etc/confluent/docker/run")
+	}
+	args = append(args, cb.Image)
+	progress("restart: starting %s", name)
+	_, err := containerbed.Docker(ctx, args...)
+	return err
 }
 
 func restartName(v restartVariant) string { return containerbed.StackPrefix + "-restart-" + v.id }
