@@ -235,7 +235,15 @@ func restartService(ctx context.Context, cb *containerbed.Bed, v restartVariant,
 	args := containerbed.ServiceArgs(name)
 	args = append(args, "--network", containerbed.Network, "--endpoint-mode", "dnsrr", "--replicas", "2",
 		"--hostname", "connect-{{.Task.Slot}}", "--restart-condition", "any", "--restart-delay", "0s",
-		"--stop-grace-period", "60s")
+		"--stop-grace-period", "60s",
+		// The image's HEALTHCHECK runs `connect-init healthcheck` in a
+		// process of its own, which does not get the address the
+		// entrypoint exported: it fails on its settings, the task is never
+		// healthy, and tasks.<service> (CONNECT_INIT_PEERS) never resolves
+		// (measured: the peers step then waits its 10 s for the
+		// configured peer on every start). The example's timings, with
+		// the address given to the check as the entrypoint finds it.
+		"--health-cmd", healthWithAddress, "--health-interval", "10s", "--health-timeout", "10s", "--health-retries", "6", "--health-start-period", "6m")
 	env := []string{
 		"CONNECT_BOOTSTRAP_SERVERS=" + cb.Brokers.Bootstrap,
 		"CONNECT_GROUP_ID=" + name,
@@ -262,6 +270,11 @@ func restartService(ctx context.Context, cb *containerbed.Bed, v restartVariant,
 	_, err := containerbed.Docker(ctx, args...)
 	return err
 }
+
+// healthWithAddress is `connect-init healthcheck` with the task's overlay
+// address as its advertised host name, found as the example's entrypoint
+// finds it (the /etc/hosts line of $HOSTNAME).
+const healthWithAddress = `CONNECT_REST_ADVERTISED_HOST_NAME=$(awk -v h="$HOSTNAME" '$2==h{print $1; exit}' /etc/hosts) exec connect-init healthcheck`
 
 // restartReady waits until the service runs 2 containers that both answer
 // /health 200, and returns their ids.
