@@ -8,7 +8,9 @@
 // Kafka's own JVM tools; (2) reaction time to the last broker starting;
 // (3) bring-up of 4 real Connect workers bare, with the startup lock, and
 // with 4 permits; (4) footprint; (5) the startup lock with 32 contenders;
-// (6) `connect-init repair` raising 50 partitions from 1 to 3 replicas;
+// (restart) one worker of a running group restarted in Swarm and in
+// Compose's layout, bare beside connect-init; (6) `connect-init repair`
+// raising 50 partitions from 1 to 3 replicas;
 // (7) the plugins step's scan of real plugin directories; (8) `connect-init
 // apply`, the first and a no-op.
 // Timings are reported, never asserted: the machine may be shared and slow.
