@@ -674,6 +674,29 @@ func (g *GroupGate) ConfigEndOffsets(ctx context.Context) (hw, lso int64, err er
 	return hw, lso, nil
 }
 
+// MemberURLs looks at the group once and returns the REST URLs its
+// members advertise. ok is false when the look cannot tell who the members
+// are: the describe failed, or the group is between two generations
+// (DescribeGroups hides the members' metadata unless the group is Stable).
+// An Empty, Dead or unknown group has no members: ok, no URLs.
+func (g *GroupGate) MemberURLs(ctx context.Context) (urls []string, ok bool) {
+	describe := g.describeFn
+	if describe == nil {
+		describe = g.describe
+	}
+	d, err := describe(ctx)
+	if err != nil || !settled(d.State) {
+		return nil, false
+	}
+	for _, m := range NewGroupReport(g.GroupID, g.ConfigTopic, d).Decoded {
+		if m.Metadata == nil {
+			return nil, false // a member we cannot read: it may be the one asked about
+		}
+		urls = append(urls, m.Metadata.URL)
+	}
+	return urls, true
+}
+
 // NewGroupGate returns the group identity gate for cfg's worker group and
 // config topic, using the shared clients (Member finds the coordinator and
 // reads offsets, as the worker itself would), with the cluster-identity

@@ -65,6 +65,10 @@ type GroupWindow struct {
 	// looks before the first Stable snapshot count too: a group looping
 	// fast is rarely caught Stable.
 	Rebalances int `json:"rebalances"`
+	// Departures counts the looks that showed members gone and none new
+	// (a worker stopped, or its session expired) or the rebalance that
+	// lets them go completing: not rebalances, not churn (departure).
+	Departures int `json:"departures"`
 	// Calm is true when the window ended on a Stable group that had stopped
 	// changing (at once on a calm group; calmFor after churn).
 	Calm bool `json:"calm"`
@@ -94,6 +98,10 @@ type StuckMember struct {
 	AssignmentOffset int64 `json:"assignment_offset"`
 	// Rebalances is how many rebalances it stayed behind across.
 	Rebalances int `json:"rebalances"`
+	// Departures counts the looks that showed members gone and none new
+	// (a worker stopped, or its session expired) or the rebalance that
+	// lets them go completing: not rebalances, not churn (departure).
+	Departures int `json:"departures"`
 	// For is how long the window saw it behind at that offset.
 	For time.Duration `json:"for_ns"`
 }
@@ -121,6 +129,10 @@ type windowWatch struct {
 	behind     map[string]*behindTrack
 	lastChange time.Time
 	churned    bool
+	// departing is true from a look that shows members gone (and none
+	// new) until the group is Stable again: the rebalance that lets them
+	// go (departure).
+	departing bool
 }
 
 func newWindowWatch(start time.Time) *windowWatch {
@@ -189,10 +201,17 @@ func (g *GroupGate) watchWindow(ctx context.Context, ww *windowWatch, first *sar
 func (ww *windowWatch) observe(g *GroupGate, d *sarama.GroupDescription, now time.Time) {
 	ww.w.Samples++
 	if p := ww.prev; p != nil && !sameDescription(p, d) {
-		if rebalanced(p.State, d.State) {
-			ww.w.Rebalances++
+		if ww.departure(p, d) {
+			ww.w.Departures++
+		} else {
+			if rebalanced(p.State, d.State) {
+				ww.w.Rebalances++
+			}
+			ww.churned, ww.lastChange = true, now
 		}
-		ww.churned, ww.lastChange = true, now
+	}
+	if d.State == GroupStable {
+		ww.departing = false
 	}
 	ww.prev = d
 	if d.State == GroupStable {
@@ -229,10 +248,44 @@ func (ww *windowWatch) track(g *GroupGate, d *sarama.GroupDescription, now time.
 	}
 }
 
-// calm: the group is Stable, nobody is behind, and it has not changed
-// since the first answer (a calm start), or for calmFor after churn.
+// departure reports whether the change from p to d only lets members go:
+// d lists members, none that p lacks, and fewer than p (or the group is
+// still completing the rebalance of such a departure). What a start can
+// change, and what it cannot: a worker that stops (the one this start
+// replaces, in a restart or a rolling update, or one whose session
+// expired) leaves the group, and the members left rejoin, whether this
+// worker starts or not; that rebalance is no churn and no storm, and
+// waiting it out proves nothing about the members, whose metadata the
+// window has seen. A member that joins, or a rebalance of an unchanged
+// membership (incident 1's forced rejoins), is counted as before. A look
+// that lists no members (a fast loop's PreparingRebalance as seen from
+// outside) is not a departure.
+func (ww *windowWatch) departure(p, d *sarama.GroupDescription) bool {
+	if len(d.Members) == 0 {
+		return false
+	}
+	for id := range d.Members {
+		if _, ok := p.Members[id]; !ok {
+			return false
+		}
+	}
+	if len(d.Members) < len(p.Members) || ww.departing && d.State != GroupStable {
+		ww.departing = d.State != GroupStable
+		return true
+	}
+	if ww.departing && d.State == GroupStable {
+		return true // the departure's rebalance completed: the members left have their new assignment
+	}
+	return false
+}
+
+// calm: nobody is behind, the group has not changed since the first
+// answer (a calm start) or for calmFor after churn, and it is Stable or
+// only rebalancing to let members go after a Stable look (departure):
+// every member still listed was seen Stable, so looking until the
+// survivors have rejoined would judge nothing new.
 func (ww *windowWatch) calm(now time.Time) bool {
-	if ww.prev.State != GroupStable || len(ww.behind) > 0 {
+	if len(ww.behind) > 0 || ww.prev.State != GroupStable && !(ww.departing && ww.latest != nil) {
 		return false
 	}
 	return !ww.churned || now.Sub(ww.lastChange) >= calmFor

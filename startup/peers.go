@@ -52,8 +52,9 @@ func CheckPeers(ctx context.Context, cfg *settings.Config, clients *kafka.Client
 	}
 	start := clk.Now()
 	queued = inGroup(queued, urls, log)
-	gate := peerGate(cfg, tlsCfg, self, log, clk)
-	rep, err := gate.Check(ctx, own, leader, members, queued)
+	pg := peerGate(cfg, tlsCfg, self, log, clk)
+	pg.Left = leftGroup(gate.NewGroupGate(cfg, clients, log, clk).MemberURLs)
+	rep, err := pg.Check(ctx, own, leader, members, queued)
 	if err != nil {
 		return err
 	}
@@ -98,6 +99,34 @@ func inGroup(queued, members []string, log *slog.Logger) []string {
 		log.Info("REST peer not probed", "url", q, "source", string(peers.SourceLockQueue), "why", "released as ready, but not a member of the group now (it left)")
 	}
 	return out
+}
+
+// leftLook bounds one look at the group for peers.Gate.Left, so that a
+// slow coordinator delays a peer's next round by little.
+const leftLook = 2 * time.Second
+
+// leftGroup is peers.Gate.Left over memberURLs (gate.GroupGate.MemberURLs):
+// a URL has left when a look at the group that shows every member's URL
+// does not have it (compared as urlKey compares). The group gate read the
+// members before the peers step; a worker stopped since (in a restart,
+// often the one this worker replaces) leaves the group as it stops, and
+// no answer can come from it. A look that cannot tell (the group between
+// two generations) says not left: the peer is waited for as before.
+func leftGroup(memberURLs func(context.Context) ([]string, bool)) func(context.Context, string) bool {
+	return func(ctx context.Context, url string) bool {
+		lctx, cancel := context.WithTimeout(ctx, leftLook)
+		defer cancel()
+		urls, ok := memberURLs(lctx)
+		if !ok {
+			return false
+		}
+		for _, u := range urls {
+			if urlKey(u) == urlKey(url) {
+				return false
+			}
+		}
+		return true
+	}
 }
 
 // urlKey compares advertised URLs as Connect writes them ("http://h:8083/")

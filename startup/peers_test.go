@@ -2,6 +2,7 @@ package startup
 
 import (
 	"bytes"
+	"context"
 	"log/slog"
 	"slices"
 	"strings"
@@ -62,5 +63,27 @@ func TestPeerGatePacing(t *testing.T) {
 	}
 	if g.WarnWait != 10*time.Second {
 		t.Errorf("warn wait %v, want 10s", g.WarnWait)
+	}
+}
+
+func TestLeftGroup(t *testing.T) {
+	look := func(urls []string, ok bool) func(context.Context) ([]string, bool) {
+		return func(context.Context) ([]string, bool) { return urls, ok }
+	}
+	for _, tc := range []struct {
+		name string
+		urls []string
+		ok   bool
+		url  string
+		want bool
+	}{
+		{"gone from a Stable look", []string{"http://10.0.0.7:8083/"}, true, "http://10.0.0.8:8083/", true},
+		{"still a member (case and slash aside)", []string{"http://W1:8083/"}, true, "http://w1:8083", false},
+		{"empty group: everyone left", nil, true, "http://10.0.0.8:8083/", true},
+		{"a look that cannot tell: not left", nil, false, "http://10.0.0.8:8083/", false},
+	} {
+		if got := leftGroup(look(tc.urls, tc.ok))(context.Background(), tc.url); got != tc.want {
+			t.Errorf("%s: left = %v, want %v", tc.name, got, tc.want)
+		}
 	}
 }

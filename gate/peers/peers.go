@@ -129,6 +129,11 @@ const (
 	StatusBadResponse Status = "bad-response"
 	// StatusInvalid: the URL cannot be parsed.
 	StatusInvalid Status = "invalid"
+	// StatusLeft: the peer did not answer, and a look at the group found
+	// that the worker advertising it is no longer a member (Gate.Left): a
+	// worker that left, often the one this worker replaces, is not waited
+	// for. It is not a problem.
+	StatusLeft Status = "left"
 )
 
 // Severity is how much a result matters under the policy.
@@ -237,6 +242,15 @@ type Gate struct {
 	RetryInterval time.Duration
 	// Clock paces the rounds and their deadlines; nil is the system clock.
 	Clock clock.Clock
+	// Left reports whether the worker that advertised url (a leader,
+	// member or lock-queue URL, as the group's members advertise them) is
+	// no longer a member of the group now; nil never says so. A peer that
+	// does not answer is asked about after each failed round: one that
+	// left (in a restart or a rolling update, often the very worker this
+	// one replaces) cannot come back to answer at that URL, and Connect
+	// forwards nothing to a worker outside the group, so it is not waited
+	// for (StatusLeft). A peer still a member is waited for as before.
+	Left func(ctx context.Context, url string) bool
 }
 
 const (
@@ -415,7 +429,12 @@ func (g Gate) judge(rep *Report) error {
 			rep.Warned++
 			log.Warn("REST peer check", "url", r.URL, "source", string(r.Source), "host", r.Host,
 				"resolved", strings.Join(r.Resolved, ","), "status", string(r.Status), "error", r.Error, "fix", r.Fix)
-		default:
+		case SeverityOK:
+			if r.Status == StatusLeft {
+				log.Info("REST peer not waited for", "url", r.URL, "source", string(r.Source), "status", string(r.Status),
+					"why", "it does not answer and is no longer a member of the group (it left)")
+				continue
+			}
 			attrs := []any{"url", r.URL, "source", string(r.Source), "resolved", strings.Join(r.Resolved, ","), "status", string(r.Status)}
 			if r.Settled > 0 {
 				attrs = append(attrs, "settled", r.Settled.String())

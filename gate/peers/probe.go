@@ -46,6 +46,12 @@ func (g Gate) checkPeer(ctx context.Context, in peerInput, own *target, ours []*
 		if !bad {
 			break
 		}
+		if g.left(ctx, in) {
+			for i := range results {
+				results[i].Status, results[i].Error = StatusLeft, ""
+			}
+			break
+		}
 		p.waiting("waiting for REST peer", "gate", step.Peers, "url", in.url, "source", string(in.source), "status", string(results[0].Status), "error", firstError(results))
 		if !g.pause(ctx, until) {
 			break
@@ -53,7 +59,7 @@ func (g Gate) checkPeer(ctx context.Context, in peerInput, own *target, ours []*
 	}
 	for i := range results {
 		r := &results[i]
-		if r.Status == StatusOK || r.Status == StatusSelf {
+		if r.Status == StatusOK || r.Status == StatusSelf || r.Status == StatusLeft {
 			r.Severity = SeverityOK
 			continue
 		}
@@ -61,6 +67,17 @@ func (g Gate) checkPeer(ctx context.Context, in peerInput, own *target, ours []*
 		r.Fix = peerFix(r.Status, in.source)
 	}
 	return results
+}
+
+// left reports whether in is a URL advertised in the group (leader,
+// member, lock queue) whose worker is no longer a member (Gate.Left).
+// Configured peers are names and addresses, not a member's URL: they are
+// not asked about.
+func (g Gate) left(ctx context.Context, in peerInput) bool {
+	if g.Left == nil || in.configured || in.source == SourceOwn || ctx.Err() != nil {
+		return false
+	}
+	return g.Left(ctx, in.url)
 }
 
 func firstError(rs []PeerResult) string {

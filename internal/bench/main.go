@@ -8,7 +8,9 @@
 // Kafka's own JVM tools; (2) reaction time to the last broker starting;
 // (3) bring-up of 4 real Connect workers bare, with the startup lock, and
 // with 4 permits; (4) footprint; (5) the startup lock with 32 contenders;
-// (6) `connect-init repair` raising 50 partitions from 1 to 3 replicas;
+// (restart) one worker of a running group restarted in Swarm and in
+// Compose's layout, bare beside connect-init; (6) `connect-init repair`
+// raising 50 partitions from 1 to 3 replicas;
 // (7) the plugins step's scan of real plugin directories; (8) `connect-init
 // apply`, the first and a no-op.
 // Timings are reported, never asserted: the machine may be shared and slow.
@@ -57,7 +59,7 @@ func main() {
 	flag.IntVar(&o.reactRuns, "reaction-runs", 4, "repetitions of the reaction-time measurement (row 2)")
 	flag.IntVar(&o.bringupRuns, "bringup-runs", 2, "repetitions of each bring-up scenario (row 3)")
 	flag.IntVar(&o.contenders, "contenders", 32, "startup-lock contenders (row 5)")
-	flag.StringVar(&o.only, "only", "", "comma-separated subset of rows to run: overhead,reaction,bringup,lockscale,swarm,repair,plugins,apply (default all)")
+	flag.StringVar(&o.only, "only", "", "comma-separated subset of rows to run: overhead,reaction,bringup,lockscale,swarm,restart,repair,plugins,apply (default all)")
 	flag.BoolVar(&o.keep, "keep", false, "keep the work directory (logs of brokers, workers and connect-init)")
 	flag.StringVar(&o.baseline, "baseline", "", "another connect-init binary (e.g. built from an earlier commit): row 1a-base times its prepare beside row 1a's, in the same rounds")
 	flag.StringVar(&o.scenarios, "bringup-scenarios", "", "comma-separated subset of the bring-up scenarios (row 3: 3a,3b,3c,3d,3e,3f,3g,3h, or by name: bare (3a), exec (3b), default (3d), each (3h); default all): a shorter run that still alternates bare and the variants")
@@ -189,6 +191,7 @@ func run(ctx context.Context, o options) int {
 		{"lockscale", benchLockScale},
 		{"bringup", benchBringup},
 		{"swarm", benchSwarm},
+		{"restart", benchRestart},
 		{"repair", benchRepair},
 		{"plugins", benchPlugins},
 		{"apply", benchApply},

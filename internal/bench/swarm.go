@@ -27,15 +27,11 @@ func benchSwarm(ctx context.Context, _ *bed, _ options, rep *report) error {
 	if err != nil {
 		return err
 	}
-	root, err := os.Getwd()
+	example, err := readExample()
 	if err != nil {
 		return err
 	}
-	example, err := os.ReadFile(filepath.Join(root, "examples/swarm/stack.yml"))
-	if err != nil {
-		return err
-	}
-	script, err := exampleScript(string(example))
+	script, err := exampleScript(example)
 	if err != nil {
 		return err
 	}
@@ -52,6 +48,17 @@ func benchSwarm(ctx context.Context, _ *bed, _ options, rep *report) error {
 			fmt.Sprintf("%d distinct generations joined", gens))
 	}
 	return nil
+}
+
+// readExample reads examples/swarm/stack.yml (the bench runs from the
+// repository root).
+func readExample() (string, error) {
+	root, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	b, err := os.ReadFile(filepath.Join(root, "examples/swarm/stack.yml"))
+	return string(b), err
 }
 
 // exampleScript cuts the connect service's entrypoint script (the block

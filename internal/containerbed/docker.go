@@ -26,7 +26,9 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"strconv"
 	"strings"
+	"syscall"
 	"time"
 )
 
@@ -75,6 +77,7 @@ func EnsureDaemon(ctx context.Context, logPath string) error {
 	defer log.Close()
 	d := exec.Command("dockerd")
 	d.Stdout, d.Stderr = log, log
+	closeInheritedOnExec()
 	if err := d.Start(); err != nil {
 		return fmt.Errorf("containerbed: start dockerd: %w", err)
 	}
@@ -87,6 +90,24 @@ func EnsureDaemon(ctx context.Context, logPath string) error {
 		case <-ctx.Done():
 			return fmt.Errorf("containerbed: dockerd did not answer (log: %s): %w", logPath, ctx.Err())
 		case <-time.After(500 * time.Millisecond):
+		}
+	}
+}
+
+// closeInheritedOnExec marks every descriptor above standard error close
+// on exec. Go opens its own that way, but a descriptor this process
+// inherited stays open in its children: the test runs under `flock
+// /work/docker.lock ...`, and a dockerd started here kept the lock (and
+// the measurement lock) held for as long as it ran, so every later
+// `flock` waited forever.
+func closeInheritedOnExec() {
+	ents, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		return
+	}
+	for _, e := range ents {
+		if fd, err := strconv.Atoi(e.Name()); err == nil && fd > 2 {
+			syscall.CloseOnExec(fd)
 		}
 	}
 }
