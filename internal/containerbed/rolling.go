@@ -240,3 +240,29 @@ func profileRank(key string) int {
 	}
 	return len(profileOrder)
 }
+
+// WatcherRejoin reads doctor --watch's measured rejoin from its /metrics
+// text: the longest recent rejoin's bounds in seconds and the number of
+// rejoins counted; ok is false when the watcher has counted none.
+func WatcherRejoin(metricsText string) (least, most float64, total int, ok bool) {
+	for _, l := range strings.Split(metricsText, "\n") {
+		name, rest, found := strings.Cut(l, "{")
+		if !found || strings.HasPrefix(l, "#") {
+			continue
+		}
+		labels, val, _ := strings.Cut(rest, "} ")
+		v, err := strconv.ParseFloat(strings.TrimSpace(val), 64)
+		if err != nil {
+			continue
+		}
+		switch {
+		case name == "connect_init_group_rejoins_total":
+			total = int(v)
+		case name == "connect_init_group_rejoin_longest_seconds" && strings.Contains(labels, `bound="at_least"`):
+			least = v
+		case name == "connect_init_group_rejoin_longest_seconds" && strings.Contains(labels, `bound="at_most"`):
+			most = v
+		}
+	}
+	return least, most, total, total > 0
+}

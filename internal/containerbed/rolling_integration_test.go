@@ -76,6 +76,9 @@ type rollResult struct {
 	slots             []slotTimeline
 	rollbackTook      time.Duration
 	rollbackRestarted int
+	// watched is what the example's own watcher (connect-watch: doctor
+	// --watch, 30 s looks) measured of the update's rejoins.
+	watched string
 }
 
 // slotTimeline is one replaced worker, in the order Swarm replaced them.
@@ -550,6 +553,8 @@ func rollOnce(t *testing.T, v rollVariant) rollResult {
 	if r.summary.Open > 0 {
 		t.Errorf("%d units were not RUNNING at the end of the record", r.summary.Open)
 	}
+	r.watched = watchedRejoin(ctx, stack+"_connect-watch")
+	t.Logf("the example's watcher: %s", r.watched)
 
 	if v.rollback {
 		// An update whose new tasks fail (a configuration error: exit 2
@@ -580,6 +585,24 @@ func rollOnce(t *testing.T, v rollVariant) rollResult {
 		t.Logf("failing update rolled back in %.1fs; %d of %d workers restarted by it:\n%s", r.rollbackTook.Seconds(), r.rollbackRestarted, rollReplicas, TaskStates(ctx, svc))
 	}
 	return r
+}
+
+// watchedRejoin is what the stack's doctor --watch service measured of
+// the rejoins so far, read from its /metrics.
+func watchedRejoin(ctx context.Context, svc string) string {
+	cs, err := Containers(ctx, svc)
+	if err != nil || len(cs) == 0 {
+		return "no watcher container"
+	}
+	out, err := Exec(ctx, cs[0], "bedctl", "http", "GET", "http://127.0.0.1:9465/metrics")
+	if err != nil {
+		return "its /metrics did not answer: " + err.Error()
+	}
+	least, most, n, ok := WatcherRejoin(out)
+	if !ok {
+		return "no rejoin counted yet"
+	}
+	return fmt.Sprintf("%d rejoins counted, the longest at least %.0f s, at most %.0f s", n, least, most)
 }
 
 // shortID is a container id as docker ps -q prints it.
@@ -661,6 +684,10 @@ func rollTable(rs []rollResult) string {
 				fmt.Fprintf(&b, "- %s, slot %s (rejoin %s): %s\n", r.variant.name, st.slot, since(st.kill, st.joined), strings.Join(st.profiles, "; "))
 			}
 		}
+	}
+	fmt.Fprintf(&b, "\nThe example's own watcher (`connect-watch`, `doctor --watch --interval=30s`), read after the update:\n\n")
+	for _, r := range rs {
+		fmt.Fprintf(&b, "- %s: %s\n", r.variant.name, r.watched)
 	}
 	for _, r := range rs {
 		if r.variant.rollback {

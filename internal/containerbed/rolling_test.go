@@ -80,3 +80,19 @@ time=2026-12-04T19:00:09Z level=INFO msg="the worker joins its group now" compon
 		t.Errorf("median of 10, 20, 30 s: %s", m)
 	}
 }
+
+func TestWatcherRejoin(t *testing.T) {
+	text := `# HELP connect_init_group_rejoins_total Workers the watcher saw leave the group and come back.
+# TYPE connect_init_group_rejoins_total counter
+connect_init_group_rejoins_total{group="roll-example"} 3
+connect_init_group_rejoin_longest_seconds{bound="at_least",group="roll-example"} 30.5
+connect_init_group_rejoin_longest_seconds{bound="at_most",group="roll-example"} 90
+connect_init_group_members{group="roll-example"} 3
+`
+	if l, m, n, ok := WatcherRejoin(text); !ok || l != 30.5 || m != 90 || n != 3 {
+		t.Errorf("got %v %v %v %v", l, m, n, ok)
+	}
+	if _, _, _, ok := WatcherRejoin(`connect_init_group_rejoins_total{group="g"} 0`); ok {
+		t.Error("no rejoin counted, but ok")
+	}
+}
