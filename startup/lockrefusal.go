@@ -76,6 +76,14 @@ func lockRefusalFix(memberCfg *sarama.Config, bootstrap []string, topic string, 
 		return "the cluster's answer cannot change by waiting: fix what it names on topic " + topic + ", " + off
 	}
 	p := lockPrincipal(memberCfg)
+	if errors.Is(err, sarama.ErrClusterAuthorizationFailed) {
+		// The lock writes with an idempotent producer (lock/doc.go). Brokers
+		// before Kafka 2.8 (KIP-679) answer its InitProducerId with
+		// CLUSTER_AUTHORIZATION_FAILED unless the principal may
+		// IdempotentWrite on the cluster; a topic grant alone would not help.
+		return fmt.Sprintf("grant the worker's principal %s IdempotentWrite on the cluster (the startup lock writes with an idempotent producer; brokers before Kafka 2.8 require it) and access to the lock topic %s: kafka-acls --bootstrap-server %s --command-config <an admin's client properties> --add --allow-principal '%s' --operation IdempotentWrite --cluster, then the same with --operation Read --operation Write --operation Describe --operation DescribeConfigs --topic %s; %s",
+			p, topic, strings.Join(bootstrap, ","), p, topic, off)
+	}
 	return fmt.Sprintf("grant the worker's principal %s access to the lock topic %s: kafka-acls --bootstrap-server %s --command-config <an admin's client properties> --add --allow-principal '%s' --operation Read --operation Write --operation Describe --operation DescribeConfigs --topic %s (and --operation Create --cluster, or create the topic beforehand: 1 partition, cleanup.policy=compact, message.timestamp.type=LogAppendTime); %s",
 		p, topic, strings.Join(bootstrap, ","), p, topic, off)
 }

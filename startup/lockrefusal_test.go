@@ -32,3 +32,21 @@ func TestLockRefusalFix(t *testing.T) {
 		t.Errorf("a policy refusal: %s", fix)
 	}
 }
+
+// Brokers before Kafka 2.8 refuse the lock's idempotent producer with
+// CLUSTER_AUTHORIZATION_FAILED unless the principal may IdempotentWrite on
+// the cluster: the fix grants that as well as the topic's operations.
+func TestLockRefusalFixIdempotentWrite(t *testing.T) {
+	scram := sarama.NewConfig()
+	scram.Net.SASL.Enable, scram.Net.SASL.Mechanism, scram.Net.SASL.User = true, sarama.SASLTypeSCRAMSHA512, "connect"
+	fix := lockRefusalFix(scram, []string{"b1:9092"}, "_lock", fmt.Errorf("init producer id: %w", sarama.ErrClusterAuthorizationFailed))
+	for _, want := range []string{"--allow-principal 'User:connect' --operation IdempotentWrite --cluster", "--operation Write", "--topic _lock", "Kafka 2.8", "CONNECT_INIT_LOCK=false"} {
+		if !strings.Contains(fix, want) {
+			t.Errorf("fix lacks %q: %s", want, fix)
+		}
+	}
+	topicOnly := lockRefusalFix(scram, []string{"b1:9092"}, "_lock", sarama.ErrTopicAuthorizationFailed)
+	if strings.Contains(topicOnly, "IdempotentWrite") {
+		t.Errorf("a topic refusal asks for IdempotentWrite: %s", topicOnly)
+	}
+}
