@@ -26,7 +26,9 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"strconv"
 	"strings"
+	"syscall"
 	"time"
 )
 
@@ -75,6 +77,7 @@ func EnsureDaemon(ctx context.Context, logPath string) error {
 	defer log.Close()
 	d := exec.Command("dockerd")
 	d.Stdout, d.Stderr = log, log
+	closeInheritedOnExec()
 	if err := d.Start(); err != nil {
 		return fmt.Errorf("containerbed: start dockerd: %w", err)
 	}
@@ -87,6 +90,25 @@ func EnsureDaemon(ctx context.Context, logPath string) error {
 		case <-ctx.Done():
 			return fmt.Errorf("containerbed: dockerd did not answer (log: %s): %w", logPath, ctx.Err())
 		case <-time.After(500 * time.Millisecond):
+		}
+	}
+}
+
+// closeInheritedOnExec marks every descriptor this process inherited
+// (3 and up) close-on-exec, so that the daemon started here does not keep
+// them. A run under `flock /work/docker.lock flock -s /work/measure.lock`
+// inherits the locks' descriptors; dockerd, containerd and every
+// container's shim kept them open for good, and with them both locks, so
+// every later run waited forever (issue 39's make rolling, 2026-12-04).
+// Go opens its own descriptors close-on-exec already.
+func closeInheritedOnExec() {
+	entries, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		return
+	}
+	for _, e := range entries {
+		if fd, err := strconv.Atoi(e.Name()); err == nil && fd > 2 {
+			syscall.CloseOnExec(fd)
 		}
 	}
 }
