@@ -101,7 +101,7 @@ func rebalanceDelayFix(r Rebalance) string {
 		d.Milliseconds(), d, max(r.RejoinAtMost, r.Rejoin).Round(time.Second))
 }
 
-const rebalanceDelayFixUnmeasured = "set CONNECT_SCHEDULED_REBALANCE_MAX_DELAY_MS (scheduled.rebalance.max.delay.ms) a little above the time a replaced worker needs to start and join the group (its start-up profile plus the JVM's start; 90000-120000 on the measured Swarm), so that a rolling update costs a departed worker's tasks that long instead of 5 minutes, and the returning worker still receives them"
+const rebalanceDelayFixUnmeasured = "set CONNECT_SCHEDULED_REBALANCE_MAX_DELAY_MS (scheduled.rebalance.max.delay.ms) a little above the time a replaced worker needs to start and join the group (doctor --watch measures it; docs/benchmarks.md, Rolling update, has the Swarm example's), so that a rolling update costs a departed worker's tasks that long instead of 5 minutes, and the returning worker still receives them"
 
 // RebalanceChecks are the rebalance-delay rules, for doctor.
 func RebalanceChecks() []Check[Rebalance] {
