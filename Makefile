@@ -147,11 +147,12 @@ chaos:
 		docs/benchmarks.md > bin/benchmarks.md.new && mv bin/benchmarks.md.new docs/benchmarks.md; \
 	exit $$status
 
-## rolling: a measured rolling update of the Swarm example (issue 32): 3 workers, 2 connectors x 4 tasks,
-## `docker service update --force` bare, through connect-init, and through connect-init with
-## scheduled.rebalance.max.delay.ms lowered; the failing update's rollback. Long (20 min measured), so not in
-## CI: the test has its own build tag. The table goes to bin/rolling-table.md (for docs/benchmarks.md).
-## ROLLING_VARIANTS=bare,connect-init runs some variants only.
+## rolling: a measured rolling update of the Swarm example (issues 32, 39): 3 workers, 2 connectors x 4 tasks,
+## `docker service update --force` on the example as it stands (example), the same with Connect's default
+## scheduled.rebalance.max.delay.ms (default-delay) and without connect-init (bare); per replaced worker its
+## rejoin against bare's, its tasks' outage and its start-up profile; the failing update's rollback. Long
+## (20-25 min), so not in CI: the test has its own build tag. The table goes to bin/rolling-table.md (for
+## docs/benchmarks.md). ROLLING_VARIANTS=example,bare runs some variants only.
 ROLLING_VARIANTS ?=
 rolling:
 	mkdir -p bin

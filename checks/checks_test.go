@@ -225,8 +225,13 @@ func TestRebalanceChecks(t *testing.T) {
 		{"tuned", Rebalance{GroupID: "g", Delay: "90000"}, nil, ""},
 		{"eager: no delay", Rebalance{GroupID: "g", Protocol: "eager"}, nil, ""},
 		{"unreadable value", Rebalance{GroupID: "g", Delay: "soon"}, nil, ""},
-		{"below the measured rejoin", Rebalance{GroupID: "g", Delay: "30000", Rejoin: 45 * time.Second}, []string{"rebalance-delay-below-rejoin/warning"}, "30000 (30s), below the 45s"},
-		{"above the measured rejoin", Rebalance{GroupID: "g", Delay: "90000", Rejoin: 45 * time.Second}, nil, ""},
+		{"below the measured rejoin", Rebalance{GroupID: "g", Delay: "30000", Rejoin: 45 * time.Second, RejoinAtMost: 72 * time.Second, RejoinWorker: "http://10.0.1.7:8083"},
+			[]string{"rebalance-delay-below-rejoin/warning"}, "30000 (30s), below the longest recent rejoin measured by doctor --watch (http://10.0.1.7:8083): away at least 45s, at most 1m12s"},
+		{"above the measured rejoin", Rebalance{GroupID: "g", Delay: "90000", Rejoin: 45 * time.Second, RejoinAtMost: 72 * time.Second}, nil, ""},
+		// Only the lower bound counts: the watcher's interval blurs the upper.
+		{"between the bounds", Rebalance{GroupID: "g", Delay: "60000", Rejoin: 45 * time.Second, RejoinAtMost: 72 * time.Second}, nil, ""},
+		{"default, and the group does roll", Rebalance{GroupID: "g", Rejoin: 20 * time.Second, RejoinAtMost: 50 * time.Second},
+			[]string{"rebalance-delay-default/warning"}, "this group's workers do restart: the longest recent rejoin measured by doctor --watch: away at least 20s, at most 50s"},
 	} {
 		rs := Run(RebalanceChecks(), c.r)
 		var got []string
@@ -241,6 +246,14 @@ func TestRebalanceChecks(t *testing.T) {
 		}
 		if c.evid != "" && (len(rs) == 0 || !strings.Contains(rs[0].Evidence, c.evid)) {
 			t.Errorf("%s: evidence %+v lacks %q", c.name, rs, c.evid)
+		}
+		// A measured rejoin names the value: its upper bound plus 30 s,
+		// rounded up to 10 s (72 s: 110000; 50 s: 80000).
+		if len(rs) > 0 && c.r.RejoinAtMost > 0 {
+			want := map[time.Duration]string{72 * time.Second: "to at least 110000 (1m50s", 50 * time.Second: "to at least 80000 (1m20s"}[c.r.RejoinAtMost]
+			if !strings.Contains(rs[0].Fix, want) {
+				t.Errorf("%s: fix %q lacks %q", c.name, rs[0].Fix, want)
+			}
 		}
 	}
 }

@@ -34,9 +34,34 @@ type Rebalance struct {
 	Delay string
 	// Protocol is connect.protocol as set ("" when unset: sessioned).
 	Protocol string
-	// Rejoin is how long a replaced worker of this group takes to start
-	// and join, when known (0: unknown).
-	Rejoin time.Duration
+	// Rejoin is how long a restarted or replaced worker of this group
+	// was measured away from it, at least (0: unknown): doctor --watch
+	// measures it between its looks (doctor.RejoinTracker), so the true
+	// figure lies between Rejoin and RejoinAtMost.
+	Rejoin       time.Duration
+	RejoinAtMost time.Duration
+	// RejoinWorker names the worker that took that long.
+	RejoinWorker string
+}
+
+// rejoinText is the measured rejoin with both bounds and the worker.
+func (r Rebalance) rejoinText() string {
+	who := ""
+	if r.RejoinWorker != "" {
+		who = " (" + r.RejoinWorker + ")"
+	}
+	return fmt.Sprintf("the longest recent rejoin measured by doctor --watch%s: away at least %s, at most %s", who,
+		r.Rejoin.Round(time.Second), max(r.RejoinAtMost, r.Rejoin).Round(time.Second))
+}
+
+// suggestedDelay is the delay the fix names for a measured rejoin: its
+// upper bound plus a 30 s margin, rounded up to 10 s.
+func (r Rebalance) suggestedDelay() time.Duration {
+	d := max(r.RejoinAtMost, r.Rejoin) + 30*time.Second
+	if rem := d % (10 * time.Second); rem != 0 {
+		d += 10*time.Second - rem
+	}
+	return d
 }
 
 // delay is the delay in effect, and whether it could be read.
@@ -65,7 +90,18 @@ func (r Rebalance) delayText() string {
 	return fmt.Sprintf("scheduled.rebalance.max.delay.ms=%s (%s)", strings.TrimSpace(r.Delay), d)
 }
 
-const rebalanceDelayFix = "set CONNECT_SCHEDULED_REBALANCE_MAX_DELAY_MS (scheduled.rebalance.max.delay.ms) a little above the time a replaced worker needs to start and join the group (its start-up profile plus the JVM's start; 90000-120000 on the measured Swarm), so that a rolling update costs a departed worker's tasks that long instead of 5 minutes, and the returning worker still receives them"
+// rebalanceDelayFix is the fix of both rules; with a measured rejoin it
+// names the value: the rejoin's upper bound plus a margin.
+func rebalanceDelayFix(r Rebalance) string {
+	if r.Rejoin <= 0 && r.RejoinAtMost <= 0 {
+		return rebalanceDelayFixUnmeasured
+	}
+	d := r.suggestedDelay()
+	return fmt.Sprintf("raise CONNECT_SCHEDULED_REBALANCE_MAX_DELAY_MS (scheduled.rebalance.max.delay.ms) to at least %d (%s: the measured rejoin's upper bound, %s, plus a 30 s margin), so that a restarted or replaced worker is back before the leader hands its tasks to the others; measure again with a shorter doctor --watch --interval for a tighter figure",
+		d.Milliseconds(), d, max(r.RejoinAtMost, r.Rejoin).Round(time.Second))
+}
+
+const rebalanceDelayFixUnmeasured = "set CONNECT_SCHEDULED_REBALANCE_MAX_DELAY_MS (scheduled.rebalance.max.delay.ms) a little above the time a replaced worker needs to start and join the group (doctor --watch measures it; docs/benchmarks.md, Rolling update, has the Swarm example's), so that a rolling update costs a departed worker's tasks that long instead of 5 minutes, and the returning worker still receives them"
 
 // RebalanceChecks are the rebalance-delay rules, for doctor.
 func RebalanceChecks() []Check[Rebalance] {
@@ -83,9 +119,13 @@ func RebalanceChecks() []Check[Rebalance] {
 				return "a worker that leaves the group (a rolling update, a restart) leaves its tasks unassigned for 5 minutes"
 			},
 			Evidence: func(r Rebalance) string {
-				return r.delayText() + "; the leader keeps a departed worker's tasks unassigned that long, whoever replaces it and however fast"
+				e := r.delayText() + "; the leader keeps a departed worker's tasks unassigned that long, whoever replaces it and however fast"
+				if r.Rejoin > 0 || r.RejoinAtMost > 0 {
+					e += "; this group's workers do restart: " + r.rejoinText()
+				}
+				return e
 			},
-			Fix: func(Rebalance) string { return rebalanceDelayFix },
+			Fix: rebalanceDelayFix,
 		},
 		{
 			ID:       IDRebalanceDelayBelowRejoin,
@@ -100,9 +140,9 @@ func RebalanceChecks() []Check[Rebalance] {
 				return "the rebalance delay ends before a replaced worker is back: its tasks move to the others, then back once more"
 			},
 			Evidence: func(r Rebalance) string {
-				return fmt.Sprintf("%s, below the %s a replaced worker of this group took to start and join", r.delayText(), r.Rejoin.Round(time.Second))
+				return fmt.Sprintf("%s, below %s", r.delayText(), r.rejoinText())
 			},
-			Fix: func(Rebalance) string { return rebalanceDelayFix },
+			Fix: rebalanceDelayFix,
 		},
 	}
 }

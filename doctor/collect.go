@@ -42,6 +42,12 @@ type Options struct {
 	// and a full scan (every class read) on every look would be its
 	// dearest part.
 	SkipLocalScan bool
+	// Rejoins is the watcher's record of workers leaving the group and
+	// coming back (doctor --watch keeps one across its looks); each look
+	// adds its Stable group to it, and the longest recent rejoin feeds
+	// the rebalance-delay rules. Nil for one-shot doctor, which sees the
+	// group once and cannot measure a rejoin.
+	Rejoins *RejoinTracker
 }
 
 func (o Options) withDefaults() Options {
@@ -143,6 +149,7 @@ func Collect(ctx context.Context, cfg *settings.Config, clients *kafka.Clients, 
 		return l.s
 	}
 	gg := l.group()
+	l.rejoins()
 	if gg == nil {
 		return l.s
 	}
@@ -244,6 +251,19 @@ func (l *looks) group() *gate.GroupGate {
 		return nil
 	}
 	return gg
+}
+
+// rejoins adds the group look to the watcher's rejoin record and gives the
+// rebalance-delay rules its longest recent rejoin.
+func (l *looks) rejoins() {
+	t := l.opts.Rejoins
+	if t == nil {
+		return
+	}
+	t.Observe(l.opts.Clock.Now(), l.s.Group)
+	if r, ok := t.Longest(); ok {
+		l.s.Rebalance.Rejoin, l.s.Rebalance.RejoinAtMost, l.s.Rebalance.RejoinWorker = r.AtLeast, r.AtMost, r.Worker
+	}
 }
 
 // recheck reads the config topic's offsets a second time when the first

@@ -79,7 +79,7 @@
 //	plugin-no-manifest                 info|warning    this worker's plugins without ServiceLoader manifests (Connect's slow reflective scan); warning under plugin.discovery=hybrid_fail
 //	plugin-path-problem                warning         a plugin.path entry, location or file this worker skips
 //	rebalance-delay-default            warning         scheduled.rebalance.max.delay.ms is Connect's default 5 minutes (unset or 300000) under cooperative rebalancing: a departed worker's tasks stay unassigned that long in a rolling update
-//	rebalance-delay-below-rejoin       warning         scheduled.rebalance.max.delay.ms is shorter than the time a replaced worker of the group took to start and join (when known)
+//	rebalance-delay-below-rejoin       warning         scheduled.rebalance.max.delay.ms is shorter than the time a restarted or replaced worker was away from the group, as doctor --watch measured it (its lower bound; see RejoinTracker)
 //	check-failed                       warning         a look failed for another reason (authorization, a describe error, a member that does not list its plugins)
 //
 // # JSON document (--json), schema_version 1

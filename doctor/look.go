@@ -35,6 +35,10 @@ type Look struct {
 	// answered, a describe failed, the look ran out of time); empty when
 	// it did.
 	Failed string
+	// Rejoin is the longest recent rejoin the watcher measured (nil: none
+	// yet), Rejoins how many it measured since it started.
+	Rejoin  *Rejoin
+	Rejoins int
 }
 
 // LockLook is the startup lock's queue as the watcher reads it: without
@@ -89,6 +93,10 @@ func TakeLook(ctx context.Context, cfg *settings.Config, log *slog.Logger, opts 
 	if cfg.Settings.Lock && clients.Admin != nil {
 		l.Lock = lookLock(ctx, cfg, clients, opts.Clock)
 	}
+	if r, ok := opts.Rejoins.Longest(); ok {
+		l.Rejoin = &r
+	}
+	l.Rejoins = opts.Rejoins.Total()
 	l.Duration = opts.Clock.Now().Sub(l.Started)
 	l.KafkaRequests = counter.requests()
 	l.Failed = lookFailure(ctx, l.Snapshot)

@@ -91,6 +91,10 @@ var (
 	groupRateDesc       = desc("connect_init_group_rebalances_per_minute",
 		"Rebalances per minute the last look's window counted (DescribeGroups carries no generation id: rebalances are seen as state and membership changes).")
 
+	rejoinDesc = desc("connect_init_group_rejoin_longest_seconds",
+		"The longest recent time a restarted or replaced worker was away from the group, between two bounds (bound: at_least, at_most) set by the looks' interval; absent until the watcher has seen a worker leave and come back. scheduled.rebalance.max.delay.ms should exceed it.", "bound")
+	rejoinsDesc = desc("connect_init_group_rejoins_total", "Workers the watcher saw leave the group and come back (or be replaced) since it started.")
+
 	lockExistsDesc   = desc("connect_init_lock_topic_exists", "Whether the startup lock's topic exists.", "topic")
 	lockWritableDesc = desc("connect_init_lock_topic_writable", "Whether the startup lock's topic has a leader and at least min.insync.replicas in-sync replicas.", "topic")
 	lockQueueDesc    = desc("connect_init_lock_queue_length", "Live holders and waiters in the worker group's startup lock queue.", "topic")
@@ -142,7 +146,7 @@ func (c *lastLook) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{findingsDesc, lookDurationDesc, lookSuccessDesc, lookTimeDesc, lookRequestsDesc, brokersDesc,
 		topicPartitionsDesc, topicExistsDesc, topicRFDesc, topicISRDesc, topicURPDesc, topicLeaderlessDesc, topicMinISRDesc, topicCompactDesc, configEndDesc,
 		coordAvailableDesc, coordISRDesc, coordReplicasDesc, coordLeaderDesc,
-		groupStateDesc, groupMembersDesc, groupForeignDesc, groupUnverifiedDesc, groupRateDesc,
+		groupStateDesc, groupMembersDesc, groupForeignDesc, groupUnverifiedDesc, groupRateDesc, rejoinDesc, rejoinsDesc,
 		lockExistsDesc, lockWritableDesc, lockQueueDesc, lockWaitersDesc, lockAgeDesc, lockLeaseDesc, lockReadDesc} {
 		ch <- d
 	}
@@ -176,6 +180,11 @@ func (c *lastLook) Collect(ch chan<- prometheus.Metric) {
 	}
 	collectCoordinator(g, s.Coordinator)
 	collectGroup(g, doc)
+	ch <- prometheus.MustNewConstMetric(rejoinsDesc, prometheus.CounterValue, float64(l.Rejoins))
+	if r := l.Rejoin; r != nil {
+		g(rejoinDesc, r.AtLeast.Seconds(), "at_least")
+		g(rejoinDesc, max(r.AtMost, r.AtLeast).Seconds(), "at_most")
+	}
 	collectLock(g, l.Lock)
 }
 

@@ -144,12 +144,15 @@ func (c *cli) doctorWatch(ctx context.Context, s settings.Settings, log *slog.Lo
 		}
 		log.Info("serving the watcher's metrics", "url", "http://"+addr.String()+"/metrics", "interval", interval.String())
 	}
+	// One record of the group across the looks: the rejoins it measures
+	// feed the rebalance-delay rules and the metrics.
+	rejoins := diag.NewRejoinTracker()
 	look := func(ctx context.Context) *diag.Document {
 		lctx, cancel := context.WithTimeout(ctx, s.Timeout)
 		defer cancel()
 		// Clients of the look's own: reusing one set would reconnect it
 		// on every look and leak the connections of the look before.
-		l := diag.TakeLook(lctx, cfg, log, diag.Options{Clock: c.clock, SkipLocalScan: m != nil}, version)
+		l := diag.TakeLook(lctx, cfg, log, diag.Options{Clock: c.clock, SkipLocalScan: m != nil, Rejoins: rejoins}, version)
 		m.Observe(l)
 		if l.Failed != "" && ctx.Err() == nil {
 			log.Warn("the look failed; connect_init_doctor_look_success is 0", "error", l.Failed, "took", l.Duration.String())

@@ -2,12 +2,15 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"os"
 	"time"
 
 	"github.com/connect-init/connect-init/exitcode"
 	"github.com/connect-init/connect-init/gate/peers"
 	"github.com/connect-init/connect-init/settings"
+	"github.com/connect-init/connect-init/workerconfig"
 )
 
 // healthcheckTimeout bounds `connect-init healthcheck` as a whole. A worker
@@ -67,6 +70,19 @@ func (c *cli) healthcheck(ctx context.Context, s settings.Settings) int {
 	// settings step): on Debezium's image REST_PORT, not CONNECT_REST_PORT,
 	// is the port.
 	cfg, err := c.options.Load(c.env, s)
+	if missingAdvertisedHost(err) {
+		// An entrypoint that works the advertised address out at start
+		// and exports it (the Swarm example's per-task address) hands it
+		// to the worker's process only: a HEALTHCHECK runs with the
+		// container's environment, without it. The image's configure
+		// script requires it to start a worker, not to look at one: the
+		// look goes to the listener, and the name only verifies an https
+		// listener's certificate, for which the container's host name is
+		// the name the fix of this very error suggests.
+		if host, herr := os.Hostname(); herr == nil && host != "" {
+			cfg, err = c.options.Load(append(append([]string(nil), c.env...), "CONNECT_REST_ADVERTISED_HOST_NAME="+host), s)
+		}
+	}
 	if err == nil {
 		var h *peers.Health
 		if h, err = peers.LocalHealth(cfg.Worker, cfg.AdvertisedURL, cfg.RESTClientTLS, cfg.Settings.RESTAuth(), timeout); err == nil {
@@ -75,6 +91,13 @@ func (c *cli) healthcheck(ctx context.Context, s settings.Settings) int {
 	}
 	logConfigError(c.earlyLogger(s, nil), err)
 	return c.badHealthcheckInput()
+}
+
+// missingAdvertisedHost reports whether err is only the image's
+// requirement of CONNECT_REST_ADVERTISED_HOST_NAME, unset.
+func missingAdvertisedHost(err error) bool {
+	var we *workerconfig.Error
+	return errors.As(err, &we) && we.Setting == "CONNECT_REST_ADVERTISED_HOST_NAME"
 }
 
 // check is one look at the local worker's health, bounded by timeout.

@@ -46,6 +46,30 @@ func TestHealthcheckReadsTheImagesSettings(t *testing.T) {
 	}
 }
 
+// TestHealthcheckWithoutAdvertisedHost: the Swarm example's entrypoint
+// exports CONNECT_REST_ADVERTISED_HOST_NAME (the task's own address) to
+// the worker only; Docker runs the HEALTHCHECK with the container's
+// environment, which lacks it. The worker is healthy all the same (it was
+// "not healthy" for good, and Swarm's rolling update never went on).
+func TestHealthcheckWithoutAdvertisedHost(t *testing.T) {
+	worker := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/health" {
+			http.NotFound(w, r)
+			return
+		}
+		w.Write([]byte(`{"status":"healthy","message":"Worker has completed startup and is ready to handle requests."}`))
+	}))
+	defer worker.Close()
+	env := []string{"CONNECT_INIT_IMAGE=confluent-dub", "CONNECT_BOOTSTRAP_SERVERS=kafka:9092", "CONNECT_GROUP_ID=g", "CONNECT_CONFIG_STORAGE_TOPIC=c",
+		"CONNECT_OFFSET_STORAGE_TOPIC=o", "CONNECT_STATUS_STORAGE_TOPIC=s", "CONNECT_KEY_CONVERTER=x", "CONNECT_VALUE_CONVERTER=x",
+		"CONNECT_LISTENERS=" + worker.URL}
+	var stdout, stderr bytes.Buffer
+	code := run(context.Background(), []string{"healthcheck"}, env, &stdout, &stderr)
+	if code != exitcode.OK || !strings.HasPrefix(stdout.String(), "healthy: GET /health answered 200") {
+		t.Fatalf("exit %d: %s%s", code, stdout.String(), stderr.String())
+	}
+}
+
 // TestHealthcheckExitsOnlyZeroOrOne: Docker's HEALTHCHECK reserves 2, so
 // every bad input is 1 with a line saying why; -h is 0.
 func TestHealthcheckExitsOnlyZeroOrOne(t *testing.T) {

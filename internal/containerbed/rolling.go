@@ -188,3 +188,81 @@ func Summarize(costs []UnitCost) CostSummary {
 	}
 	return s
 }
+
+// MedianDuration is the median of ds (the upper one of an even count), and
+// false when ds is empty.
+func MedianDuration(ds []time.Duration) (time.Duration, bool) {
+	if len(ds) == 0 {
+		return 0, false
+	}
+	s := append([]time.Duration(nil), ds...)
+	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
+	return s[len(s)/2], true
+}
+
+// ProfileLines are connect-init's start-up profile lines in a container's
+// log (startup.ProfileMessage), each as "where: key ms, …" in the line's
+// own key order for text logs and sorted keys for JSON ones: the breakdown
+// of where a replaced worker's start went.
+func ProfileLines(logs string) []string {
+	var out []string
+	for _, l := range strings.Split(logs, "\n") {
+		e, ok := ParseEvent(l)
+		if !ok || e["msg"] != "start-up profile" {
+			continue
+		}
+		var keys []string
+		for k := range e {
+			if strings.HasSuffix(k, "_ms") {
+				keys = append(keys, k)
+			}
+		}
+		sort.Slice(keys, func(i, j int) bool { return profileRank(keys[i]) < profileRank(keys[j]) })
+		parts := make([]string, 0, len(keys))
+		for _, k := range keys {
+			parts = append(parts, strings.TrimSuffix(k, "_ms")+" "+e[k])
+		}
+		out = append(out, e["where"]+": "+strings.Join(parts, ", "))
+	}
+	return out
+}
+
+// profileOrder is the start-up profile's key order (startup.profileOrder,
+// then total); an unknown key goes last.
+var profileOrder = []string{"settings", "brokers", "topics", "coordinator", "group", "group_window", "plugins", "lock", "lock_wait", "lock_handoff", "peers", "total"}
+
+func profileRank(key string) int {
+	k := strings.TrimSuffix(key, "_ms")
+	for i, o := range profileOrder {
+		if o == k {
+			return i
+		}
+	}
+	return len(profileOrder)
+}
+
+// WatcherRejoin reads doctor --watch's measured rejoin from its /metrics
+// text: the longest recent rejoin's bounds in seconds and the number of
+// rejoins counted; ok is false when the watcher has counted none.
+func WatcherRejoin(metricsText string) (least, most float64, total int, ok bool) {
+	for _, l := range strings.Split(metricsText, "\n") {
+		name, rest, found := strings.Cut(l, "{")
+		if !found || strings.HasPrefix(l, "#") {
+			continue
+		}
+		labels, val, _ := strings.Cut(rest, "} ")
+		v, err := strconv.ParseFloat(strings.TrimSpace(val), 64)
+		if err != nil {
+			continue
+		}
+		switch {
+		case name == "connect_init_group_rejoins_total":
+			total = int(v)
+		case name == "connect_init_group_rejoin_longest_seconds" && strings.Contains(labels, `bound="at_least"`):
+			least = v
+		case name == "connect_init_group_rejoin_longest_seconds" && strings.Contains(labels, `bound="at_most"`):
+			most = v
+		}
+	}
+	return least, most, total, total > 0
+}

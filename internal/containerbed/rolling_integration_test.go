@@ -48,15 +48,21 @@ type rollVariant struct {
 	// execs the CMD instead of `connect-init run --`, no prepare service,
 	// no healthcheck (the bare image has none).
 	bare bool
-	// env is added to the workers' environment.
-	env map[string]string
+	// unset are variables of the example's workers removed from their
+	// environment (the setting left at Connect's default).
+	unset []string
 	// rollback also checks that an update whose tasks fail is rolled back.
 	rollback bool
 }
 
+// rollVariants compare the example as it stands (its
+// scheduled.rebalance.max.delay.ms included), the same with Connect's
+// default delay (5 minutes: the variable unset), and bare (the example's
+// workers without connect-init, the example's delay kept), so that each
+// replaced worker's rejoin through connect-init stands beside bare's.
 var rollVariants = []rollVariant{
-	{name: "connect-init", rollback: true},
-	{name: "connect-init-delay60s", env: map[string]string{"CONNECT_SCHEDULED_REBALANCE_MAX_DELAY_MS": "60000"}},
+	{name: "example", rollback: true},
+	{name: "default-delay", unset: []string{"CONNECT_SCHEDULED_REBALANCE_MAX_DELAY_MS"}},
 	{name: "bare", bare: true},
 }
 
@@ -70,6 +76,9 @@ type rollResult struct {
 	slots             []slotTimeline
 	rollbackTook      time.Duration
 	rollbackRestarted int
+	// watched is what the example's own watcher (connect-watch: doctor
+	// --watch, 30 s looks) measured of the update's rejoins.
+	watched string
 }
 
 // slotTimeline is one replaced worker, in the order Swarm replaced them.
@@ -80,6 +89,19 @@ type slotTimeline struct {
 	heldDown              time.Duration // the longest outage of those tasks
 	kill, died, start     time.Time     // old container signalled, exited; new one started
 	joined, healthy, next time.Time     // new worker's first join, its healthy event, the next slot's kill
+	newID                 string        // the new container
+	// profiles are the new container's start-up profile lines
+	// (connect-init's, one per process that logs one), as "where: key ms, …".
+	profiles []string
+}
+
+// rejoin is the time from the old container's stop to the new worker's
+// first join of the group (0 when either is unknown).
+func (s slotTimeline) rejoin() time.Duration {
+	if s.kill.IsZero() || s.joined.IsZero() {
+		return 0
+	}
+	return s.joined.Sub(s.kill)
 }
 
 func TestSwarmRollingUpdate(t *testing.T) {
@@ -162,9 +184,12 @@ func rollStack(t *testing.T, v rollVariant) (path string, worker map[string]any)
 		if _, ok := env["CONNECT_PLUGIN_PATH"]; !ok {
 			env["CONNECT_PLUGIN_PATH"] = "/opt/kafka/libs/connect-file-" + testbed.Version() + ".jar"
 		}
-		if name == "connect" {
-			for k, val := range v.env {
-				env[k] = val
+		if name == "connect" || name == "connect-init-prepare" || name == "connect-watch" {
+			for _, k := range v.unset {
+				if _, ok := env[k]; !ok {
+					t.Fatalf("examples/swarm/stack.yml: service %s no longer sets %s: update the rolling variants", name, k)
+				}
+				delete(env, k)
 			}
 		}
 	}
@@ -479,6 +504,7 @@ func rollOnce(t *testing.T, v rollVariant) rollResult {
 			bySlot[slot].died = at
 		case e.Action == "start" && isNew[e.Actor.ID] && bySlot[slot] != nil && bySlot[slot].start.IsZero():
 			bySlot[slot].start = at
+			bySlot[slot].newID = e.Actor.ID
 			bySlot[slot].joined = firstJoin(ctx, e.Actor.ID)
 		case strings.HasPrefix(e.Action, "health_status: healthy") && isNew[e.Actor.ID] && bySlot[slot] != nil && bySlot[slot].healthy.IsZero():
 			bySlot[slot].healthy = at
@@ -494,6 +520,23 @@ func rollOnce(t *testing.T, v rollVariant) rollResult {
 		if st.start.IsZero() {
 			t.Errorf("slot %s: no start of its new container in docker events", st.slot)
 		}
+		if st.joined.IsZero() {
+			t.Errorf("slot %s: its new worker's log has no \"Joined group at generation\"", st.slot)
+		}
+		if !v.bare && st.newID != "" {
+			// The shipped image's default: the in-worker lock (the
+			// provider jar is installed), as in the other scenarios.
+			logs := ContainerLogs(ctx, st.newID)
+			if !Started(logs) {
+				t.Errorf("slot %s: the new worker %s started without connect-init's exec:\n%s", st.slot, st.newID, tail(logs, 3000))
+			} else if mode := lockMode(logs); mode != "worker" {
+				t.Errorf("slot %s: the new worker %s: startup lock mode=%q, want mode=worker (the image installs the provider jar):\n%s", st.slot, st.newID, mode, ConnectInitPart(logs))
+			}
+			st.profiles = ProfileLines(logs)
+			if len(st.profiles) == 0 {
+				t.Errorf("slot %s: the new worker %s logged no start-up profile:\n%s", st.slot, st.newID, ConnectInitPart(logs))
+			}
+		}
 		if !v.bare {
 			if st.healthy.IsZero() {
 				t.Errorf("slot %s: its new worker never reported healthy during the update", st.slot)
@@ -503,13 +546,15 @@ func rollOnce(t *testing.T, v rollVariant) rollResult {
 			}
 		}
 		r.slots = append(r.slots, *st)
-		t.Logf("slot %s (leader %v, %d tasks): kill %s, exited +%s, start +%.1fs, joined +%s, healthy +%s, next kill +%s; its tasks down at most %.1fs",
+		t.Logf("slot %s (leader %v, %d tasks): kill %s, exited +%s, start +%.1fs, joined +%s, healthy +%s, next kill +%s; its tasks down at most %.1fs; profile: %s",
 			st.slot, st.leader, st.tasksHeld, st.kill.Format("15:04:05.000"), since(st.kill, st.died), st.start.Sub(st.kill).Seconds(),
-			since(st.kill, st.joined), since(st.kill, st.healthy), since(st.kill, st.next), st.heldDown.Seconds())
+			since(st.kill, st.joined), since(st.kill, st.healthy), since(st.kill, st.next), st.heldDown.Seconds(), strings.Join(st.profiles, "; "))
 	}
 	if r.summary.Open > 0 {
 		t.Errorf("%d units were not RUNNING at the end of the record", r.summary.Open)
 	}
+	r.watched = watchedRejoin(ctx, stack+"_connect-watch")
+	t.Logf("the example's watcher: %s", r.watched)
 
 	if v.rollback {
 		// An update whose new tasks fail (a configuration error: exit 2
@@ -542,6 +587,24 @@ func rollOnce(t *testing.T, v rollVariant) rollResult {
 	return r
 }
 
+// watchedRejoin is what the stack's doctor --watch service measured of
+// the rejoins so far, read from its /metrics.
+func watchedRejoin(ctx context.Context, svc string) string {
+	cs, err := Containers(ctx, svc)
+	if err != nil || len(cs) == 0 {
+		return "no watcher container"
+	}
+	out, err := Exec(ctx, cs[0], "bedctl", "http", "GET", "http://127.0.0.1:9465/metrics")
+	if err != nil {
+		return "its /metrics did not answer: " + err.Error()
+	}
+	least, most, n, ok := WatcherRejoin(out)
+	if !ok {
+		return "no rejoin counted yet"
+	}
+	return fmt.Sprintf("%d rejoins counted, the longest at least %.0f s, at most %.0f s", n, least, most)
+}
+
 // shortID is a container id as docker ps -q prints it.
 func shortID(id string) string { return id[:min(12, len(id))] }
 
@@ -564,16 +627,67 @@ func rollTable(rs []rollResult) string {
 			r.variant.name, r.update.Seconds(), r.allRunning.Seconds(), r.gen1-r.gen0, s.TaskDown.Seconds(),
 			s.MedianDown.Seconds(), s.MaxDown.Seconds(), s.LongestOutage.Seconds(), s.Outages, s.Moves, s.TasksWithMoves, s.Tasks)
 	}
-	fmt.Fprintf(&b, "\nPer replaced worker, seconds after its old container was stopped:\n\n")
-	fmt.Fprintf(&b, "| variant | slot | leader | tasks held | old worker exited | new container started | joined the group | healthy | next worker stopped | its tasks' longest outage |\n")
-	fmt.Fprintf(&b, "|---|---|---|---:|---:|---:|---:|---:|---:|---:|\n")
+	var bare []time.Duration // bare's rejoins, the reference
+	for _, r := range rs {
+		if r.variant.bare {
+			for _, st := range r.slots {
+				if d := st.rejoin(); d > 0 {
+					bare = append(bare, d)
+				}
+			}
+		}
+	}
+	ref, haveRef := MedianDuration(bare)
+	fmt.Fprintf(&b, "\nPer replaced worker, in the order Swarm replaced them, seconds after its old container was stopped; \"rejoin\" is until the new worker joined the group")
+	if haveRef {
+		fmt.Fprintf(&b, ", \"vs bare\" against bare's median rejoin (%.1f s)", ref.Seconds())
+	}
+	fmt.Fprintf(&b, ":\n\n")
+	fmt.Fprintf(&b, "| variant | slot | leader | tasks held | old worker exited | new container started | rejoin | vs bare | healthy | next worker stopped | its tasks' longest outage |\n")
+	fmt.Fprintf(&b, "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|\n")
 	for _, r := range rs {
 		slots := append([]slotTimeline(nil), r.slots...)
 		sort.SliceStable(slots, func(i, j int) bool { return slots[i].kill.Before(slots[j].kill) })
 		for _, st := range slots {
-			fmt.Fprintf(&b, "| %s | %s | %v | %d | %s | %s | %s | %s | %s | %.1f |\n", r.variant.name, st.slot, st.leader, st.tasksHeld,
-				since(st.kill, st.died), since(st.kill, st.start), since(st.kill, st.joined), since(st.kill, st.healthy), since(st.kill, st.next), st.heldDown.Seconds())
+			vs := "-"
+			if haveRef && st.rejoin() > 0 {
+				vs = fmt.Sprintf("%+.1fs", (st.rejoin() - ref).Seconds())
+			}
+			fmt.Fprintf(&b, "| %s | %s | %v | %d | %s | %s | %s | %s | %s | %s | %.1f |\n", r.variant.name, st.slot, st.leader, st.tasksHeld,
+				since(st.kill, st.died), since(st.kill, st.start), since(st.kill, st.joined), vs, since(st.kill, st.healthy), since(st.kill, st.next), st.heldDown.Seconds())
 		}
+	}
+	if haveRef {
+		fmt.Fprintf(&b, "\n")
+		for _, r := range rs {
+			if r.variant.bare {
+				continue
+			}
+			within, n := 0, 0
+			var worst time.Duration
+			for _, st := range r.slots {
+				if d := st.rejoin(); d > 0 {
+					n++
+					worst = max(worst, d-ref)
+					if d <= ref+5*time.Second {
+						within++
+					}
+				}
+			}
+			fmt.Fprintf(&b, "%s: %d of %d replaced workers rejoined within bare + 5 s (the slowest %+.1f s against bare's median).\n", r.variant.name, within, n, worst.Seconds())
+		}
+	}
+	fmt.Fprintf(&b, "\nconnect-init's start-up profile of each new container (milliseconds):\n\n")
+	for _, r := range rs {
+		for _, st := range r.slots {
+			if len(st.profiles) > 0 {
+				fmt.Fprintf(&b, "- %s, slot %s (rejoin %s): %s\n", r.variant.name, st.slot, since(st.kill, st.joined), strings.Join(st.profiles, "; "))
+			}
+		}
+	}
+	fmt.Fprintf(&b, "\nThe example's own watcher (`connect-watch`, `doctor --watch --interval=30s`), read after the update:\n\n")
+	for _, r := range rs {
+		fmt.Fprintf(&b, "- %s: %s\n", r.variant.name, r.watched)
 	}
 	for _, r := range rs {
 		if r.variant.rollback {
