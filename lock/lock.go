@@ -75,6 +75,9 @@ type Holder struct {
 	Since time.Time
 	// HeldFor is how long it has held, in broker time.
 	HeldFor time.Duration
+	// Offset is the offset of the holding record: the hold a release
+	// names (ReleaseHolder).
+	Offset int64
 }
 
 // Config configures a Lock. Zero durations and Permits take the defaults

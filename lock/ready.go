@@ -33,7 +33,7 @@ func (s *session) checkReady(ctx context.Context) {
 		if s.releasesSent[m.offset] {
 			continue
 		}
-		hs = append(hs, Holder{Identity: m.identity, URL: m.url, Ticket: m.ticket, Since: m.ts, HeldFor: now.Sub(m.ts)})
+		hs = append(hs, Holder{Identity: m.identity, URL: m.url, Ticket: m.ticket, Since: m.ts, HeldFor: now.Sub(m.ts), Offset: m.offset})
 		offs = append(offs, m.offset)
 	}
 	if len(hs) == 0 {

@@ -128,6 +128,12 @@ func TakeLockProfiled(ctx context.Context, cfg *settings.Config, clients *kafka.
 	open, err := acquireUntilOpen(ctx, l, opener)
 	if open {
 		opened = true
+		// The holder seen ready is released as a claim would have
+		// released it; left held, it would keep its permit for its hold
+		// lease, and a worker queueing within it (a redeploy whose
+		// workers come back under new addresses) would wait for it.
+		// Best effort: the hold lease ends it anyway.
+		releaseReadyHolders(ctx, l, url, readiness, log)
 		return nil, nil
 	}
 	if errors.Is(err, lock.ErrUnavailable) {
@@ -154,4 +160,44 @@ func TakeLockProfiled(ctx context.Context, cfg *settings.Config, clients *kafka.
 		ready = releasedAsReady(snap.Entries, url)
 	}
 	return ready, nil
+}
+
+// releaseReadyHolders releases, as a claim would have, every holder of the
+// scope that answers ready, for the last waiter that leaves the queue
+// through the open group. Left held, the first worker of a bring-up would keep its
+// permit for its hold lease, and a worker queueing within it (a redeploy
+// whose workers come back under new task addresses, so new identities)
+// would wait for a holder that is gone. Best effort, bounded: the hold
+// lease ends the hold anyway, and several waiters releasing the same hold
+// write the same no-op for every reader.
+//
+// Only when no other live waiter is left: a release makes the next waiter
+// entitled, and one that has not yet seen the group open would then claim
+// the permit and be the hold left behind. The last to leave releases; when
+// two leave at the same instant and each still sees the other, neither
+// does, and the hold lease ends the hold as it did before.
+func releaseReadyHolders(ctx context.Context, l *lock.Lock, own string, readiness *gate.WorkerReadiness, log *slog.Logger) {
+	ctx, cancel := context.WithTimeout(ctx, groupOpenLookTimeout)
+	defer cancel()
+	snap, err := l.Queue(ctx)
+	if err != nil {
+		log.Debug("reading the startup lock queue to release its ready holders failed; their hold leases end them", "error", err)
+		return
+	}
+	for _, e := range snap.Entries {
+		if e.State == lock.StateWaiting && e.Identity != own {
+			return
+		}
+	}
+	for _, e := range snap.Entries {
+		if e.State != lock.StateHolding {
+			continue
+		}
+		if ok, _, err := readiness.Ready(ctx, e.URL); err != nil || !ok {
+			continue
+		}
+		if err := l.ReleaseHolder(ctx, lock.Holder{Identity: e.Identity, URL: e.URL, Offset: e.Offset, HeldFor: e.HeldFor}); err != nil {
+			log.Debug("releasing a ready startup lock holder failed; its hold lease ends it", "holder", e.Identity, "error", err)
+		}
+	}
 }

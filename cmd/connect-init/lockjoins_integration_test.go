@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/connect-init/connect-init/lock"
 	"github.com/connect-init/connect-init/startup"
 )
 
@@ -80,6 +81,17 @@ func TestInWorkerLockDefaultFirstJoinsAloneThenTheRest(t *testing.T) {
 		if !joins[0].After(firstJoins[0]) || at.Before(firstJoins[0].Add(-time.Second)) {
 			t.Errorf("%s found the group open at %s and joined at %s; the first worker %s joined at %s: it did not join alone",
 				lw.name, at.Format(time.StampMilli), joins[0].Format(time.StampMilli), first.name, firstJoins[0].Format(time.StampMilli))
+		}
+	}
+	// The first worker's hold was released as ready by the waiters that
+	// left through the open group; left held, it would keep its permit for
+	// its hold lease against a redeploy's new identities.
+	for _, e := range lockQueue(ctx, t, topic, group["group.id"]).Entries {
+		if e.State == lock.StateHolding {
+			t.Errorf("%s still holds the startup lock after the bring-up (held for %s): nobody released it as ready", e.Identity, e.HeldFor)
+		}
+		if e.Identity == first.identity() && (e.State != lock.StateReleased || e.ReleaseReason != "ready") {
+			t.Errorf("the first worker's entry after the bring-up: %+v, want released as ready", e)
 		}
 	}
 	gens := map[string]bool{}
