@@ -9,8 +9,6 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/IBM/sarama"
-
 	"github.com/connect-init/connect-init/exitcode"
 	"github.com/connect-init/connect-init/settings"
 	"github.com/connect-init/connect-init/startup"
@@ -74,7 +72,7 @@ func (c *cli) startupEnv(cmd command) []string {
 // through it at debug level.
 func (c *cli) logger(s settings.Settings) *slog.Logger {
 	log := c.newLogger(s)
-	sarama.Logger = slog.NewLogLogger(log.Handler(), slog.LevelDebug)
+	setSaramaHandler(log.Handler())
 	return log
 }
 
