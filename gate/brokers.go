@@ -226,6 +226,13 @@ func (g *BrokerGate) Wait(ctx context.Context) (*BrokerReport, error) {
 	lastLog := start
 	backoff := 50 * time.Millisecond
 	var refused refusals
+	// last is the last look that ran to its end. A look the deadline cut
+	// short says only that time ran out ("no answer in time" from brokers
+	// that answered every look before): the error reports last instead,
+	// as lookAgain does for the other steps. Reporting the cut look named
+	// live brokers unreachable and gave the wrong fix (internal/zkmode
+	// TestKilledBroker, CI rehearsal of 2026-12-04).
+	var last *BrokerReport
 	for attempt := 1; ; attempt++ {
 		rep := g.Probe(ctx)
 		rep.Attempts = attempt
@@ -234,6 +241,13 @@ func (g *BrokerGate) Wait(ctx context.Context) (*BrokerReport, error) {
 			g.Log.Info("all brokers up", "brokers", len(rep.Brokers), "expected", g.Expected,
 				"controller", rep.ControllerID, "waited", rep.Elapsed.Round(time.Millisecond).String())
 			return rep, nil
+		}
+		if ctx.Err() != nil {
+			if last != nil {
+				last.Elapsed = rep.Elapsed
+				rep = last
+			}
+			return rep, g.notReady(rep)
 		}
 		if refused.observe(rep.Permanent) {
 			return rep, &GateError{Gate: step.Brokers, Err: fmt.Errorf("the brokers refuse this client: %s", rep.Summary()),
@@ -248,13 +262,20 @@ func (g *BrokerGate) Wait(ctx context.Context) (*BrokerReport, error) {
 			sleep = maxBackoff
 		}
 		backoff *= 2
+		last = rep
 		select {
 		case <-ctx.Done():
-			return rep, &GateError{Gate: step.Brokers, Err: fmt.Errorf("not ready after %s: %s", rep.Elapsed.Round(time.Second), rep.Summary()),
-				Fix: g.fix(rep)}
+			rep.Elapsed = clock.Now().Sub(start)
+			return rep, g.notReady(rep)
 		case <-clock.After(sleep):
 		}
 	}
+}
+
+// notReady is the gate's error at its deadline, from the last whole look.
+func (g *BrokerGate) notReady(rep *BrokerReport) error {
+	return &GateError{Gate: step.Brokers, Err: fmt.Errorf("not ready after %s: %s", rep.Elapsed.Round(time.Second), rep.Summary()),
+		Fix: g.fix(rep)}
 }
 
 // maxRefusals is how many looks in a row in which every bootstrap server
@@ -555,7 +576,29 @@ func (g *BrokerGate) bootstrapMetadata(ctx context.Context) bootstrapAnswer {
 		}(addr)
 	}
 	for n := range addrs {
-		r := <-results
+		var r result
+		select {
+		case r = <-results:
+		case <-ctx.Done():
+			// A dial's handshake does not end with ctx (sarama holds the
+			// connection's lock through it): the gate ends now, and the
+			// answers still on their way are closed when they come.
+			left := len(addrs) - n
+			go func() {
+				for range left {
+					if r := <-results; r.conn != nil {
+						r.conn.Close()
+					}
+				}
+			}()
+			for _, addr := range addrs {
+				if _, answered := ans.errs[addr]; !answered {
+					ans.errs[addr] = kafka.ExplainWith(ctx.Err(), g.Config)
+				}
+			}
+			ans.permanent = false
+			return ans
+		}
 		ans.reached[r.addr] <- r.err
 		if r.err == nil {
 			ans.md, ans.addr, ans.conn, ans.errs, ans.permanent = r.md, r.addr, r.conn, nil, false
@@ -581,6 +624,14 @@ func (g *BrokerGate) bootstrapMetadata(ctx context.Context) bootstrapAnswer {
 // ping opens a connection to addr (TLS and SASL included) and sends an
 // ApiVersions request.
 func (g *BrokerGate) ping(ctx context.Context, addr string) error {
+	// bounded: the handshake in Open holds the connection's lock, so the
+	// close at ctx's end waits for it (up to request.timeout.ms against a
+	// broker that accepts and never answers); the look must end with ctx.
+	_, err := bounded(ctx, func() (struct{}, error) { return struct{}{}, g.pingOnce(ctx, addr) })
+	return err
+}
+
+func (g *BrokerGate) pingOnce(ctx context.Context, addr string) error {
 	b := sarama.NewBroker(addr)
 	if err := b.Open(g.Config); err != nil && !errors.Is(err, sarama.ErrAlreadyConnected) {
 		return err

@@ -2,9 +2,16 @@ package gate
 
 import (
 	"context"
-	"log/slog"
+	"errors"
+	"io"
+	"net"
+	"strconv"
+	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
+
+	"log/slog"
 
 	"github.com/IBM/sarama"
 
@@ -21,11 +28,25 @@ func probeBroker(t *testing.T, id int32) *sarama.MockBroker {
 }
 
 func answerProbe(t *testing.T, b *sarama.MockBroker, brokers map[int32]*sarama.MockBroker) {
+	addrs := map[int32]string{}
+	for id, other := range brokers {
+		addrs[id] = other.Addr()
+	}
+	answerProbeAt(t, b, addrs)
+}
+
+// answerProbeAt is answerProbe with the brokers advertised at addrs.
+func answerProbeAt(t *testing.T, b *sarama.MockBroker, addrs map[int32]string) {
 	md := sarama.NewMockMetadataResponse(t).SetController(1)
 	dc := &sarama.DescribeClusterResponse{Version: 2, ControllerID: 1, ClusterID: "c"}
-	for id, other := range brokers {
-		md.SetBroker(other.Addr(), id)
-		dc.Brokers = append(dc.Brokers, &sarama.DescribeClusterBroker{BrokerID: id, Host: "127.0.0.1", Port: int32(other.Port())})
+	for id, addr := range addrs {
+		md.SetBroker(addr, id)
+		host, port, err := net.SplitHostPort(addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, _ := strconv.Atoi(port)
+		dc.Brokers = append(dc.Brokers, &sarama.DescribeClusterBroker{BrokerID: id, Host: host, Port: int32(p)})
 	}
 	b.SetHandlerByMap(map[string]sarama.MockResponse{
 		"ApiVersionsRequest": sarama.NewMockApiVersionsResponse(t).SetApiKeys([]sarama.ApiVersionsResponseKey{
@@ -112,4 +133,107 @@ func sameCounts(a, b map[string]int) bool {
 		}
 	}
 	return true
+}
+
+// A look the deadline cuts short is not what the gate reports: the error
+// names the last whole look and its fix. Regression test for
+// internal/zkmode TestKilledBroker in CI's rehearsal of 2026-12-04: with
+// one broker of three gone for good, the deadline fell during a look, the
+// two live brokers' pings ended "no answer in time", and the error said
+// "0/3 brokers up" with the fix for unreachable brokers, not "set
+// CONNECT_INIT_EXPECTED_BROKERS=2". Here broker 2 is reached through a
+// proxy whose second connection (the second look's ping) cancels the
+// gate's context and is never answered: the deadline falls inside that
+// look, every time.
+func TestBrokerGateReportsTheLastWholeLook(t *testing.T) {
+	b1, b2 := probeBroker(t, 1), probeBroker(t, 2)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	proxy, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { proxy.Close() })
+	var conns atomic.Int32
+	var heldClosed atomic.Bool
+	go func() {
+		for {
+			c, err := proxy.Accept()
+			if err != nil {
+				return
+			}
+			if conns.Add(1) > 1 {
+				cancel() // the deadline, in the middle of this look
+				go func() { io.Copy(io.Discard, c); heldClosed.Store(true); c.Close() }()
+				continue
+			}
+			go func() {
+				defer c.Close()
+				up, err := net.Dial("tcp", b2.Addr())
+				if err != nil {
+					return
+				}
+				defer up.Close()
+				go io.Copy(up, c)
+				io.Copy(c, up)
+			}()
+		}
+	}()
+	addrs := map[int32]string{1: b1.Addr(), 2: proxy.Addr().String()}
+	answerProbeAt(t, b1, addrs)
+	answerProbeAt(t, b2, addrs)
+	g := &BrokerGate{Config: mockConfig(), Bootstrap: []string{b1.Addr()}, Expected: 3, Log: slog.New(slog.DiscardHandler),
+		Clock: clock.NewStepping(time.Unix(0, 0)), Jitter: func() float64 { return 0 }}
+	rep, err := g.Wait(ctx)
+	var ge *GateError
+	if !errors.As(err, &ge) {
+		t.Fatalf("Wait: %v, want a GateError at the deadline", err)
+	}
+	if n := conns.Load(); n < 2 {
+		t.Fatalf("broker 2 was dialed %d times, want a second look cut by the deadline", n)
+	}
+	if heldClosed.Load() {
+		t.Errorf("the gate waited for the cut ping to time out (the client closed it) before it returned")
+	}
+	if rep.UpCount() != 2 || !strings.Contains(ge.Err.Error(), "2/3 brokers up") || strings.Contains(ge.Err.Error(), "no answer in time") {
+		t.Errorf("the error reports the cut look: %v", err)
+	}
+	if !strings.Contains(ge.Fix, "CONNECT_INIT_EXPECTED_BROKERS=2") {
+		t.Errorf("fix %q, want the fix for a missing broker (lower CONNECT_INIT_EXPECTED_BROKERS)", ge.Fix)
+	}
+}
+
+// A bootstrap server that accepts and never answers does not keep the
+// gate past its end: sarama's handshake holds the connection's lock, so
+// closing it at ctx's end waited for the read timeout (30 s here,
+// request.timeout.ms in a worker).
+func TestBrokerGateEndsWithItsContextAgainstASilentServer(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	silent, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { silent.Close() })
+	var closed atomic.Bool
+	go func() {
+		c, err := silent.Accept()
+		if err != nil {
+			return
+		}
+		cancel()
+		io.Copy(io.Discard, c)
+		closed.Store(true)
+		c.Close()
+	}()
+	g := &BrokerGate{Config: mockConfig(), Bootstrap: []string{silent.Addr().String()}, Expected: 1, Log: slog.New(slog.DiscardHandler),
+		Clock: clock.NewStepping(time.Unix(0, 0))}
+	_, err = g.Wait(ctx)
+	var ge *GateError
+	if !errors.As(err, &ge) || !strings.Contains(err.Error(), "no bootstrap server answers") {
+		t.Fatalf("Wait: %v, want the gate's error naming the silent bootstrap server", err)
+	}
+	if closed.Load() {
+		t.Errorf("the gate waited for the dial's read timeout before it returned")
+	}
 }
