@@ -278,6 +278,7 @@ func (g *GroupGate) Check(ctx context.Context) (*GroupReport, error) {
 	rep.Snapshots = snap.count
 	rep.Waited = snap.waited
 	rep.Window = window
+	ahead := g.registryAhead(ctx)
 	type ends struct{ hw, lso int64 }
 	e, err := lookAgain(ctx, clk, log, step.Group, "the end offset of config topic "+g.ConfigTopic, g.UntilCalm, func() (ends, error) {
 		hw, lso, err := offsets(ctx)
@@ -297,7 +298,7 @@ func (g *GroupGate) Check(ctx context.Context) (*GroupReport, error) {
 	}
 	rep.judge()
 	if g.Identity != nil {
-		if err := g.identify(ctx, rep, describe, clk, log); err != nil {
+		if err := g.identify(ctx, rep, ahead, describe, clk, log); err != nil {
 			return rep, err
 		}
 	} else if err := decideGroup(rep, GroupResults(rep, "", false)); err != nil {

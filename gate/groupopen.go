@@ -132,17 +132,23 @@ func (o *GroupOpener) judgeOpen(ctx context.Context, rep *GroupReport) string {
 	if offsets == nil {
 		offsets = g.ConfigEndOffsets
 	}
+	ahead := g.registryAhead(ctx)
 	hw, lso, err := offsets(ctx)
 	if err != nil {
+		if ahead != nil {
+			ahead() // let the read end before the caller closes the client
+		}
 		return "our config topic's end offset could not be read: " + err.Error()
 	}
 	rep.ConfigEndOffset, rep.ConfigStableOffset = hw, lso
 	rep.judge()
-	read := g.identityFn
-	if read == nil {
-		read = g.readIdentity
+	var in *identityInputs
+	if g.identityFn != nil {
+		in = g.identityFn(ctx, rep)
+	} else {
+		in = g.readIdentityWith(ctx, rep, ahead)
 	}
-	rep.judgeIdentity(g.Identity, read(ctx, rep), false)
+	rep.judgeIdentity(g.Identity, in, false)
 	if err := decideGroup(rep, GroupResults(rep, g.Identity.Handover, g.Identity.Strict)); err != nil {
 		return "the group gate would refuse it: " + err.Error()
 	}

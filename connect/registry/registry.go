@@ -132,6 +132,25 @@ type Store struct {
 	Topic   string
 	// ReplicationFactor of the topic when created (-1: broker default).
 	ReplicationFactor int16
+	// Now is the clock RewriteAfter is judged on (nil: time.Now).
+	Now func() time.Time
+}
+
+// RewriteAfter is the age after which a start rewrites a worker record
+// that is otherwise unchanged. Below it a registration that would write
+// nothing new (this worker's URL recorded for this very cluster, the group
+// claimed by us or not to be claimed) is not written again: the write
+// (acks=all) and the read-back were half of the group step on every
+// restart (docs/benchmarks.md, issue 39), for a last_seen nobody judges
+// by. So last_seen is at most this old while the worker restarts, and
+// host names the container of the last write.
+const RewriteAfter = time.Hour
+
+func (s *Store) now() time.Time {
+	if s.Now != nil {
+		return s.Now()
+	}
+	return time.Now()
 }
 
 // Read returns the registry's view of group within Kafka cluster
@@ -230,6 +249,10 @@ type Registration struct {
 	// previous owner's config topic when it took the group over.
 	Claimed    bool
 	HandedOver string
+	// Unchanged is set when nothing was written: the view already held
+	// this registration, written less than RewriteAfter ago (Written).
+	Unchanged bool
+	Written   time.Time
 }
 
 // Register records that the worker at url (on host) starts for cluster me,
@@ -287,8 +310,16 @@ func (s *Store) registerOver(ctx context.Context, v *View, me Cluster, url, host
 		msgs = append(msgs, s.message(claimKey(me), val))
 		reg.Claimed = true
 	}
+	w := v.WorkerByURL(url)
+	if len(msgs) == 0 && w != nil && w.Cluster == me && s.now().Sub(w.LastSeen) < RewriteAfter {
+		// Nothing to claim, nothing to take over, and this URL already
+		// recorded for this cluster: the view read a moment ago is the
+		// registry's state, with nothing of ours to confirm.
+		reg.View, reg.Unchanged, reg.Written = v, true, w.LastSeen
+		return reg, nil
+	}
 	wv := value{V: 1, Cluster: me, URL: url, Host: host}
-	if w := v.WorkerByURL(url); w != nil && w.Same(me) {
+	if w != nil && w.Same(me) {
 		wv.FirstSeenMs = w.FirstSeen.UnixMilli()
 	}
 	msgs = append(msgs, s.message(workerKey(me, url), wv))

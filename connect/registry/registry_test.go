@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"testing"
+	"time"
 
 	"github.com/IBM/sarama"
 	"github.com/twmb/franz-go/pkg/kfake"
@@ -163,13 +164,47 @@ func TestRegisterOverStaleViewLosesTheRace(t *testing.T) {
 	if v.WorkerByURL("http://b1:8083/") != nil || len(v.Claims) != 1 {
 		t.Fatalf("B's records stayed: %+v", v)
 	}
-	// On a fresh view, a second worker of A registers without a claim and
+	// On a fresh view, A's worker starting again within RewriteAfter of
+	// its record writes nothing (issue 39): the view is the registry.
+	before := v.WorkerByURL("http://a1:8083/")
+	s.Now = func() time.Time { return before.LastSeen.Add(RewriteAfter - time.Minute) }
+	reg, err := s.RegisterOver(ctx, v, a, "http://a1:8083/", "a2", "", true)
+	if err != nil || reg.Claimed || !reg.Unchanged || !reg.Written.Equal(before.LastSeen) {
+		t.Fatalf("A again within the hour: %+v, %v", reg, err)
+	}
+	if again, _ := s.Read(ctx, "kc", "g"); again.WorkerByURL("http://a1:8083/").Offset != before.Offset {
+		t.Fatalf("A's unchanged record was written again: %+v, before %+v", again.WorkerByURL("http://a1:8083/"), before)
+	}
+	// Past RewriteAfter the record is written again, without a claim, and
 	// keeps its first registration time.
-	reg, err := s.RegisterOver(ctx, v, a, "http://a1:8083/", "a1", "", true)
-	if err != nil || reg.Claimed || len(reg.View.Workers) != 1 {
+	s.Now = func() time.Time { return before.LastSeen.Add(RewriteAfter) }
+	reg, err = s.RegisterOver(ctx, v, a, "http://a1:8083/", "a2", "", true)
+	if err != nil || reg.Claimed || reg.Unchanged || len(reg.View.Workers) != 1 {
 		t.Fatalf("A again: %+v, %v", reg, err)
 	}
-	if w := reg.View.WorkerByURL("http://a1:8083/"); w == nil || !w.FirstSeen.Equal(v.WorkerByURL("http://a1:8083/").FirstSeen) || w.Offset <= v.WorkerByURL("http://a1:8083/").Offset {
-		t.Errorf("A's record: %+v, before %+v", w, v.WorkerByURL("http://a1:8083/"))
+	if w := reg.View.WorkerByURL("http://a1:8083/"); w == nil || !w.FirstSeen.Equal(before.FirstSeen) || w.Offset <= before.Offset || w.Host != "a2" {
+		t.Errorf("A's record: %+v, before %+v", w, before)
+	}
+}
+
+// A record that says something else than this worker's cluster (another
+// offset or status topic here) is written again at once, whatever its
+// age: only an unchanged registration is kept.
+func TestRegisterRewritesAChangedRecordAtOnce(t *testing.T) {
+	s := store(t)
+	ctx := context.Background()
+	a := cluster("a-configs")
+	if _, err := s.Register(ctx, a, "http://a1:8083/", "a1", "", true); err != nil {
+		t.Fatal(err)
+	}
+	v, _ := s.Read(ctx, "kc", "g")
+	moved := a
+	moved.StatusTopic = "a-status-2"
+	reg, err := s.RegisterOver(ctx, v, moved, "http://a1:8083/", "a1", "", true)
+	if err != nil || reg.Unchanged {
+		t.Fatalf("a changed status topic: %+v, %v", reg, err)
+	}
+	if w := reg.View.WorkerByURL("http://a1:8083/"); w == nil || w.StatusTopic != "a-status-2" {
+		t.Errorf("the record was not rewritten: %+v", w)
 	}
 }
