@@ -380,25 +380,32 @@ func (g *BrokerGate) Probe(ctx context.Context) *BrokerReport {
 	var fencedKnown bool
 	var regErr, modeErr error
 	var mode kafka.Mode
+	// The cluster's mode (KRaft or ZooKeeper) only words what is absent
+	// and decides the quorum's look: it is asked beside the registrations
+	// for doctor (AskQuorum, which reports it), and otherwise only when
+	// this look is not ready. On a healthy cluster it was a request of
+	// every start, queued behind the registrations on the same
+	// connection (issue 39).
+	modeAsked := g.AskQuorum
 	var side sync.WaitGroup
-	side.Add(2)
+	side.Add(1)
 	go func() {
 		defer side.Done()
 		regs, fencedKnown, regErr = kafka.DescribeClusterVia(conn.Broker)
 	}()
-	go func() {
-		defer side.Done()
-		mode, modeErr = kafka.ClusterModeVia(conn.Broker, mdAddr)
-	}()
+	if modeAsked {
+		side.Add(1)
+		go func() {
+			defer side.Done()
+			mode, modeErr = kafka.ClusterModeVia(conn.Broker, mdAddr)
+		}()
+	}
 	side.Wait()
-	conn.Close()
+	defer conn.Close()
 	if regErr != nil {
 		regs = nil // an old broker without DescribeCluster: the metadata is all we know
 	}
 	rep.FencedKnown = fencedKnown
-	if modeErr == nil {
-		rep.Mode, g.mode = mode, mode
-	}
 	fenced := map[int32]bool{}
 	for _, r := range regs {
 		if r.Fenced {
@@ -411,7 +418,6 @@ func (g *BrokerGate) Probe(ctx context.Context) *BrokerReport {
 			statuses = append(statuses, BrokerStatus{ID: b.ID(), Addr: b.Addr()})
 		}
 	}
-	rep.Absent = replicaAbsent(g.absent(statuses, regs, fencedKnown), statuses, md, g.seen)
 	for i := range statuses {
 		st := &statuses[i]
 		if err := <-pings[st.ID]; err != nil {
@@ -423,6 +429,14 @@ func (g *BrokerGate) Probe(ctx context.Context) *BrokerReport {
 	sort.Slice(statuses, func(i, j int) bool { return statuses[i].ID < statuses[j].ID })
 	rep.Brokers = statuses
 	rep.Ready = len(statuses) >= g.Expected && rep.UpCount() == len(statuses) && rep.ControllerID >= 0
+	if !rep.Ready && !modeAsked {
+		mode, modeErr = bounded(ctx, func() (kafka.Mode, error) { return kafka.ClusterModeVia(conn.Broker, mdAddr) })
+		modeAsked = true
+	}
+	if modeAsked && modeErr == nil {
+		rep.Mode, g.mode = mode, mode
+	}
+	rep.Absent = replicaAbsent(g.absent(statuses, regs, fencedKnown), statuses, md, g.seen)
 	rep.Quorum = g.quorum(ctx, rep, mdAddr, clock.Or(g.Clock).Now())
 	return rep
 }

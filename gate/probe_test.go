@@ -16,6 +16,7 @@ import (
 	"github.com/IBM/sarama"
 
 	"github.com/connect-init/connect-init/internal/clock"
+	"github.com/connect-init/connect-init/kafka"
 )
 
 // probeBroker is a MockBroker that answers what the broker gate's probe
@@ -94,8 +95,8 @@ func TestProbeReusesTheBootstrapAnswers(t *testing.T) {
 	if !rep.Ready || rep.UpCount() != 2 {
 		t.Fatalf("probe %+v, want both brokers up", rep)
 	}
-	if got, want := requestsOf(b1), map[string]int{"ApiVersions": 2, "Metadata": 1, "DescribeCluster": 1}; !sameCounts(got, want) {
-		t.Errorf("the bootstrap broker got %v, want %v (one connection: its handshake, the metadata, the registrations, the mode)", got, want)
+	if got, want := requestsOf(b1), map[string]int{"ApiVersions": 1, "Metadata": 1, "DescribeCluster": 1}; !sameCounts(got, want) {
+		t.Errorf("the bootstrap broker got %v, want %v (one connection: its handshake, the metadata, the registrations; no mode on a ready look)", got, want)
 	}
 	if got, want := requestsOf(b2), map[string]int{"ApiVersions": 2}; !sameCounts(got, want) {
 		t.Errorf("the other broker got %v, want %v (its ping: a handshake and an ApiVersions)", got, want)
@@ -235,5 +236,42 @@ func TestBrokerGateEndsWithItsContextAgainstASilentServer(t *testing.T) {
 	}
 	if closed.Load() {
 		t.Errorf("the gate waited for the dial's read timeout before it returned")
+	}
+}
+
+// The cluster's mode is asked over the same connection when the look is
+// not ready (it words what is absent), and at every look for doctor
+// (AskQuorum), which reports it; a ready look of run or prepare does not
+// ask it (issue 39).
+func TestProbeAsksTheModeOnlyWhenItIsUsed(t *testing.T) {
+	for _, c := range []struct {
+		name     string
+		expected int
+		ask      bool
+		modes    int
+	}{
+		{"ready", 2, false, 0},
+		{"not ready", 3, false, 1},
+		{"doctor", 2, true, 1},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			b1, b2 := probeBroker(t, 1), probeBroker(t, 2)
+			all := map[int32]*sarama.MockBroker{1: b1, 2: b2}
+			answerProbe(t, b1, all)
+			answerProbe(t, b2, all)
+			g := &BrokerGate{Config: mockConfig(), Bootstrap: []string{b1.Addr()}, Expected: c.expected, Log: slog.New(slog.DiscardHandler),
+				Clock: clock.NewStepping(time.Unix(0, 0)), AskQuorum: c.ask, QuorumWait: time.Millisecond}
+			rep := g.Probe(context.Background())
+			if rep.Ready != (c.expected == 2) {
+				t.Fatalf("ready %v, want %v", rep.Ready, c.expected == 2)
+			}
+			// The handshake is one ApiVersions; the mode is the other.
+			if got := requestsOf(b1)["ApiVersions"] - 1; got != c.modes {
+				t.Errorf("the mode was asked %d times, want %d", got, c.modes)
+			}
+			if c.modes > 0 && rep.Mode == kafka.ModeUnknown {
+				t.Errorf("the mode was asked but not reported")
+			}
+		})
 	}
 }
