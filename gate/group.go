@@ -637,15 +637,21 @@ func (g *GroupGate) ConfigEndOffsets(ctx context.Context) (hw, lso int64, err er
 	if g.Client == nil {
 		return -1, -1, errors.New("no client to read the config topic's offsets with")
 	}
-	if err := g.Client.RefreshMetadata(g.ConfigTopic); err != nil {
-		return -1, -1, fmt.Errorf("metadata of config topic %q: %w", g.ConfigTopic, err)
-	}
+	// The leader the client knows (the topics step has just read the
+	// topic's metadata; sarama reads it when it does not know it): a
+	// refresh before every read was a round trip of every start (issue
+	// 39). An answer that fails refreshes it for the next look.
 	leader, err := g.Client.Leader(g.ConfigTopic, 0)
 	if err != nil {
 		return -1, -1, fmt.Errorf("leader of config topic %q partition 0: %w", g.ConfigTopic, err)
 	}
 	stop := context.AfterFunc(ctx, func() { leader.Close() })
 	defer stop()
+	defer func() {
+		if err != nil {
+			_ = g.Client.RefreshMetadata(g.ConfigTopic)
+		}
+	}()
 	read := func(level sarama.IsolationLevel) (int64, error) {
 		req := sarama.NewOffsetRequest(sarama.MaxVersion)
 		req.IsolationLevel = level

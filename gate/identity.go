@@ -183,13 +183,18 @@ func NewIdentity(cfg *settings.Config, clients *kafka.Clients, register bool) *I
 	}
 	id.OwnURL = cfg.AdvertisedURL // derived and checked by the settings gate
 	id.Host, _ = os.Hostname()
-	topic := cfg.Settings.RegistryTopic
-	if topic == "" {
-		topic = registry.DefaultTopic
-	}
 	id.Registry = &registry.Store{Client: clients.Member, Admin: clients.Admin, Brokers: cfg.BootstrapServers,
-		Sarama: clients.MemberConfig, Topic: topic, ReplicationFactor: rf}
+		Sarama: clients.MemberConfig, Topic: RegistryTopic(cfg), ReplicationFactor: rf}
 	return id
+}
+
+// RegistryTopic is the cluster registry's topic: CONNECT_INIT_REGISTRY_TOPIC
+// or registry.DefaultTopic.
+func RegistryTopic(cfg *settings.Config) string {
+	if t := cfg.Settings.RegistryTopic; t != "" {
+		return t
+	}
+	return registry.DefaultTopic
 }
 
 // registryRead is the Kafka cluster id and the registry's view of the

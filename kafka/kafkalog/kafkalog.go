@@ -116,7 +116,11 @@ type reader struct {
 // start to the high watermark seen now, so records written during the
 // read are not waited for.
 func (r *reader) bounds() error {
-	if err := r.client.RefreshMetadata(r.topic); err != nil {
+	// The leader the client knows, read from the cluster only when it
+	// knows none: a metadata refresh before every read was a round trip
+	// of every read (issue 39). sarama's GetOffset refreshes and asks
+	// again when the leader it knew fails, and fetch refreshes on error.
+	if _, err := r.client.Leader(r.topic, r.partition); err != nil {
 		if errors.Is(err, sarama.ErrUnknownTopicOrPartition) {
 			return fmt.Errorf("read %s/%d: %w", r.topic, r.partition, ErrNoTopic)
 		}
