@@ -145,6 +145,21 @@ type TopicGate struct {
 	Clock  clock.Clock
 	// Create is false for doctor, which only inspects.
 	Create bool
+	// Live are the brokers the brokers step has just seen up: the first
+	// look at every broker's view of the topics reads theirs instead of
+	// asking the cluster again (a request of every start, issue 39).
+	// Later looks ask, since a creation's wait may outlast them. nil: ask.
+	Live []kafka.Registration
+	mu   sync.Mutex
+}
+
+// takeLive returns Live once, then nil.
+func (g *TopicGate) takeLive() []kafka.Registration {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	live := g.Live
+	g.Live = nil
+	return live
 }
 
 // Ensure creates missing topics (all three validated by the broker first,
@@ -668,6 +683,9 @@ func (g *TopicGate) waitPropagated(ctx context.Context, clk clock.Clock, created
 // older than 4.0 leave fenced brokers out themselves, and those without
 // DescribeCluster answer through sarama's metadata fallback.
 func (g *TopicGate) liveBrokers() ([]kafka.Registration, error) {
+	if live := g.takeLive(); live != nil {
+		return live, nil
+	}
 	if controller, err := g.Admin.Controller(); err == nil {
 		if regs, _, err := kafka.DescribeClusterVia(controller); err == nil {
 			var out []kafka.Registration

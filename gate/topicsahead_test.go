@@ -5,12 +5,14 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/IBM/sarama"
 
 	"github.com/connect-init/connect-init/internal/clock"
+	"github.com/connect-init/connect-init/kafka"
 )
 
 // aheadAdmin is a cluster of one broker (a MockBroker, for every broker's
@@ -142,6 +144,41 @@ func TestTopicGateDropsTheReadAheadForACreation(t *testing.T) {
 		}
 		if tr.Outcome != want || tr.CleanupPolicy != "compact" {
 			t.Errorf("%s: %+v, want %s on its settings", tr.Name, tr, want)
+		}
+	}
+}
+
+// clusterCounting counts the DescribeCluster calls of an aheadAdmin.
+type clusterCounting struct {
+	*aheadAdmin
+	n atomic.Int32
+}
+
+func (a *clusterCounting) DescribeCluster() ([]*sarama.Broker, int32, error) {
+	a.n.Add(1)
+	return a.aheadAdmin.DescribeCluster()
+}
+
+// With the brokers the brokers step saw up (Live), the first look at
+// every broker's view of the topics does not ask the cluster for its
+// brokers again (issue 39); without them, it does.
+func TestTopicGateFirstLookUsesTheLiveBrokers(t *testing.T) {
+	for _, withLive := range []bool{true, false} {
+		b := metadataBroker(t)
+		all := []*sarama.TopicMetadata{topicMD("c", 1, 1), topicMD("o", 2, 1), topicMD("s", 2, 1)}
+		admin := &clusterCounting{aheadAdmin: &aheadAdmin{brokersAdmin: brokersAdmin{addrs: []string{b.Addr()}}, describes: [][]*sarama.TopicMetadata{all},
+			asked: make(chan struct{}), gate: true}}
+		g := &TopicGate{Admin: admin, Config: mockConfig(), Specs: testSpecs, Log: slog.New(slog.DiscardHandler),
+			Clock: clock.NewStepping(time.Unix(0, 0)), Create: true}
+		if withLive {
+			g.Live = []kafka.Registration{{ID: 1, Addr: b.Addr()}}
+		}
+		rep, err := g.Ensure(context.Background())
+		if err != nil || !rep.Propagated {
+			t.Fatalf("live %v: Ensure = %v, %+v; want a pass", withLive, err, rep)
+		}
+		if got, want := admin.n.Load(), map[bool]int32{true: 0, false: 1}[withLive]; got != want {
+			t.Errorf("live %v: %d DescribeCluster calls, want %d", withLive, got, want)
 		}
 	}
 }

@@ -64,7 +64,16 @@ func (g realGates) settings(_ context.Context, st *state) error {
 // brokers is the brokers step (ConnectBrokers).
 func (g realGates) brokers(ctx context.Context, st *state) error {
 	st.started = g.clock.Now()
-	return ConnectBrokers(ctx, st.cfg, st.clients, g.log, g.clock)
+	rep, err := connectBrokers(ctx, st.cfg, st.clients, g.log, g.clock)
+	if err != nil {
+		return err
+	}
+	for _, b := range rep.Brokers {
+		if b.Up {
+			st.live = append(st.live, kafka.Registration{ID: b.ID, Addr: b.Addr})
+		}
+	}
+	return nil
 }
 
 // ConnectBrokers is the brokers step: every broker up (the brokers gate,
@@ -78,18 +87,24 @@ func (g realGates) brokers(ctx context.Context, st *state) error {
 // passed at its first look; otherwise (a cluster that was not ready then)
 // they are closed and dialed again once the gate passes, as before.
 func ConnectBrokers(ctx context.Context, cfg *settings.Config, clients *kafka.Clients, log *slog.Logger, clk clock.Clock) error {
+	_, err := connectBrokers(ctx, cfg, clients, log, clk)
+	return err
+}
+
+// connectBrokers is ConnectBrokers, with the brokers gate's last report.
+func connectBrokers(ctx context.Context, cfg *settings.Config, clients *kafka.Clients, log *slog.Logger, clk clock.Clock) (*gate.BrokerReport, error) {
 	bg := &gate.BrokerGate{Config: clients.MemberConfig, Bootstrap: cfg.BootstrapServers, Expected: cfg.ExpectedBrokers,
 		Topics: cfg.TopicNames(), Log: log, Clock: clk}
 	early := clients.Unconnected()
 	earlyCtx, cancelEarly := context.WithCancel(ctx)
 	defer cancelEarly()
 	dialed := make(chan error, 1)
-	go func() { dialed <- early.ConnectContext(earlyCtx, cfg.BootstrapServers, cfg.TopicNames()) }()
+	go func() { dialed <- early.ConnectContext(earlyCtx, cfg.BootstrapServers, seedTopics(cfg)) }()
 	rep, err := bg.Wait(ctx)
 	if err == nil && rep.Attempts == 1 {
 		if <-dialed == nil {
 			clients.Adopt(early)
-			return nil
+			return rep, nil
 		}
 	} else {
 		cancelEarly()
@@ -98,28 +113,86 @@ func ConnectBrokers(ctx context.Context, cfg *settings.Config, clients *kafka.Cl
 		}
 	}
 	if err != nil {
-		return err
+		return rep, err
 	}
-	if err := clients.ConnectContext(ctx, cfg.BootstrapServers, cfg.TopicNames()); err != nil {
-		return &gate.GateError{Gate: step.Brokers, Err: err}
+	if err := clients.ConnectContext(ctx, cfg.BootstrapServers, seedTopics(cfg)); err != nil {
+		return rep, &gate.GateError{Gate: step.Brokers, Err: err}
 	}
-	return nil
+	return rep, nil
+}
+
+// seedTopics are the topics the clients' first metadata read asks for:
+// the internal topics, and the cluster registry's, which the group step
+// reads (its own metadata read was a round trip of every start, issue 39).
+func seedTopics(cfg *settings.Config) []string {
+	return append(cfg.TopicNames(), gate.RegistryTopic(cfg))
 }
 
 // topics is the topics gate: the internal topics exist and are right.
+// The coordinator step's check runs beside it (coordinatorAhead): it
+// needs nothing the topics step makes, and one after the other they were
+// a round of requests more on every start (issue 39).
 func (g realGates) topics(ctx context.Context, st *state) error {
-	tg := &gate.TopicGate{Admin: st.clients.Admin, Client: st.clients.AdminClient, Config: st.clients.AdminConfig, Specs: st.cfg.Topics, Log: g.log, Clock: g.clock, Create: true}
-	_, err := tg.Ensure(ctx)
-	return err
+	ahead := g.coordinatorAhead(ctx, st)
+	tg := &gate.TopicGate{Admin: st.clients.Admin, Client: st.clients.AdminClient, Config: st.clients.AdminConfig, Specs: st.cfg.Topics, Log: g.log, Clock: g.clock, Create: true,
+		Live: st.live}
+	if _, err := tg.Ensure(ctx); err != nil {
+		ahead.stop()
+		return err
+	}
+	st.coordinator = ahead
+	return nil
 }
 
 // coordinator is the coordinator gate: the group's coordinator is found
-// and its partition survives a broker loss.
+// and its partition survives a broker loss. Its check started with the
+// topics step; this step waits for its verdict.
 func (g realGates) coordinator(ctx context.Context, st *state) error {
+	if a := st.coordinator; a != nil {
+		st.coordinator = nil
+		return a.wait()
+	}
+	return g.checkCoordinator(ctx, st)
+}
+
+func (g realGates) checkCoordinator(ctx context.Context, st *state) error {
 	cg := &gate.CoordinatorGate{Client: st.clients.Member, Admin: st.clients.Admin, GroupID: st.cfg.GroupID, Log: g.log, Clock: g.clock,
 		Strict: st.cfg.Settings.Strict, Wait: true}
 	_, err := cg.Check(ctx)
 	return err
+}
+
+// checkAhead is a step's check started before its turn.
+type checkAhead struct {
+	cancel context.CancelFunc
+	done   chan struct{}
+	err    error
+}
+
+// coordinatorAhead starts the coordinator step's check now, under ctx
+// (the cluster steps' shared deadline).
+func (g realGates) coordinatorAhead(ctx context.Context, st *state) *checkAhead {
+	actx, cancel := context.WithCancel(ctx)
+	a := &checkAhead{cancel: cancel, done: make(chan struct{})}
+	go func() {
+		defer close(a.done)
+		a.err = g.checkCoordinator(actx, st)
+	}()
+	return a
+}
+
+// wait returns the check's verdict once it has one.
+func (a *checkAhead) wait() error {
+	<-a.done
+	a.cancel()
+	return a.err
+}
+
+// stop ends the check and waits for it: a step that failed before its
+// turn leaves nothing running (nor logging) behind it.
+func (a *checkAhead) stop() {
+	a.cancel()
+	<-a.done
 }
 
 // group is the group gate: every member of the worker group is judged

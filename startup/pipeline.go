@@ -52,6 +52,11 @@ type state struct {
 	command *entrypoint.Command
 	cfg     *settings.Config
 	clients *kafka.Clients
+	// live are the brokers the brokers step saw up, for the topics step.
+	live []kafka.Registration
+	// coordinator is the coordinator step's check, started by the topics
+	// step beside its own.
+	coordinator *checkAhead
 	// group is the group gate's report, for peers.
 	group *gate.GroupReport
 	// queued are the lock queue's members released as ready, for peers.

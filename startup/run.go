@@ -80,6 +80,9 @@ type Invocation struct {
 func Run(ctx context.Context, inv Invocation) int {
 	st := &state{argv: inv.Argv, env: inv.Env, settings: inv.Settings, withExec: inv.WithExec, profile: NewProfile(inv.Clock)}
 	defer func() {
+		if st.coordinator != nil { // a signal between the topics and coordinator steps
+			st.coordinator.stop()
+		}
 		if st.clients != nil {
 			st.clients.Close()
 		}
