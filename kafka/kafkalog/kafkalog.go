@@ -63,24 +63,39 @@ func ReadAll(ctx context.Context, client sarama.Client, topic string, partition 
 // partition). A topic that does not exist returns an error wrapping
 // ErrNoTopic. ctx bounds the whole read.
 func ReadWith(ctx context.Context, client sarama.Client, topic string, partition int32, iso Isolation, fn func(Record) error) (int64, error) {
-	r := &reader{client: client, topic: topic, partition: partition, iso: iso, fn: fn,
+	r := &reader{client: client, topic: topic, partition: partition, iso: iso, fn: fn, end: -1,
 		announced: map[int64][]int64{}, aborting: map[int64]bool{}}
-	if err := r.bounds(); err != nil {
+	if err := r.leaderKnown(); err != nil {
 		return 0, err
 	}
-	for r.next < r.end {
+	// The read's end is the first answer's high watermark: the read
+	// starts with a fetch from offset 0, not with the log's two ends (two
+	// round trips more of every read, of the registry, the config and
+	// status topics and the lock's view, at every start; issue 39).
+	for r.end < 0 || r.next < r.end {
 		if err := ctx.Err(); err != nil {
-			return r.end, fmt.Errorf("read %s/%d at offset %d of %d: %w", topic, partition, r.next, r.end, err)
+			return max(r.end, 0), fmt.Errorf("read %s/%d at offset %d of %d: %w", topic, partition, r.next, r.end, err)
 		}
 		block, err := r.fetch(ctx)
 		if err != nil {
-			return r.end, err
+			if r.end < 0 && !r.started && errors.Is(err, sarama.ErrOffsetOutOfRange) {
+				// The log no longer starts at 0 (retention or
+				// DeleteRecords): start where it does.
+				if err := r.logStart(); err != nil {
+					return 0, err
+				}
+				continue
+			}
+			return max(r.end, 0), err
+		}
+		if r.end < 0 {
+			r.end = block.HighWaterMarkOffset
 		}
 		if iso == Committed {
 			r.stable(block)
-			if r.next >= r.end {
-				break
-			}
+		}
+		if r.next >= r.end {
+			break
 		}
 		before := r.next
 		if err := r.batches(block); err != nil {
@@ -103,7 +118,11 @@ type reader struct {
 	iso       Isolation
 	fn        func(Record) error
 
+	// next is the next offset to read; end is where the read stops, -1
+	// until the first answer gives it (its high watermark); started says
+	// next was moved to the log's start.
 	next, end int64
+	started   bool
 	// announced: producer id -> first offsets of its aborted transactions
 	// the fetch answers announced; aborting: the producers whose aborted
 	// transaction is open at the current position.
@@ -112,42 +131,30 @@ type reader struct {
 	lsoKnown  bool
 }
 
-// bounds fixes the read's range before the first fetch: from the log
-// start to the high watermark seen now, so records written during the
-// read are not waited for.
-func (r *reader) bounds() error {
-	// The leader the client knows, read from the cluster only when it
-	// knows none: a metadata refresh before every read was a round trip
-	// of every read (issue 39). sarama's GetOffset refreshes and asks
-	// again when the leader it knew fails, and fetch refreshes on error.
+// leaderKnown makes sure the client knows the partition's leader, reading
+// the metadata only when it knows none: a refresh before every read was a
+// round trip of every read (issue 39). A fetch that fails refreshes it.
+func (r *reader) leaderKnown() error {
 	if _, err := r.client.Leader(r.topic, r.partition); err != nil {
 		if errors.Is(err, sarama.ErrUnknownTopicOrPartition) {
 			return fmt.Errorf("read %s/%d: %w", r.topic, r.partition, ErrNoTopic)
 		}
 		return fmt.Errorf("read %s/%d: metadata: %w", r.topic, r.partition, err)
 	}
-	// Both ends at once: one after the other they were two round trips of
-	// every read (the registry, the config and status topics, the lock's
-	// view), a measurable part of a start (issue 39).
-	var next int64
-	var nextErr error
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		next, nextErr = r.client.GetOffset(r.topic, r.partition, sarama.OffsetOldest)
-	}()
-	end, err := r.client.GetOffset(r.topic, r.partition, sarama.OffsetNewest)
-	<-done
+	return nil
+}
+
+// logStart moves the read to the log's first offset, for a log that no
+// longer starts at 0.
+func (r *reader) logStart() error {
+	start, err := r.client.GetOffset(r.topic, r.partition, sarama.OffsetOldest)
 	if err != nil {
 		if errors.Is(err, sarama.ErrUnknownTopicOrPartition) {
 			return fmt.Errorf("read %s/%d: %w", r.topic, r.partition, ErrNoTopic)
 		}
-		return fmt.Errorf("read %s/%d: end offset: %w", r.topic, r.partition, err)
+		return fmt.Errorf("read %s/%d: start offset: %w", r.topic, r.partition, err)
 	}
-	if nextErr != nil {
-		return fmt.Errorf("read %s/%d: start offset: %w", r.topic, r.partition, nextErr)
-	}
-	r.next, r.end = next, end
+	r.next, r.started = start, true
 	return nil
 }
 
@@ -164,7 +171,9 @@ func (r *reader) fetch(ctx context.Context) (*sarama.FetchResponseBlock, error) 
 	if r.iso == Committed {
 		level = sarama.ReadCommitted
 	}
-	req := &sarama.FetchRequest{Version: 11, MaxWaitTime: 100, MinBytes: 1, MaxBytes: maxFetchBytes, Isolation: level}
+	// MinBytes 0: the first fetch of an empty partition is at its end,
+	// where MinBytes 1 would hold the answer for MaxWaitTime.
+	req := &sarama.FetchRequest{Version: 11, MaxWaitTime: 100, MinBytes: 0, MaxBytes: maxFetchBytes, Isolation: level}
 	req.AddBlock(r.topic, r.partition, r.next, maxFetchBytes, -1)
 	stop := context.AfterFunc(ctx, func() { leader.Close() })
 	resp, err := leader.Fetch(req)
@@ -176,6 +185,9 @@ func (r *reader) fetch(ctx context.Context) (*sarama.FetchResponseBlock, error) 
 	block := resp.GetBlock(r.topic, r.partition)
 	if block == nil {
 		return nil, fmt.Errorf("read %s/%d at offset %d: the broker's answer does not mention the partition", r.topic, r.partition, r.next)
+	}
+	if errors.Is(block.Err, sarama.ErrUnknownTopicOrPartition) {
+		return nil, fmt.Errorf("read %s/%d at offset %d: %w: %w", r.topic, r.partition, r.next, ErrNoTopic, block.Err)
 	}
 	if !errors.Is(block.Err, sarama.ErrNoError) {
 		return nil, fmt.Errorf("read %s/%d at offset %d: %w", r.topic, r.partition, r.next, block.Err)
