@@ -220,7 +220,7 @@ func (l *looks) coordinator() bool {
 		return false
 	}
 	cg := &gate.CoordinatorGate{Client: l.clients.Member, Admin: l.clients.Admin, GroupID: l.cfg.GroupID, Log: l.log, Clock: l.opts.Clock,
-		Strict: false, Wait: false}
+		Strict: false, Wait: false, ReadReplicationFactor: true}
 	s.Coordinator, err = cg.Check(l.ctx)
 	if err != nil {
 		s.CoordinatorErr = err.Error()

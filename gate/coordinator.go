@@ -114,6 +114,11 @@ type CoordinatorGate struct {
 	Strict bool
 	// Wait is false for doctor: one look, no retries.
 	Wait bool
+	// ReadReplicationFactor reads the coordinator's
+	// offsets.topic.replication.factor beside the partition (doctor reports
+	// it). Otherwise it is read only when a check's finding quotes it: on a
+	// healthy cluster it was a round trip of every start (issue 39).
+	ReadReplicationFactor bool
 
 	// registrations lists the registered brokers with their fenced flag;
 	// nil asks the admin client's controller (DescribeClusterVia). Tests
@@ -147,7 +152,13 @@ func (g *CoordinatorGate) Check(ctx context.Context) (*CoordinatorReport, error)
 	if err := g.readPartition(ctx, rep, fresh); err != nil {
 		return rep, err
 	}
-	if err := rep.Judge(g.Strict); err != nil {
+	err := rep.Judge(g.Strict)
+	if len(rep.Checks) > 0 && !g.ReadReplicationFactor {
+		// A finding quotes the setting: read it now, and judge again.
+		rep.OffsetsTopicReplicationFactor = <-g.replicationFactor(ctx, rep.CoordinatorID)
+		err = rep.Judge(g.Strict)
+	}
+	if err != nil {
 		return rep, err
 	}
 	for _, c := range rep.Checks {
@@ -241,16 +252,10 @@ func (g *CoordinatorGate) logWaiting(rep *CoordinatorReport, err error) {
 // (Check reads it ahead): the first look then reads no more. The
 // coordinator's offsets.topic.replication.factor is read meanwhile.
 func (g *CoordinatorGate) readPartition(ctx context.Context, rep *CoordinatorReport, fresh bool) error {
-	type setting struct {
-		value string
-		ok    bool
+	var rf <-chan string
+	if g.ReadReplicationFactor {
+		rf = g.replicationFactor(ctx, rep.CoordinatorID)
 	}
-	rf := make(chan setting, 1)
-	go func() {
-		configs, err := kafka.DescribeConfig(g.Admin, sarama.ConfigResource{Type: sarama.BrokerResource,
-			Name: strconv.Itoa(int(rep.CoordinatorID)), ConfigNames: []string{offsetsTopicReplicationFactor}})
-		rf <- setting{configs[offsetsTopicReplicationFactor], err == nil}
-	}()
 	type partition struct {
 		count    int
 		leader   int32
@@ -296,14 +301,29 @@ func (g *CoordinatorGate) readPartition(ctx context.Context, rep *CoordinatorRep
 	rep.Partition = GroupPartition(g.GroupID, p.count)
 	rep.Leader, rep.Replicas, rep.ISR = p.leader, p.replicas, p.isr
 	rep.Brokers = len(g.Client.Brokers())
-	select {
-	case s := <-rf:
-		if s.ok {
-			rep.OffsetsTopicReplicationFactor = s.value
-		}
-	case <-ctx.Done():
+	if rf != nil {
+		rep.OffsetsTopicReplicationFactor = <-rf
 	}
 	return nil
+}
+
+// replicationFactor reads broker id's offsets.topic.replication.factor in
+// the background; the channel gets it, or "" when it could not be read
+// before ctx ended.
+func (g *CoordinatorGate) replicationFactor(ctx context.Context, id int32) <-chan string {
+	out := make(chan string, 1)
+	go func() {
+		v, err := bounded(ctx, func() (string, error) {
+			configs, err := kafka.DescribeConfig(g.Admin, sarama.ConfigResource{Type: sarama.BrokerResource,
+				Name: strconv.Itoa(int(id)), ConfigNames: []string{offsetsTopicReplicationFactor}})
+			return configs[offsetsTopicReplicationFactor], err
+		})
+		if err != nil {
+			v = ""
+		}
+		out <- v
+	}()
+	return out
 }
 
 // lookAtPartition reads the group's __consumer_offsets partition (leader,
