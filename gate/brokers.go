@@ -106,6 +106,11 @@ type BrokerReport struct {
 	Elapsed   time.Duration `json:"elapsed_ns"`
 	// Metadata is the last metadata response, for the next gates.
 	Metadata *sarama.MetadataResponse `json:"-"`
+	// Views are, by broker id, the metadata answers of the live brokers
+	// that answered as bootstrap servers in this look: each broker's own
+	// view of the internal topics, which the topics step's first look
+	// takes instead of asking every broker again (issue 39).
+	Views map[int32]*sarama.MetadataResponse `json:"-"`
 }
 
 // UpCount counts reachable brokers.
@@ -192,6 +197,14 @@ type BrokerGate struct {
 	// AskQuorum asks the KRaft controller quorum at every probe (doctor);
 	// otherwise it is asked only while the cluster is not ready.
 	AskQuorum bool
+	// ReadyOnMetadata lets a look whose metadata lists enough brokers, all
+	// up, be ready without asking the registrations (DescribeCluster): the
+	// metadata lists live brokers only, and the start-up steps read
+	// nothing else from a ready look. On a healthy cluster the
+	// registrations were a round trip of every start (issue 39). Without
+	// it (repair names the absent brokers of a ready look, doctor reports
+	// them) they are asked at every look.
+	ReadyOnMetadata bool
 	// QuorumWait bounds one DescribeQuorum (default DefaultQuorumWait).
 	QuorumWait   time.Duration
 	lastQuorum   *QuorumReport
@@ -362,17 +375,15 @@ func (g *BrokerGate) Probe(ctx context.Context) *BrokerReport {
 	md, mdAddr, conn := boot.md, boot.addr, boot.conn
 	rep.Metadata = md
 	rep.ControllerID = md.ControllerID
-	// The registrations, the cluster's mode and the pings of every broker
-	// in the metadata go at once: one after the other they were four
-	// rounds of connections on every start (issue 39). The registrations
-	// and the mode are asked over the connection that answered the
-	// metadata request. A broker the registrations then show fenced is not
-	// waited for: its ping is cancelled.
+	// The pings of every broker in the metadata go at once (one after the
+	// other they were rounds of connections on every start, issue 39);
+	// the registrations and the mode, when asked, go over the connection
+	// that answered the metadata request.
 	pctx, cancelPings := context.WithCancel(ctx)
 	defer cancelPings()
-	pings := map[int32]chan error{}
+	pings := map[int32]chan bootReply{}
 	for _, b := range md.Brokers {
-		ch := make(chan error, 1)
+		ch := make(chan bootReply, 1)
 		pings[b.ID()] = ch
 		go func(addr string) { ch <- g.pingUnlessAnswered(pctx, addr, boot.reached[addr]) }(b.Addr())
 	}
@@ -380,20 +391,23 @@ func (g *BrokerGate) Probe(ctx context.Context) *BrokerReport {
 	var fencedKnown bool
 	var regErr, modeErr error
 	var mode kafka.Mode
-	// The cluster's mode (KRaft or ZooKeeper) only words what is absent
-	// and decides the quorum's look: it is asked beside the registrations
-	// for doctor (AskQuorum, which reports it), and otherwise only when
-	// this look is not ready. On a healthy cluster it was a request of
-	// every start, queued behind the registrations on the same
-	// connection (issue 39).
-	modeAsked := g.AskQuorum
+	// The registrations (DescribeCluster) tell fenced brokers from live
+	// ones and name those absent; the cluster's mode (KRaft or ZooKeeper)
+	// words them and decides the quorum's look. The registrations are
+	// asked beside the pings, except with ReadyOnMetadata, and the mode
+	// for doctor (AskQuorum, which reports it); each is asked otherwise
+	// only when this look is not ready. On a healthy cluster each was a
+	// round trip of every start, on the same connection (issue 39).
+	askRegs, askMode := !g.ReadyOnMetadata || g.AskQuorum, g.AskQuorum
 	var side sync.WaitGroup
-	side.Add(1)
-	go func() {
-		defer side.Done()
-		regs, fencedKnown, regErr = kafka.DescribeClusterVia(conn.Broker)
-	}()
-	if modeAsked {
+	if askRegs {
+		side.Add(1)
+		go func() {
+			defer side.Done()
+			regs, fencedKnown, regErr = kafka.DescribeClusterVia(conn.Broker)
+		}()
+	}
+	if askMode {
 		side.Add(1)
 		go func() {
 			defer side.Done()
@@ -402,38 +416,68 @@ func (g *BrokerGate) Probe(ctx context.Context) *BrokerReport {
 	}
 	side.Wait()
 	defer conn.Close()
-	if regErr != nil {
-		regs = nil // an old broker without DescribeCluster: the metadata is all we know
-	}
-	rep.FencedKnown = fencedKnown
-	fenced := map[int32]bool{}
-	for _, r := range regs {
-		if r.Fenced {
-			fenced[r.ID] = true
+	replies := map[int32]bootReply{}
+	judge := func() []BrokerStatus {
+		if regErr != nil {
+			regs = nil // an old broker without DescribeCluster: the metadata is all we know
 		}
-	}
-	var statuses []BrokerStatus
-	for _, b := range md.Brokers {
-		if !fenced[b.ID()] {
-			statuses = append(statuses, BrokerStatus{ID: b.ID(), Addr: b.Addr()})
+		rep.FencedKnown = fencedKnown
+		fenced := map[int32]bool{}
+		for _, r := range regs {
+			if r.Fenced {
+				fenced[r.ID] = true
+			}
 		}
-	}
-	for i := range statuses {
-		st := &statuses[i]
-		if err := <-pings[st.ID]; err != nil {
-			st.Err = kafka.ExplainWith(err, g.Config)
-			continue
+		var statuses []BrokerStatus
+		for _, b := range md.Brokers {
+			if !fenced[b.ID()] { // a fenced broker's ping is not waited for
+				statuses = append(statuses, BrokerStatus{ID: b.ID(), Addr: b.Addr()})
+			}
 		}
-		st.Up = true
+		rep.Views = nil
+		for i := range statuses {
+			st := &statuses[i]
+			r, ok := replies[st.ID]
+			if !ok {
+				r = <-pings[st.ID]
+				replies[st.ID] = r
+			}
+			if r.err != nil {
+				st.Err = kafka.ExplainWith(r.err, g.Config)
+				continue
+			}
+			st.Up = true
+			if r.md != nil {
+				if rep.Views == nil {
+					rep.Views = map[int32]*sarama.MetadataResponse{}
+				}
+				rep.Views[st.ID] = r.md
+			}
+		}
+		sort.Slice(statuses, func(i, j int) bool { return statuses[i].ID < statuses[j].ID })
+		rep.Brokers = statuses
+		rep.Ready = len(statuses) >= g.Expected && rep.UpCount() == len(statuses) && rep.ControllerID >= 0
+		return statuses
 	}
-	sort.Slice(statuses, func(i, j int) bool { return statuses[i].ID < statuses[j].ID })
-	rep.Brokers = statuses
-	rep.Ready = len(statuses) >= g.Expected && rep.UpCount() == len(statuses) && rep.ControllerID >= 0
-	if !rep.Ready && !modeAsked {
+	statuses := judge()
+	if !rep.Ready && !askRegs {
+		type registrations struct {
+			regs        []kafka.Registration
+			fencedKnown bool
+		}
+		var r registrations
+		r, regErr = bounded(ctx, func() (registrations, error) {
+			regs, fencedKnown, err := kafka.DescribeClusterVia(conn.Broker)
+			return registrations{regs, fencedKnown}, err
+		})
+		regs, fencedKnown = r.regs, r.fencedKnown
+		statuses = judge()
+	}
+	if !rep.Ready && !askMode {
 		mode, modeErr = bounded(ctx, func() (kafka.Mode, error) { return kafka.ClusterModeVia(conn.Broker, mdAddr) })
-		modeAsked = true
+		askMode = true
 	}
-	if modeAsked && modeErr == nil {
+	if askMode && modeErr == nil {
 		rep.Mode, g.mode = mode, mode
 	}
 	rep.Absent = replicaAbsent(g.absent(statuses, regs, fencedKnown), statuses, md, g.seen)
@@ -441,22 +485,30 @@ func (g *BrokerGate) Probe(ctx context.Context) *BrokerReport {
 	return rep
 }
 
+// bootReply is the outcome of a probe's metadata request to one
+// bootstrap server: its answer, or why there is none.
+type bootReply struct {
+	md  *sarama.MetadataResponse
+	err error
+}
+
 // pingUnlessAnswered pings addr, unless reached (the outcome of this
 // probe's metadata request to addr as a bootstrap server, nil when addr is
-// none) says it answered. A bootstrap server that failed is pinged anyway,
-// so that the broker's status carries the ping's own error.
-func (g *BrokerGate) pingUnlessAnswered(ctx context.Context, addr string, reached <-chan error) error {
+// none) says it answered: then the answer is returned. A bootstrap server
+// that failed is pinged anyway, so that the broker's status carries the
+// ping's own error.
+func (g *BrokerGate) pingUnlessAnswered(ctx context.Context, addr string, reached <-chan bootReply) bootReply {
 	if reached != nil {
 		select {
-		case err := <-reached:
-			if err == nil {
-				return nil
+		case r := <-reached:
+			if r.err == nil {
+				return r
 			}
 		case <-ctx.Done():
-			return ctx.Err()
+			return bootReply{err: ctx.Err()}
 		}
 	}
-	return g.ping(ctx, addr)
+	return bootReply{err: g.ping(ctx, addr)}
 }
 
 // absent records the registrations seen and returns the brokers that are
@@ -559,9 +611,9 @@ type bootstrapAnswer struct {
 	md   *sarama.MetadataResponse
 	addr string
 	conn *kafka.Conn
-	// reached has, per bootstrap address, the outcome of its request (nil
-	// error: it answered); each channel gets one value.
-	reached map[string]chan error
+	// reached has, per bootstrap address, the outcome of its request;
+	// each channel gets one value.
+	reached map[string]chan bootReply
 	// errs and permanent say why none answered: per address, and whether
 	// every one of them refused us for good.
 	errs      map[string]string
@@ -581,9 +633,9 @@ func (g *BrokerGate) bootstrapMetadata(ctx context.Context) bootstrapAnswer {
 	}
 	addrs := slices.Compact(slices.Sorted(slices.Values(g.Bootstrap)))
 	results := make(chan result, len(addrs))
-	ans := bootstrapAnswer{reached: map[string]chan error{}, errs: map[string]string{}, permanent: true}
+	ans := bootstrapAnswer{reached: map[string]chan bootReply{}, errs: map[string]string{}, permanent: true}
 	for _, addr := range addrs {
-		ans.reached[addr] = make(chan error, 1)
+		ans.reached[addr] = make(chan bootReply, 1)
 		go func(addr string) {
 			md, conn, err := kafka.MetadataOpen(ctx, g.Config, addr, g.Topics)
 			results <- result{addr, md, conn, err}
@@ -613,7 +665,7 @@ func (g *BrokerGate) bootstrapMetadata(ctx context.Context) bootstrapAnswer {
 			ans.permanent = false
 			return ans
 		}
-		ans.reached[r.addr] <- r.err
+		ans.reached[r.addr] <- bootReply{r.md, r.err}
 		if r.err == nil {
 			ans.md, ans.addr, ans.conn, ans.errs, ans.permanent = r.md, r.addr, r.conn, nil, false
 			// The rest answer in the background: their outcomes are the
@@ -624,7 +676,7 @@ func (g *BrokerGate) bootstrapMetadata(ctx context.Context) bootstrapAnswer {
 					if r.conn != nil {
 						r.conn.Close()
 					}
-					ans.reached[r.addr] <- r.err
+					ans.reached[r.addr] <- bootReply{r.md, r.err}
 				}
 			}(len(addrs) - n - 1)
 			return ans

@@ -120,6 +120,9 @@ type Identity struct {
 	Register bool
 	// Strict makes unverified members a refusal (CONNECT_INIT_STRICT).
 	Strict bool
+	// KnownClusterID is the Kafka cluster id when already known (the
+	// brokers step read it); "" asks a broker.
+	KnownClusterID string
 }
 
 // MemberVerdict is the verdict on one group member.
@@ -168,7 +171,7 @@ type identityInputs struct {
 // CONNECT_INIT_REGISTRY_TOPIC, handover CONNECT_INIT_GROUP_HANDOVER, strict
 // CONNECT_INIT_STRICT.
 func NewIdentity(cfg *settings.Config, clients *kafka.Clients, register bool) *Identity {
-	id := &Identity{Register: register, Strict: cfg.Settings.Strict, Handover: cfg.Settings.GroupHandover}
+	id := &Identity{Register: register, Strict: cfg.Settings.Strict, Handover: cfg.Settings.GroupHandover, KnownClusterID: clients.ClusterID}
 	id.Cluster.GroupID = cfg.GroupID
 	rf := int16(-1)
 	for _, t := range cfg.Topics {
@@ -207,7 +210,9 @@ type registryRead struct {
 
 func (g *GroupGate) readRegistry(ctx context.Context) registryRead {
 	var r registryRead
-	r.clusterID, r.err = registry.KafkaClusterID(g.Client, g.ConfigTopic)
+	if r.clusterID = g.Identity.KnownClusterID; r.clusterID == "" {
+		r.clusterID, r.err = registry.KafkaClusterID(g.Client, g.ConfigTopic)
+	}
 	if r.err == nil {
 		r.view, r.err = g.Identity.Registry.Read(ctx, r.clusterID, g.GroupID)
 	}

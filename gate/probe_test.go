@@ -78,12 +78,12 @@ func requestsOf(b *sarama.MockBroker) map[string]int {
 	return n
 }
 
-// The probe asks the registrations and the mode over the connection that
-// answered the metadata request, and a broker advertised at a bootstrap
-// address that answered is not dialed again: one connection (one
-// ApiVersions handshake) per broker and one ApiVersions for the mode,
-// where each of these was a connection of its own before (issue 39). A
-// broker that is no bootstrap server is still pinged on its own.
+// The probe asks the registrations over the connection that answered the
+// metadata request, and a broker advertised at a bootstrap address that
+// answered is not dialed again: one connection (one ApiVersions handshake)
+// per broker, where each was a connection of its own before (issue 39); a
+// ready look does not ask the mode (TestProbeAsksTheModeOnlyWhenItIsUsed).
+// A broker that is no bootstrap server is still pinged on its own.
 func TestProbeReusesTheBootstrapAnswers(t *testing.T) {
 	b1, b2 := probeBroker(t, 1), probeBroker(t, 2)
 	all := map[int32]*sarama.MockBroker{1: b1, 2: b2}
@@ -100,6 +100,11 @@ func TestProbeReusesTheBootstrapAnswers(t *testing.T) {
 	}
 	if got, want := requestsOf(b2), map[string]int{"ApiVersions": 2}; !sameCounts(got, want) {
 		t.Errorf("the other broker got %v, want %v (its ping: a handshake and an ApiVersions)", got, want)
+	}
+	// The bootstrap server's answer is its own view of the topics, for the
+	// topics step; the broker only pinged has none.
+	if len(rep.Views) != 1 || rep.Views[1] == nil || rep.Views[1] != rep.Metadata {
+		t.Errorf("views %v, want broker 1's metadata answer only", rep.Views)
 	}
 }
 
@@ -239,10 +244,11 @@ func TestBrokerGateEndsWithItsContextAgainstASilentServer(t *testing.T) {
 	}
 }
 
-// The cluster's mode is asked over the same connection when the look is
-// not ready (it words what is absent), and at every look for doctor
-// (AskQuorum), which reports it; a ready look of run or prepare does not
-// ask it (issue 39).
+// The registrations and the cluster's mode are asked over the same
+// connection when the look is not ready (they tell fenced brokers and word
+// what is absent), and at every look for doctor (AskQuorum), which reports
+// them; a ready look of the start-up's gate (ReadyOnMetadata) asks neither
+// (issue 39).
 func TestProbeAsksTheModeOnlyWhenItIsUsed(t *testing.T) {
 	for _, c := range []struct {
 		name     string
@@ -260,7 +266,7 @@ func TestProbeAsksTheModeOnlyWhenItIsUsed(t *testing.T) {
 			answerProbe(t, b1, all)
 			answerProbe(t, b2, all)
 			g := &BrokerGate{Config: mockConfig(), Bootstrap: []string{b1.Addr()}, Expected: c.expected, Log: slog.New(slog.DiscardHandler),
-				Clock: clock.NewStepping(time.Unix(0, 0)), AskQuorum: c.ask, QuorumWait: time.Millisecond}
+				Clock: clock.NewStepping(time.Unix(0, 0)), AskQuorum: c.ask, QuorumWait: time.Millisecond, ReadyOnMetadata: true}
 			rep := g.Probe(context.Background())
 			if rep.Ready != (c.expected == 2) {
 				t.Fatalf("ready %v, want %v", rep.Ready, c.expected == 2)
@@ -271,6 +277,9 @@ func TestProbeAsksTheModeOnlyWhenItIsUsed(t *testing.T) {
 			}
 			if c.modes > 0 && rep.Mode == kafka.ModeUnknown {
 				t.Errorf("the mode was asked but not reported")
+			}
+			if got := requestsOf(b1)["DescribeCluster"]; got != c.modes || rep.FencedKnown != (c.modes > 0) {
+				t.Errorf("the registrations were asked %d times (fenced known %v), want %d", got, rep.FencedKnown, c.modes)
 			}
 		})
 	}

@@ -150,7 +150,35 @@ type TopicGate struct {
 	// asking the cluster again (a request of every start, issue 39).
 	// Later looks ask, since a creation's wait may outlast them. nil: ask.
 	Live []kafka.Registration
-	mu   sync.Mutex
+	// Seen is the brokers step's metadata answer, which names the
+	// internal topics: when it shows every one of them, the first look
+	// judges it instead of asking again (a request of every start, issue
+	// 39). A topic it does not show is asked for, as without it. nil: ask.
+	Seen *sarama.MetadataResponse
+	// Views are, by broker id, the live brokers' own metadata answers the
+	// brokers step has just read: the first look at every broker's view of
+	// the topics takes them instead of asking those brokers again (a round
+	// of requests of every start, issue 39). nil: ask every broker.
+	Views map[int32]*sarama.MetadataResponse
+	mu    sync.Mutex
+}
+
+// seenTopics is the first look's metadata from Seen, when Seen shows every
+// internal topic without an error; nil otherwise.
+func (g *TopicGate) seenTopics() map[string]*sarama.TopicMetadata {
+	if g.Seen == nil {
+		return nil
+	}
+	out := map[string]*sarama.TopicMetadata{}
+	for _, t := range g.Seen.Topics {
+		if errors.Is(t.Err, sarama.ErrNoError) {
+			out[t.Name] = t
+		}
+	}
+	if !g.allExist(out) {
+		return nil
+	}
+	return out
 }
 
 // takeLive returns Live once, then nil.
@@ -160,6 +188,15 @@ func (g *TopicGate) takeLive() []kafka.Registration {
 	live := g.Live
 	g.Live = nil
 	return live
+}
+
+// takeViews returns Views once, then nil.
+func (g *TopicGate) takeViews() map[int32]*sarama.MetadataResponse {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	views := g.Views
+	g.Views = nil
+	return views
 }
 
 // Ensure creates missing topics (all three validated by the broker first,
@@ -177,9 +214,12 @@ func (g *TopicGate) Ensure(ctx context.Context) (*TopicReport, error) {
 		ahead = g.readAhead(ctx, clk)
 		defer ahead.drop()
 	}
-	existing, err := g.describe(ctx)
-	if err != nil {
-		return nil, err
+	existing := g.seenTopics()
+	var err error
+	if existing == nil {
+		if existing, err = g.describe(ctx); err != nil {
+			return nil, err
+		}
 	}
 	if ahead != nil && !g.allExist(existing) {
 		ahead.drop()
@@ -725,8 +765,13 @@ func (g *TopicGate) propagationGap(ctx context.Context, created map[string]bool)
 	}
 	mds := make([]*sarama.MetadataResponse, len(brokers))
 	errs := make([]error, len(brokers))
+	views := g.takeViews()
 	var wg sync.WaitGroup
 	for i, b := range brokers {
+		if v := views[b.ID]; v != nil {
+			mds[i] = v
+			continue
+		}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()

@@ -182,3 +182,67 @@ func TestTopicGateFirstLookUsesTheLiveBrokers(t *testing.T) {
 		}
 	}
 }
+
+// With the brokers step's metadata answer (Seen) showing every internal
+// topic, the first look judges it and does not ask for the topics'
+// metadata again (issue 39). An answer that misses a topic is not trusted
+// for a creation: the gate asks, and creates only what that answer misses.
+func TestTopicGateFirstLookJudgesTheSeenMetadata(t *testing.T) {
+	all := []*sarama.TopicMetadata{topicMD("c", 1, 1), topicMD("o", 2, 1), topicMD("s", 2, 1)}
+	for _, c := range []struct {
+		name      string
+		seen      []*sarama.TopicMetadata
+		wantLooks int
+	}{
+		{"every topic seen", all, 0},
+		{"one topic missing from what was seen", all[:2], 1},
+		{"nothing seen", nil, 1},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			b := metadataBroker(t)
+			admin := &aheadAdmin{brokersAdmin: brokersAdmin{addrs: []string{b.Addr()}}, describes: [][]*sarama.TopicMetadata{all},
+				asked: make(chan struct{})}
+			g := &TopicGate{Admin: admin, Config: mockConfig(), Specs: testSpecs, Log: slog.New(slog.DiscardHandler),
+				Clock: clock.NewStepping(time.Unix(0, 0)), Create: true}
+			if c.seen != nil {
+				g.Seen = &sarama.MetadataResponse{Topics: c.seen}
+			}
+			rep, err := g.Ensure(context.Background())
+			if err != nil || !rep.Propagated {
+				t.Fatalf("Ensure = %v, %+v; want a pass", err, rep)
+			}
+			if admin.looks != c.wantLooks || len(admin.created) != 0 {
+				t.Errorf("%d DescribeTopics calls and created %v, want %d and none", admin.looks, admin.created, c.wantLooks)
+			}
+			for _, tr := range rep.Topics {
+				if tr.Outcome != TopicExistedOK || tr.CleanupPolicy != "compact" {
+					t.Errorf("%s: %+v, want %s on its settings", tr.Name, tr, TopicExistedOK)
+				}
+			}
+		})
+	}
+}
+
+// The first look at every broker's view of the topics takes the views the
+// brokers step read (each broker's own metadata answer) instead of asking
+// those brokers again (issue 39); a broker without one is asked.
+func TestTopicGateFirstLookTakesTheBrokersViews(t *testing.T) {
+	for _, withViews := range []bool{true, false} {
+		b := metadataBroker(t)
+		all := []*sarama.TopicMetadata{topicMD("c", 1, 1), topicMD("o", 2, 1), topicMD("s", 2, 1)}
+		admin := &aheadAdmin{brokersAdmin: brokersAdmin{addrs: []string{b.Addr()}}, describes: [][]*sarama.TopicMetadata{all},
+			asked: make(chan struct{})}
+		g := &TopicGate{Admin: admin, Config: mockConfig(), Specs: testSpecs, Log: slog.New(slog.DiscardHandler),
+			Clock: clock.NewStepping(time.Unix(0, 0)), Create: true, Live: []kafka.Registration{{ID: 1, Addr: b.Addr()}}}
+		if withViews {
+			g.Views = map[int32]*sarama.MetadataResponse{1: {Topics: all}}
+		}
+		rep, err := g.Ensure(context.Background())
+		if err != nil || !rep.Propagated {
+			t.Fatalf("views %v: Ensure = %v, %+v; want a pass", withViews, err, rep)
+		}
+		if got, want := requestsOf(b)["Metadata"], map[bool]int{true: 0, false: 1}[withViews]; got != want {
+			t.Errorf("views %v: the broker was asked for its metadata %d times, want %d", withViews, got, want)
+		}
+	}
+}

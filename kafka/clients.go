@@ -21,6 +21,10 @@ type Clients struct {
 	AdminClient sarama.Client
 	// MemberConfig and AdminConfig are the configurations they were built from.
 	MemberConfig, AdminConfig *sarama.Config
+	// ClusterID is the Kafka cluster id, when the brokers step's metadata
+	// answer gave it: the group step's registry read needs it, and asking
+	// again was a round trip of every start (issue 39). "": not known.
+	ClusterID string
 	// shared is true when the worker sets no admin.* override: both
 	// configurations are then the same, and one client serves both roles
 	// (every connection it opens costs a handshake, issue 39).

@@ -3,12 +3,15 @@ package startup
 import (
 	"context"
 	"log/slog"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/IBM/sarama"
 	"github.com/twmb/franz-go/pkg/kfake"
+	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/connect-init/connect-init/connect/registry"
 	"github.com/connect-init/connect-init/internal/clock"
 	"github.com/connect-init/connect-init/kafka"
 	"github.com/connect-init/connect-init/settings"
@@ -17,13 +20,20 @@ import (
 
 // The brokers step on a healthy cluster: the clients dialed during the
 // gate's first look are the ones kept (issue 39), connected to every
-// broker, and they work.
+// broker, and they work; the Kafka cluster id of the gate's metadata answer
+// is kept for the group step's registry read; and a look whose metadata
+// shows every broker up asks no DescribeCluster (ReadyOnMetadata).
 func TestConnectBrokersKeepsTheClientsDialedDuringTheGate(t *testing.T) {
 	c, err := kfake.NewCluster(kfake.NumBrokers(3))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer c.Close()
+	var describeCluster atomic.Int32
+	c.ControlKey(int16(kmsg.DescribeCluster), func(kmsg.Request) (kmsg.Response, error, bool) {
+		describeCluster.Add(1)
+		return nil, nil, false
+	})
 	cfg := &settings.Config{Worker: workerconfig.Properties{}, BootstrapServers: c.ListenAddrs(), ExpectedBrokers: 3}
 	clients, err := kafka.NewClients(cfg)
 	if err != nil {
@@ -34,6 +44,9 @@ func TestConnectBrokersKeepsTheClientsDialedDuringTheGate(t *testing.T) {
 		t.Fatalf("ConnectBrokers = %v", err)
 	}
 	defer clients.Close()
+	if n := describeCluster.Load(); n != 0 {
+		t.Errorf("the brokers step asked DescribeCluster %d times on a healthy cluster, want 0", n)
+	}
 	if clients.Member == nil || clients.Admin == nil || clients.AdminClient != clients.Member {
 		t.Fatalf("clients %+v, want one connected client in both roles", clients)
 	}
@@ -48,5 +61,8 @@ func TestConnectBrokersKeepsTheClientsDialedDuringTheGate(t *testing.T) {
 	}
 	if _, _, err := clients.Admin.DescribeCluster(); err != nil {
 		t.Errorf("admin: %v", err)
+	}
+	if want, err := registry.KafkaClusterID(clients.Member, "t"); err != nil || clients.ClusterID != want {
+		t.Errorf("clients.ClusterID = %q, want the cluster's %q (%v)", clients.ClusterID, want, err)
 	}
 }

@@ -5,6 +5,8 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/IBM/sarama"
+
 	"github.com/connect-init/connect-init/connect/plugins"
 	"github.com/connect-init/connect-init/entrypoint"
 	"github.com/connect-init/connect-init/exitcode"
@@ -54,6 +56,12 @@ type state struct {
 	clients *kafka.Clients
 	// live are the brokers the brokers step saw up, for the topics step.
 	live []kafka.Registration
+	// seen is the brokers step's metadata answer, for the topics step's
+	// first look.
+	seen *sarama.MetadataResponse
+	// views are the live brokers' own metadata answers of the brokers
+	// step, for the topics step's first look at every broker's view.
+	views map[int32]*sarama.MetadataResponse
 	// coordinator is the coordinator step's check, started by the topics
 	// step beside its own.
 	coordinator *checkAhead
