@@ -111,6 +111,9 @@ type BrokerReport struct {
 	// view of the internal topics, which the topics step's first look
 	// takes instead of asking every broker again (issue 39).
 	Views map[int32]*sarama.MetadataResponse `json:"-"`
+	// Settings are Topics' settings, read in this look
+	// (ReadTopicSettings); nil when not read.
+	Settings *TopicSettings `json:"-"`
 }
 
 // UpCount counts reachable brokers.
@@ -205,6 +208,12 @@ type BrokerGate struct {
 	// it (repair names the absent brokers of a ready look, doctor reports
 	// them) they are asked at every look.
 	ReadyOnMetadata bool
+	// ReadTopicSettings reads the settings of Topics over the connection
+	// that answered the metadata, beside the pings, when that answer shows
+	// every one of them (BrokerReport.Settings): the topics step's first
+	// look, which asked them in a round trip of its own on every start
+	// (issue 39).
+	ReadTopicSettings bool
 	// QuorumWait bounds one DescribeQuorum (default DefaultQuorumWait).
 	QuorumWait   time.Duration
 	lastQuorum   *QuorumReport
@@ -375,6 +384,15 @@ func (g *BrokerGate) Probe(ctx context.Context) *BrokerReport {
 	md, mdAddr, conn := boot.md, boot.addr, boot.conn
 	rep.Metadata = md
 	rep.ControllerID = md.ControllerID
+	settingsRead := make(chan *TopicSettings, 1)
+	if g.ReadTopicSettings && len(g.Topics) > 0 && showsAll(md, g.Topics) {
+		go func() {
+			s, _ := bounded(ctx, func() (*TopicSettings, error) { return readTopicSettingsVia(conn.Broker, g.Topics), nil })
+			settingsRead <- s
+		}()
+	} else {
+		settingsRead <- nil
+	}
 	// The pings of every broker in the metadata go at once (one after the
 	// other they were rounds of connections on every start, issue 39);
 	// the registrations and the mode, when asked, go over the connection
@@ -482,7 +500,24 @@ func (g *BrokerGate) Probe(ctx context.Context) *BrokerReport {
 	}
 	rep.Absent = replicaAbsent(g.absent(statuses, regs, fencedKnown), statuses, md, g.seen)
 	rep.Quorum = g.quorum(ctx, rep, mdAddr, clock.Or(g.Clock).Now())
+	rep.Settings = <-settingsRead // before the connection closes
 	return rep
+}
+
+// showsAll reports whether md shows every one of topics without an error.
+func showsAll(md *sarama.MetadataResponse, topics []string) bool {
+	ok := map[string]bool{}
+	for _, t := range md.Topics {
+		if errors.Is(t.Err, sarama.ErrNoError) {
+			ok[t.Name] = true
+		}
+	}
+	for _, t := range topics {
+		if !ok[t] {
+			return false
+		}
+	}
+	return true
 }
 
 // bootReply is the outcome of a probe's metadata request to one

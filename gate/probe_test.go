@@ -284,3 +284,52 @@ func TestProbeAsksTheModeOnlyWhenItIsUsed(t *testing.T) {
 		})
 	}
 }
+
+// With ReadTopicSettings the probe reads the internal topics' settings over
+// the connection that answered the metadata, beside the pings, when that
+// answer shows them all (issue 39); when it misses one, it asks nothing
+// and leaves them to the topics step.
+func TestProbeReadsTheTopicSettingsBeside(t *testing.T) {
+	for _, c := range []struct {
+		name  string
+		shown []string
+		want  bool
+	}{{"every topic shown", []string{"c", "o", "s"}, true}, {"one topic missing", []string{"c", "o"}, false}} {
+		t.Run(c.name, func(t *testing.T) {
+			b := probeBroker(t, 1)
+			md := sarama.NewMockMetadataResponse(t).SetController(1).SetBroker(b.Addr(), 1)
+			for _, n := range c.shown {
+				md.SetLeader(n, 0, 1)
+			}
+			dc := &sarama.DescribeConfigsResponse{Version: 2}
+			for _, n := range []string{"c", "o", "s"} {
+				dc.Resources = append(dc.Resources, &sarama.ResourceResponse{Type: sarama.TopicResource, Name: n,
+					Configs: []*sarama.ConfigEntry{{Name: cleanupPolicy, Value: "compact"}, {Name: minInsyncReplicas, Value: "2"}}})
+			}
+			b.SetHandlerByMap(map[string]sarama.MockResponse{
+				"ApiVersionsRequest": sarama.NewMockApiVersionsResponse(t).SetApiKeys([]sarama.ApiVersionsResponseKey{
+					{ApiKey: 3, MinVersion: 0, MaxVersion: 7}, {ApiKey: 18, MinVersion: 0, MaxVersion: 3}, {ApiKey: 32, MinVersion: 0, MaxVersion: 2}}),
+				"MetadataRequest":        md,
+				"DescribeConfigsRequest": sarama.NewMockWrapper(dc),
+			})
+			g := &BrokerGate{Config: mockConfig(), Bootstrap: []string{b.Addr()}, Expected: 1, Topics: []string{"c", "o", "s"},
+				Log: slog.New(slog.DiscardHandler), Clock: clock.NewStepping(time.Unix(0, 0)), ReadyOnMetadata: true, ReadTopicSettings: true}
+			rep := g.Probe(context.Background())
+			if !rep.Ready {
+				t.Fatalf("probe %+v, want ready", rep)
+			}
+			asked := 0
+			for _, rr := range b.History() {
+				if _, ok := rr.Request.(*sarama.DescribeConfigsRequest); ok {
+					asked++
+				}
+			}
+			if got := rep.Settings != nil; got != c.want || asked != map[bool]int{true: 1, false: 0}[c.want] {
+				t.Fatalf("settings read %v (%d DescribeConfigs), want %v", got, asked, c.want)
+			}
+			if c.want && rep.Settings.byName["o"].values[cleanupPolicy] != "compact" {
+				t.Errorf("settings %+v, want each topic's", rep.Settings.byName)
+			}
+		})
+	}
+}

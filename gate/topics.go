@@ -160,7 +160,57 @@ type TopicGate struct {
 	// the topics takes them instead of asking those brokers again (a round
 	// of requests of every start, issue 39). nil: ask every broker.
 	Views map[int32]*sarama.MetadataResponse
-	mu    sync.Mutex
+	// Settings are the topics' settings the brokers step read beside its
+	// look (BrokerGate.ReadTopicSettings): the first look judges them
+	// instead of asking again (a round trip of every start, issue 39).
+	// nil: ask.
+	Settings *TopicSettings
+	mu       sync.Mutex
+}
+
+// TopicSettings are the internal topics' settings the checks read
+// (cleanup.policy, min.insync.replicas), read by another step ahead of
+// the topics step (BrokerGate.ReadTopicSettings).
+type TopicSettings struct {
+	byName map[string]topicConfig
+}
+
+// topicSettingNames are the settings of a topic the checks read.
+var topicSettingNames = []string{cleanupPolicy, minInsyncReplicas}
+
+// readTopicSettingsVia reads names' settings over b in one request; nil
+// unless every topic answered without an error (the topics step then asks
+// itself, and says what is wrong).
+func readTopicSettingsVia(b *sarama.Broker, names []string) *TopicSettings {
+	req := &sarama.DescribeConfigsRequest{Version: 2}
+	for _, n := range names {
+		req.Resources = append(req.Resources, &sarama.ConfigResource{Type: sarama.TopicResource, Name: n, ConfigNames: topicSettingNames})
+	}
+	resp, err := b.DescribeConfigs(req)
+	if err != nil || len(resp.Resources) != len(names) {
+		return nil
+	}
+	out := &TopicSettings{byName: map[string]topicConfig{}}
+	for _, r := range resp.Resources {
+		if r.ErrorCode != 0 {
+			return nil
+		}
+		values := map[string]string{}
+		for _, c := range r.Configs {
+			values[c.Name] = c.Value
+		}
+		out.byName[r.Name] = topicConfig{values: values}
+	}
+	return out
+}
+
+// takeSettings returns Settings once, then nil.
+func (g *TopicGate) takeSettings() *TopicSettings {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	s := g.Settings
+	g.Settings = nil
+	return s
 }
 
 // seenTopics is the first look's metadata from Seen, when Seen shows every
@@ -377,6 +427,10 @@ func (g *TopicGate) readAhead(ctx context.Context, clk clock.Clock) *readAhead {
 	}
 	go func() {
 		defer close(a.configsDone)
+		if seen := g.takeSettings(); seen != nil && len(seen.byName) == len(all) {
+			a.cfgs = seen.byName
+			return
+		}
 		a.cfgs = g.describeTopicConfigs(actx, all)
 	}()
 	go func() {
@@ -644,7 +698,7 @@ func (g *TopicGate) describeTopicConfigs(ctx context.Context, existing map[strin
 	for _, s := range g.Specs {
 		if existing[s.Name] != nil {
 			resources = append(resources, &sarama.ConfigResource{Type: sarama.TopicResource, Name: s.Name,
-				ConfigNames: []string{cleanupPolicy, minInsyncReplicas}})
+				ConfigNames: topicSettingNames})
 		}
 	}
 	out := map[string]topicConfig{}

@@ -246,3 +246,30 @@ func TestTopicGateFirstLookTakesTheBrokersViews(t *testing.T) {
 		}
 	}
 }
+
+// The first look judges the settings the brokers step read (Settings)
+// instead of asking for them again (issue 39).
+func TestTopicGateFirstLookTakesTheSettingsRead(t *testing.T) {
+	b := metadataBroker(t)
+	all := []*sarama.TopicMetadata{topicMD("c", 1, 1), topicMD("o", 2, 1), topicMD("s", 2, 1)}
+	admin := &aheadAdmin{brokersAdmin: brokersAdmin{addrs: []string{b.Addr()}}, describes: [][]*sarama.TopicMetadata{all},
+		asked: make(chan struct{})}
+	settings := &TopicSettings{byName: map[string]topicConfig{}}
+	for _, n := range []string{"c", "o", "s"} {
+		settings.byName[n] = topicConfig{values: map[string]string{cleanupPolicy: "compact", minInsyncReplicas: "2"}}
+	}
+	g := &TopicGate{Admin: admin, Config: mockConfig(), Specs: testSpecs, Log: slog.New(slog.DiscardHandler),
+		Clock: clock.NewStepping(time.Unix(0, 0)), Create: true, Settings: settings}
+	rep, err := g.Ensure(context.Background())
+	if err != nil || !rep.Propagated {
+		t.Fatalf("Ensure = %v, %+v; want a pass", err, rep)
+	}
+	if admin.configs != 0 {
+		t.Errorf("the settings were asked %d times, want 0", admin.configs)
+	}
+	for _, tr := range rep.Topics {
+		if tr.Outcome != TopicExistedOK || tr.CleanupPolicy != "compact" || fmt.Sprint(tr.MinInsyncReplicas) != "2" {
+			t.Errorf("%s: %+v, want judged on the settings read", tr.Name, tr)
+		}
+	}
+}

@@ -73,7 +73,7 @@ func (g realGates) brokers(ctx context.Context, st *state) error {
 			st.live = append(st.live, kafka.Registration{ID: b.ID, Addr: b.Addr})
 		}
 	}
-	st.seen, st.views = rep.Metadata, rep.Views
+	st.seen, st.views, st.settingsSeen = rep.Metadata, rep.Views, rep.Settings
 	return nil
 }
 
@@ -95,7 +95,7 @@ func ConnectBrokers(ctx context.Context, cfg *settings.Config, clients *kafka.Cl
 // connectBrokers is ConnectBrokers, with the brokers gate's last report.
 func connectBrokers(ctx context.Context, cfg *settings.Config, clients *kafka.Clients, log *slog.Logger, clk clock.Clock) (*gate.BrokerReport, error) {
 	bg := &gate.BrokerGate{Config: clients.MemberConfig, Bootstrap: cfg.BootstrapServers, Expected: cfg.ExpectedBrokers,
-		Topics: cfg.TopicNames(), Log: log, Clock: clk, ReadyOnMetadata: true}
+		Topics: cfg.TopicNames(), Log: log, Clock: clk, ReadyOnMetadata: true, ReadTopicSettings: true}
 	early := clients.Unconnected()
 	earlyCtx, cancelEarly := context.WithCancel(ctx)
 	defer cancelEarly()
@@ -139,7 +139,7 @@ func seedTopics(cfg *settings.Config) []string {
 func (g realGates) topics(ctx context.Context, st *state) error {
 	ahead := g.coordinatorAhead(ctx, st)
 	tg := &gate.TopicGate{Admin: st.clients.Admin, Client: st.clients.AdminClient, Config: st.clients.AdminConfig, Specs: st.cfg.Topics, Log: g.log, Clock: g.clock, Create: true,
-		Live: st.live, Seen: st.seen, Views: st.views}
+		Live: st.live, Seen: st.seen, Views: st.views, Settings: st.settingsSeen}
 	if _, err := tg.Ensure(ctx); err != nil {
 		ahead.stop()
 		return err

@@ -62,6 +62,9 @@ type state struct {
 	// views are the live brokers' own metadata answers of the brokers
 	// step, for the topics step's first look at every broker's view.
 	views map[int32]*sarama.MetadataResponse
+	// settingsSeen are the internal topics' settings the brokers step
+	// read, for the topics step's first look.
+	settingsSeen *gate.TopicSettings
 	// coordinator is the coordinator step's check, started by the topics
 	// step beside its own.
 	coordinator *checkAhead
