@@ -204,15 +204,6 @@ func readTopicSettingsVia(b *sarama.Broker, names []string) *TopicSettings {
 	return out
 }
 
-// takeSettings returns Settings once, then nil.
-func (g *TopicGate) takeSettings() *TopicSettings {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	s := g.Settings
-	g.Settings = nil
-	return s
-}
-
 // seenTopics is the first look's metadata from Seen, when Seen shows every
 // internal topic without an error; nil otherwise.
 func (g *TopicGate) seenTopics() map[string]*sarama.TopicMetadata {
@@ -231,22 +222,15 @@ func (g *TopicGate) seenTopics() map[string]*sarama.TopicMetadata {
 	return out
 }
 
-// takeLive returns Live once, then nil.
-func (g *TopicGate) takeLive() []kafka.Registration {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	live := g.Live
-	g.Live = nil
-	return live
-}
-
-// takeViews returns Views once, then nil.
-func (g *TopicGate) takeViews() map[int32]*sarama.MetadataResponse {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	views := g.Views
-	g.Views = nil
-	return views
+// take returns *v and clears it, under mu: what the brokers step read
+// serves the first look only (Live, Views, Settings); later looks ask.
+func take[T any](mu *sync.Mutex, v *T) T {
+	mu.Lock()
+	defer mu.Unlock()
+	out := *v
+	var zero T
+	*v = zero
+	return out
 }
 
 // Ensure creates missing topics (all three validated by the broker first,
@@ -427,7 +411,7 @@ func (g *TopicGate) readAhead(ctx context.Context, clk clock.Clock) *readAhead {
 	}
 	go func() {
 		defer close(a.configsDone)
-		if seen := g.takeSettings(); seen != nil && len(seen.byName) == len(all) {
+		if seen := take(&g.mu, &g.Settings); seen != nil && len(seen.byName) == len(all) {
 			a.cfgs = seen.byName
 			return
 		}
@@ -777,7 +761,7 @@ func (g *TopicGate) waitPropagated(ctx context.Context, clk clock.Clock, created
 // older than 4.0 leave fenced brokers out themselves, and those without
 // DescribeCluster answer through sarama's metadata fallback.
 func (g *TopicGate) liveBrokers() ([]kafka.Registration, error) {
-	if live := g.takeLive(); live != nil {
+	if live := take(&g.mu, &g.Live); live != nil {
 		return live, nil
 	}
 	if controller, err := g.Admin.Controller(); err == nil {
@@ -819,7 +803,7 @@ func (g *TopicGate) propagationGap(ctx context.Context, created map[string]bool)
 	}
 	mds := make([]*sarama.MetadataResponse, len(brokers))
 	errs := make([]error, len(brokers))
-	views := g.takeViews()
+	views := take(&g.mu, &g.Views)
 	var wg sync.WaitGroup
 	for i, b := range brokers {
 		if v := views[b.ID]; v != nil {
