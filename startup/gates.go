@@ -64,7 +64,7 @@ func (g realGates) settings(_ context.Context, st *state) error {
 // brokers is the brokers step (ConnectBrokers).
 func (g realGates) brokers(ctx context.Context, st *state) error {
 	st.started = g.clock.Now()
-	rep, err := connectBrokers(ctx, st.cfg, st.clients, g.log, g.clock)
+	rep, err := connectBrokers(ctx, st.cfg, st.clients, g.log, g.clock, true)
 	if err != nil {
 		return err
 	}
@@ -88,14 +88,17 @@ func (g realGates) brokers(ctx context.Context, st *state) error {
 // passed at its first look; otherwise (a cluster that was not ready then)
 // they are closed and dialed again once the gate passes, as before.
 func ConnectBrokers(ctx context.Context, cfg *settings.Config, clients *kafka.Clients, log *slog.Logger, clk clock.Clock) error {
-	_, err := connectBrokers(ctx, cfg, clients, log, clk)
+	_, err := connectBrokers(ctx, cfg, clients, log, clk, false)
 	return err
 }
 
 // connectBrokers is ConnectBrokers, with the brokers gate's last report.
-func connectBrokers(ctx context.Context, cfg *settings.Config, clients *kafka.Clients, log *slog.Logger, clk clock.Clock) (*gate.BrokerReport, error) {
+// readSettings reads the internal topics' settings beside the gate's look,
+// for a topics step that follows (run, prepare); lock acquire and apply
+// have none, and do not ask.
+func connectBrokers(ctx context.Context, cfg *settings.Config, clients *kafka.Clients, log *slog.Logger, clk clock.Clock, readSettings bool) (*gate.BrokerReport, error) {
 	bg := &gate.BrokerGate{Config: clients.MemberConfig, Bootstrap: cfg.BootstrapServers, Expected: cfg.ExpectedBrokers,
-		Topics: cfg.TopicNames(), Log: log, Clock: clk, ReadyOnMetadata: true, ReadTopicSettings: true}
+		Topics: cfg.TopicNames(), Log: log, Clock: clk, ReadyOnMetadata: true, ReadTopicSettings: readSettings}
 	early := clients.Unconnected()
 	earlyCtx, cancelEarly := context.WithCancel(ctx)
 	defer cancelEarly()

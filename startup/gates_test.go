@@ -12,6 +12,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/connect-init/connect-init/connect/registry"
+	"github.com/connect-init/connect-init/gate"
 	"github.com/connect-init/connect-init/internal/clock"
 	"github.com/connect-init/connect-init/kafka"
 	"github.com/connect-init/connect-init/settings"
@@ -64,5 +65,44 @@ func TestConnectBrokersKeepsTheClientsDialedDuringTheGate(t *testing.T) {
 	}
 	if want, err := registry.KafkaClusterID(clients.Member, "t"); err != nil || clients.ClusterID != want {
 		t.Errorf("clients.ClusterID = %q, want the cluster's %q (%v)", clients.ClusterID, want, err)
+	}
+}
+
+// The internal topics' settings are read beside the brokers gate's look
+// for run's and prepare's topics step only: lock acquire and apply
+// (ConnectBrokers) have no topics step and do not ask.
+func TestOnlyTheTopicsStepsBrokersStepReadsTheSettings(t *testing.T) {
+	for _, readSettings := range []bool{true, false} {
+		c, err := kfake.NewCluster(kfake.NumBrokers(3), kfake.SeedTopics(1, "c", "o", "s"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var describeConfigs atomic.Int32
+		c.ControlKey(int16(kmsg.DescribeConfigs), func(kmsg.Request) (kmsg.Response, error, bool) {
+			describeConfigs.Add(1)
+			return nil, nil, false
+		})
+		cfg := &settings.Config{Worker: workerconfig.Properties{}, BootstrapServers: c.ListenAddrs(), ExpectedBrokers: 3,
+			Topics: []settings.TopicSpec{{Role: settings.RoleConfig, Name: "c"}, {Role: settings.RoleOffset, Name: "o"}, {Role: settings.RoleStatus, Name: "s"}}}
+		clients, err := kafka.NewClients(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		clients.MemberConfig.Version, clients.AdminConfig.Version = sarama.MaxVersion, sarama.MaxVersion
+		var rep *gate.BrokerReport
+		if readSettings {
+			rep, err = connectBrokers(context.Background(), cfg, clients, slog.New(slog.DiscardHandler), clock.NewStepping(time.Unix(0, 0)), true)
+		} else {
+			err = ConnectBrokers(context.Background(), cfg, clients, slog.New(slog.DiscardHandler), clock.NewStepping(time.Unix(0, 0)))
+		}
+		if err != nil {
+			t.Fatalf("read settings %v: %v", readSettings, err)
+		}
+		want := map[bool]int32{true: 1, false: 0}[readSettings]
+		if n := describeConfigs.Load(); n != want || readSettings && rep.Settings == nil {
+			t.Errorf("read settings %v: %d DescribeConfigs (settings kept: %v), want %d", readSettings, n, rep != nil && rep.Settings != nil, want)
+		}
+		clients.Close()
+		c.Close()
 	}
 }
