@@ -10,6 +10,7 @@ import (
 
 	"github.com/IBM/sarama"
 
+	"github.com/connect-init/connect-init/internal/clock"
 	"github.com/connect-init/connect-init/kafka/kafkalog"
 	"github.com/connect-init/connect-init/kafka/notyet"
 )
@@ -132,8 +133,9 @@ type Store struct {
 	Topic   string
 	// ReplicationFactor of the topic when created (-1: broker default).
 	ReplicationFactor int16
-	// Now is the clock RewriteAfter is judged on (nil: time.Now).
-	Now func() time.Time
+	// Clock judges RewriteAfter and paces the looks again at "not yet"
+	// answers (nil: the system clock).
+	Clock clock.Clock
 }
 
 // RewriteAfter is the age after which a start rewrites a worker record
@@ -146,16 +148,28 @@ type Store struct {
 // host names the container of the last write.
 const RewriteAfter = time.Hour
 
-func (s *Store) now() time.Time {
-	if s.Now != nil {
-		return s.Now()
-	}
-	return time.Now()
-}
+func (s *Store) now() time.Time { return clock.Or(s.Clock).Now() }
 
 // Read returns the registry's view of group within Kafka cluster
-// kafkaClusterID. A missing topic is an empty view, not an error.
+// kafkaClusterID. A missing topic is an empty view, not an error. An
+// answer that means "not yet" is asked again (lookingAgain): on a new
+// cluster the topic was created a moment ago, and its leader may not know
+// it leads yet. A registration given up for that left a worker of the
+// first bring-up unverified for good, so the group never looked open and
+// seven of eight workers joined one at a time (issue 39's bench, 36 s
+// against 24 s).
 func (s *Store) Read(ctx context.Context, kafkaClusterID, group string) (*View, error) {
+	var v *View
+	err := s.lookingAgain(ctx, func() error {
+		var err error
+		v, err = s.read(ctx, kafkaClusterID, group)
+		return err
+	})
+	return v, err
+}
+
+// read is one Read.
+func (s *Store) read(ctx context.Context, kafkaClusterID, group string) (*View, error) {
 	v := &View{Topic: s.Topic, Exists: true, Claims: []Claim{}, Workers: []Worker{}}
 	claims := map[string]Claim{}
 	workers := map[string]Worker{}
@@ -323,7 +337,7 @@ func (s *Store) registerOver(ctx context.Context, v *View, me Cluster, url, host
 		wv.FirstSeenMs = w.FirstSeen.UnixMilli()
 	}
 	msgs = append(msgs, s.message(workerKey(me, url), wv))
-	if err := s.sendLookingAgain(ctx, msgs); err != nil {
+	if err := s.lookingAgain(ctx, func() error { return s.send(msgs) }); err != nil {
 		return nil, err
 	}
 	return s.confirmRegistration(ctx, me, url, reg)
@@ -395,28 +409,32 @@ func (s *Store) tombstone(key []byte) *sarama.ProducerMessage {
 	return &sarama.ProducerMessage{Topic: s.Topic, Partition: 0, Key: sarama.ByteEncoder(key)}
 }
 
-// registryWriteWait bounds how long Register repeats a write the cluster
-// answered "not yet": the registry topic was often created a moment ago,
-// and a broker whose metadata lags the create answers
+// notYetWait bounds how long the registry repeats a read or a write the
+// cluster answered "not yet": the registry topic was often created a
+// moment ago, and a broker whose metadata lags the create answers
 // UNKNOWN_TOPIC_OR_PARTITION (seen on a brand-new 3.4.1 ZooKeeper-mode
-// cluster in CI: "Failed to deliver 2 messages").
-const registryWriteWait = 15 * time.Second
+// cluster in CI: "Failed to deliver 2 messages"), or its leader
+// NOT_LEADER_OR_FOLLOWER (seen when eight workers of a new cluster
+// registered at once: two gave up).
+const notYetWait = 15 * time.Second
 
-// sendLookingAgain is send, repeated while the answer is "not yet"
-// (kafka/notyet), for at most registryWriteWait or until ctx ends. The
-// records are keyed and compacted, and confirmRegistration reads them
-// back, so writing one twice is harmless.
-func (s *Store) sendLookingAgain(ctx context.Context, msgs []*sarama.ProducerMessage) error {
-	until := time.Now().Add(registryWriteWait)
+// notYetPause is the pause before asking again.
+const notYetPause = 100 * time.Millisecond
+
+// lookingAgain runs fn, again while its error means "not yet"
+// (kafka/notyet), for at most notYetWait or until ctx ends. The records
+// are keyed and compacted, and confirmRegistration reads them back, so
+// writing one twice is harmless.
+func (s *Store) lookingAgain(ctx context.Context, fn func() error) error {
+	c := clock.Or(s.Clock)
+	until := c.Now().Add(notYetWait)
 	for {
-		err := s.send(msgs)
-		if err == nil || !notyet.Is(err) || time.Now().After(until) {
+		err := fn()
+		if err == nil || !notyet.Is(err) || !c.Now().Before(until) {
 			return err
 		}
-		select {
-		case <-ctx.Done():
+		if !clock.Sleep(c, ctx.Done(), notYetPause) {
 			return err
-		case <-time.After(250 * time.Millisecond):
 		}
 	}
 }
@@ -518,10 +536,8 @@ func (s *Store) ensureTopic(ctx context.Context) error {
 				return nil
 			}
 		}
-		select {
-		case <-ctx.Done():
+		if !clock.Sleep(clock.Or(s.Clock), ctx.Done(), notYetPause) {
 			return fmt.Errorf("cluster registry: topic %q has no leader yet: %w", s.Topic, ctx.Err())
-		case <-time.After(100 * time.Millisecond):
 		}
 	}
 }

@@ -3,16 +3,27 @@ package registry
 import (
 	"context"
 	"errors"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/IBM/sarama"
 	"github.com/twmb/franz-go/pkg/kfake"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/connect-init/connect-init/internal/clock"
 )
 
 // store returns a Store on a fresh in-process Kafka (kfake): fast tests of
 // the claim rules; the real-Kafka tests are in cmd/connect-init.
 func store(t *testing.T) *Store {
+	t.Helper()
+	s, _ := storeOn(t)
+	return s
+}
+
+// storeOn is store, with its cluster for tests that answer for it.
+func storeOn(t *testing.T) (*Store, *kfake.Cluster) {
 	t.Helper()
 	c, err := kfake.NewCluster(kfake.NumBrokers(1))
 	if err != nil {
@@ -31,7 +42,7 @@ func store(t *testing.T) *Store {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &Store{Client: client, Admin: admin, Brokers: c.ListenAddrs(), Sarama: cfg, Topic: DefaultTopic, ReplicationFactor: 1}
+	return &Store{Client: client, Admin: admin, Brokers: c.ListenAddrs(), Sarama: cfg, Topic: DefaultTopic, ReplicationFactor: 1}, c
 }
 
 func cluster(config string) Cluster {
@@ -167,7 +178,7 @@ func TestRegisterOverStaleViewLosesTheRace(t *testing.T) {
 	// On a fresh view, A's worker starting again within RewriteAfter of
 	// its record writes nothing (issue 39): the view is the registry.
 	before := v.WorkerByURL("http://a1:8083/")
-	s.Now = func() time.Time { return before.LastSeen.Add(RewriteAfter - time.Minute) }
+	s.Clock = clock.NewStepping(before.LastSeen.Add(RewriteAfter - time.Minute))
 	reg, err := s.RegisterOver(ctx, v, a, "http://a1:8083/", "a2", "", true)
 	if err != nil || reg.Claimed || !reg.Unchanged || !reg.Written.Equal(before.LastSeen) {
 		t.Fatalf("A again within the hour: %+v, %v", reg, err)
@@ -177,7 +188,7 @@ func TestRegisterOverStaleViewLosesTheRace(t *testing.T) {
 	}
 	// Past RewriteAfter the record is written again, without a claim, and
 	// keeps its first registration time.
-	s.Now = func() time.Time { return before.LastSeen.Add(RewriteAfter) }
+	s.Clock = clock.NewStepping(before.LastSeen.Add(RewriteAfter))
 	reg, err = s.RegisterOver(ctx, v, a, "http://a1:8083/", "a2", "", true)
 	if err != nil || reg.Claimed || reg.Unchanged || len(reg.View.Workers) != 1 {
 		t.Fatalf("A again: %+v, %v", reg, err)
@@ -206,5 +217,69 @@ func TestRegisterRewritesAChangedRecordAtOnce(t *testing.T) {
 	}
 	if w := reg.View.WorkerByURL("http://a1:8083/"); w == nil || w.StatusTopic != "a-status-2" {
 		t.Errorf("the record was not rewritten: %+v", w)
+	}
+}
+
+// notLeaderOnce makes the leader of the registry's partition answer the
+// first fetch of it with code (a leader that does not know yet that it
+// leads a topic created a moment ago, or lags its create), and counts
+// the fetches of it.
+func notLeaderOnce(c *kfake.Cluster, code int16) *atomic.Int32 {
+	var fetches atomic.Int32
+	failed := false
+	c.ControlKey(int16(kmsg.Fetch), func(kreq kmsg.Request) (kmsg.Response, error, bool) {
+		req := kreq.(*kmsg.FetchRequest)
+		if len(req.Topics) != 1 || req.Topics[0].Topic != DefaultTopic {
+			return nil, nil, false
+		}
+		fetches.Add(1)
+		if failed {
+			return nil, nil, false
+		}
+		failed = true
+		c.KeepControl()
+		resp := req.ResponseKind().(*kmsg.FetchResponse)
+		rt := kmsg.NewFetchResponseTopic()
+		rt.Topic = DefaultTopic
+		rp := kmsg.NewFetchResponseTopicPartition()
+		rp.ErrorCode, rp.HighWatermark, rp.LastStableOffset, rp.LogStartOffset = code, -1, -1, -1
+		rp.RecordBatches = []byte{} // sarama cannot decode a null one
+		rt.Partitions = append(rt.Partitions, rp)
+		resp.Topics = append(resp.Topics, rt)
+		return resp, nil, true
+	})
+	return &fetches
+}
+
+// A registration whose read of a topic created a moment ago is answered
+// "not yet" reads again and registers. On a real new cluster (eight
+// workers at once, issue 39's bench) two workers' reads were answered
+// NOT_LEADER_OR_FOLLOWER and they gave up: unverified members for good,
+// so the group never looked open and the others joined one at a time.
+func TestRegisterReadsAgainAtANotYetAnswer(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		code sarama.KError
+	}{
+		{"not leader", sarama.ErrNotLeaderForPartition},
+		{"leader lags the create", sarama.ErrUnknownTopicOrPartition},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s, c := storeOn(t)
+			clk := clock.NewStepping(time.Date(2026, 12, 5, 0, 0, 0, 0, time.UTC))
+			s.Clock = clk
+			fetches := notLeaderOnce(c, int16(tc.code))
+			a := cluster("a-configs")
+			reg, err := s.Register(context.Background(), a, "http://a1:8083/", "a1", "", true)
+			if err != nil || !reg.Claimed || reg.View.WorkerByURL("http://a1:8083/") == nil {
+				t.Fatalf("register: %+v, %v", reg, err)
+			}
+			if n := fetches.Load(); n < 3 {
+				t.Errorf("%d fetches of the registry: want the refused one, its look again and the read-back", n)
+			}
+			if clk.Waited() < notYetPause {
+				t.Errorf("waited %v before reading again, want %v", clk.Waited(), notYetPause)
+			}
+		})
 	}
 }

@@ -186,13 +186,22 @@ func (r *reader) fetch(ctx context.Context) (*sarama.FetchResponseBlock, error) 
 	if block == nil {
 		return nil, fmt.Errorf("read %s/%d at offset %d: the broker's answer does not mention the partition", r.topic, r.partition, r.next)
 	}
+	if errors.Is(block.Err, sarama.ErrNoError) {
+		return block, nil
+	}
+	// An error of the partition (a leader moved or not yet aware that it
+	// leads, a topic created a moment ago): read the metadata again, so
+	// that the caller's next read asks the right broker. The leader's
+	// UNKNOWN_TOPIC_OR_PARTITION means the topic is gone only when the
+	// metadata says so too; otherwise the leader lags a create, which is
+	// "not yet", not a missing topic.
+	_ = r.client.RefreshMetadata(r.topic)
 	if errors.Is(block.Err, sarama.ErrUnknownTopicOrPartition) {
-		return nil, fmt.Errorf("read %s/%d at offset %d: %w: %w", r.topic, r.partition, r.next, ErrNoTopic, block.Err)
+		if _, err := r.client.Leader(r.topic, r.partition); errors.Is(err, sarama.ErrUnknownTopicOrPartition) {
+			return nil, fmt.Errorf("read %s/%d at offset %d: %w: %w", r.topic, r.partition, r.next, ErrNoTopic, block.Err)
+		}
 	}
-	if !errors.Is(block.Err, sarama.ErrNoError) {
-		return nil, fmt.Errorf("read %s/%d at offset %d: %w", r.topic, r.partition, r.next, block.Err)
-	}
-	return block, nil
+	return nil, fmt.Errorf("read %s/%d at offset %d: %w", r.topic, r.partition, r.next, block.Err)
 }
 
 // stable takes in what a read_committed answer says about transactions:
