@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -132,9 +133,15 @@ func (g *CoordinatorGate) Check(ctx context.Context) (*CoordinatorReport, error)
 	// The metadata of __consumer_offsets is read while the coordinator is
 	// asked for, not after (issue 39): it exists on every cluster that has
 	// had a group. Where it does not yet, FindCoordinator creates it and
-	// readPartition reads again.
+	// readPartition reads again. The start-up's clients read it with their
+	// first metadata (seedTopics), a moment ago: then it is not read again,
+	// a round trip less on every start.
 	ahead := make(chan error, 1)
-	go func() { ahead <- g.Client.RefreshMetadata(consumerOffsetsTopic) }()
+	if g.cached() {
+		ahead <- nil
+	} else {
+		go func() { ahead <- g.Client.RefreshMetadata(ConsumerOffsetsTopic) }()
+	}
 	coord, done := g.findCoordinator(ctx, rep)
 	if done {
 		return rep, rep.Judge(g.Strict)
@@ -170,6 +177,13 @@ func (g *CoordinatorGate) Check(ctx context.Context) (*CoordinatorReport, error)
 			"partition", rep.Partition, "replicas", fmt.Sprint(rep.Replicas), "isr", fmt.Sprint(rep.ISR))
 	}
 	return rep, nil
+}
+
+// cached says the client's metadata already holds __consumer_offsets.
+// sarama's Topics answers from its cache without asking.
+func (g *CoordinatorGate) cached() bool {
+	topics, err := g.Client.Topics()
+	return err == nil && slices.Contains(topics, ConsumerOffsetsTopic)
 }
 
 // findCoordinator asks for the group's coordinator until one answers, or
@@ -262,26 +276,26 @@ func (g *CoordinatorGate) readPartition(ctx context.Context, rep *CoordinatorRep
 		replicas []int32
 		isr      []int32
 	}
-	p, err := lookAgain(ctx, g.Clock, g.Log, step.Coordinator, consumerOffsetsTopic+" in the metadata, with a leader for the group's partition", g.Wait,
+	p, err := lookAgain(ctx, g.Clock, g.Log, step.Coordinator, ConsumerOffsetsTopic+" in the metadata, with a leader for the group's partition", g.Wait,
 		func() (partition, error) {
 			var p partition
 			if !fresh {
-				if err := g.Client.RefreshMetadata(consumerOffsetsTopic); err != nil && !errors.Is(err, sarama.ErrLeaderNotAvailable) {
+				if err := g.Client.RefreshMetadata(ConsumerOffsetsTopic); err != nil && !errors.Is(err, sarama.ErrLeaderNotAvailable) {
 					return p, err
 				}
 			}
 			fresh = false // a look that failed reads again
-			parts, err := g.Client.Partitions(consumerOffsetsTopic)
+			parts, err := g.Client.Partitions(ConsumerOffsetsTopic)
 			if err != nil {
 				return p, err
 			}
 			if len(parts) == 0 {
-				return p, &notYetGap{what: consumerOffsetsTopic + " shows no partitions yet"}
+				return p, &notYetGap{what: ConsumerOffsetsTopic + " shows no partitions yet"}
 			}
 			p.count = len(parts)
 			id := GroupPartition(g.GroupID, len(parts))
 			p.leader = -1
-			leader, err := g.Client.Leader(consumerOffsetsTopic, id)
+			leader, err := g.Client.Leader(ConsumerOffsetsTopic, id)
 			switch {
 			case err == nil:
 				p.leader = leader.ID()
@@ -290,12 +304,12 @@ func (g *CoordinatorGate) readPartition(ctx context.Context, rep *CoordinatorRep
 				// leader: a metadata read that shows none lags.
 				return p, fmt.Errorf("partition %d: %w", id, err)
 			}
-			p.replicas, _ = g.Client.Replicas(consumerOffsetsTopic, id)
-			p.isr, _ = g.Client.InSyncReplicas(consumerOffsetsTopic, id)
+			p.replicas, _ = g.Client.Replicas(ConsumerOffsetsTopic, id)
+			p.isr, _ = g.Client.InSyncReplicas(ConsumerOffsetsTopic, id)
 			return p, nil
 		})
 	if err != nil {
-		return &GateError{Gate: step.Coordinator, Err: lookFailed("describe "+consumerOffsetsTopic, err)}
+		return &GateError{Gate: step.Coordinator, Err: lookFailed("describe "+ConsumerOffsetsTopic, err)}
 	}
 	rep.Partitions = p.count
 	rep.Partition = GroupPartition(g.GroupID, p.count)
@@ -342,7 +356,7 @@ func (g *CoordinatorGate) lookAtPartition(ctx context.Context, rep *CoordinatorR
 	l, err := bounded(ctx, func() (look, error) {
 		var l look
 		var err error
-		if l.mds, err = g.Admin.DescribeTopics([]string{consumerOffsetsTopic}); err != nil {
+		if l.mds, err = g.Admin.DescribeTopics([]string{ConsumerOffsetsTopic}); err != nil {
 			return l, err
 		}
 		if g.registrations != nil {

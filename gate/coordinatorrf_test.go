@@ -47,7 +47,7 @@ func TestCoordinatorReadsTheReplicationFactorOnlyWhenQuoted(t *testing.T) {
 			md.AddBroker(b.Addr(), 1)
 			md.AddBroker("127.0.0.1:1", 2)
 			for p := range int32(50) {
-				md.AddTopicPartition(consumerOffsetsTopic, p, 1, []int32{1, 2}, c.isr, nil, sarama.ErrNoError)
+				md.AddTopicPartition(ConsumerOffsetsTopic, p, 1, []int32{1, 2}, c.isr, nil, sarama.ErrNoError)
 			}
 			b.SetHandlerByMap(map[string]sarama.MockResponse{
 				"ApiVersionsRequest": sarama.NewMockApiVersionsResponse(t).SetApiKeys([]sarama.ApiVersionsResponseKey{
@@ -73,6 +73,62 @@ func TestCoordinatorReadsTheReplicationFactorOnlyWhenQuoted(t *testing.T) {
 			}
 			if len(c.isr) < 2 && !strings.Contains(buf.String(), "offsets.topic.replication.factor=3") {
 				t.Errorf("the single-replica warning does not quote the setting:\n%s", buf)
+			}
+		})
+	}
+}
+
+// The coordinator step reads no metadata of __consumer_offsets that its
+// client already holds: the start-up's clients read it with their first
+// metadata (seedTopics), and reading it again was a round trip of every
+// start (issue 39). A client without it reads it, as before.
+func TestCoordinatorReadsNoMetadataItsClientHas(t *testing.T) {
+	const group = "connect-cluster"
+	for _, seeded := range []bool{true, false} {
+		t.Run(map[bool]string{true: "seeded", false: "not seeded"}[seeded], func(t *testing.T) {
+			b := mockKafka(t)
+			md := &sarama.MetadataResponse{Version: 7, ControllerID: 1}
+			md.AddBroker(b.Addr(), 1)
+			md.AddBroker("127.0.0.1:1", 2)
+			for p := range int32(50) {
+				md.AddTopicPartition(ConsumerOffsetsTopic, p, 1, []int32{1, 2}, []int32{1, 2}, nil, sarama.ErrNoError)
+			}
+			b.SetHandlerByMap(map[string]sarama.MockResponse{
+				"ApiVersionsRequest": sarama.NewMockApiVersionsResponse(t).SetApiKeys([]sarama.ApiVersionsResponseKey{
+					{ApiKey: 3, MinVersion: 0, MaxVersion: 7}, {ApiKey: 10, MinVersion: 0, MaxVersion: 2}, {ApiKey: 18, MinVersion: 0, MaxVersion: 3},
+				}),
+				"FindCoordinatorRequest": sarama.NewMockFindCoordinatorResponse(t).SetCoordinator(sarama.CoordinatorGroup, group, b),
+				"MetadataRequest":        sarama.NewMockWrapper(md),
+			})
+			metadataReads := func() int32 {
+				var n int32
+				for _, rr := range b.History() {
+					if _, ok := rr.Request.(*sarama.MetadataRequest); ok {
+						n++
+					}
+				}
+				return n
+			}
+			client, _ := mockClients(t, b)
+			if seeded {
+				if err := client.RefreshMetadata(ConsumerOffsetsTopic); err != nil {
+					t.Fatal(err)
+				}
+			}
+			before := metadataReads()
+			log, buf := bufferLog()
+			g := &CoordinatorGate{Client: client, Admin: quietAdmin{}, GroupID: group, Log: log, Clock: clock.NewStepping(time.Unix(0, 0)),
+				Wait: true, registrations: func() ([]kafka.Registration, error) { return nil, nil }}
+			rep, err := g.Check(context.Background())
+			if err != nil {
+				t.Fatalf("Check = %v\n%s", err, buf)
+			}
+			if rep.Partitions != 50 || rep.Leader != 1 || len(rep.ISR) != 2 {
+				t.Errorf("report %+v", rep)
+			}
+			want := map[bool]int32{true: 0, false: 1}[seeded]
+			if n := metadataReads() - before; n != want {
+				t.Errorf("%d metadata reads by the coordinator step, want %d", n, want)
 			}
 		})
 	}

@@ -102,6 +102,9 @@ func (c *lostClient) RefreshMetadata(...string) error {
 	return sarama.ErrLeaderNotAvailable
 }
 
+// Topics is the client's cache: empty, the metadata reads fail.
+func (c *lostClient) Topics() ([]string, error) { return nil, nil }
+
 // offsetsAdmin answers DescribeTopics for __consumer_offsets with the
 // group's partition as given.
 type offsetsAdmin struct {
@@ -113,7 +116,7 @@ type offsetsAdmin struct {
 }
 
 func (a *offsetsAdmin) DescribeTopics([]string) ([]*sarama.TopicMetadata, error) {
-	md := &sarama.TopicMetadata{Name: consumerOffsetsTopic}
+	md := &sarama.TopicMetadata{Name: ConsumerOffsetsTopic}
 	for i := range a.partitionsTotal {
 		p := &sarama.PartitionMetadata{ID: int32(i), Leader: 1, Replicas: []int32{1}, Isr: []int32{1}}
 		if int32(i) == a.partition {

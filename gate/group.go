@@ -628,11 +628,19 @@ func (g *GroupGate) describe(ctx context.Context) (*sarama.GroupDescription, err
 	return nil, fmt.Errorf("describe group %q: the coordinator's answer does not mention the group", g.GroupID)
 }
 
-// ConfigEndOffsets reads the config topic's partition 0 end offset twice
-// from its leader: read_uncommitted (the high watermark) and read_committed
-// (the last stable offset). They differ while a transaction on the config
-// topic is open; doctor reads them again later to tell a hanging
-// transaction from a short one.
+// ConfigEndOffsets reads the config topic's partition 0 high watermark
+// and last stable offset from its leader. They differ while a transaction
+// on the config topic is open; doctor reads them again later to tell a
+// hanging transaction from a short one.
+//
+// One fetch answers both (every fetch answer carries the partition's high
+// watermark and last stable offset; read_committed, so the last stable
+// offset is the one a read_committed consumer stops at), where two
+// ListOffsets (read_uncommitted, then read_committed) were two round trips
+// of every start (issue 39). The fetch asks for one byte from offset 0, so
+// the answer holds at most the log's first batch. A log that no longer
+// starts at 0, or an answer without a last stable offset, is read with the
+// two ListOffsets.
 func (g *GroupGate) ConfigEndOffsets(ctx context.Context) (hw, lso int64, err error) {
 	if g.Client == nil {
 		return -1, -1, errors.New("no client to read the config topic's offsets with")
@@ -652,6 +660,21 @@ func (g *GroupGate) ConfigEndOffsets(ctx context.Context) (hw, lso int64, err er
 			_ = g.Client.RefreshMetadata(g.ConfigTopic)
 		}
 	}()
+	req := &sarama.FetchRequest{Version: 11, MaxWaitTime: 0, MinBytes: 0, MaxBytes: 1, Isolation: sarama.ReadCommitted}
+	req.AddBlock(g.ConfigTopic, 0, 0, 1, -1)
+	resp, err := leader.Fetch(req)
+	if err != nil {
+		return -1, -1, fmt.Errorf("end offsets of config topic %q: %w", g.ConfigTopic, err)
+	}
+	b := resp.GetBlock(g.ConfigTopic, 0)
+	switch {
+	case b == nil:
+		return -1, -1, fmt.Errorf("end offsets of config topic %q: no answer for partition 0", g.ConfigTopic)
+	case b.Err == sarama.ErrNoError && b.LastStableOffset >= 0:
+		return b.HighWaterMarkOffset, b.LastStableOffset, nil
+	case b.Err != sarama.ErrNoError && b.Err != sarama.ErrOffsetOutOfRange:
+		return -1, -1, fmt.Errorf("end offsets of config topic %q: %w", g.ConfigTopic, b.Err)
+	}
 	read := func(level sarama.IsolationLevel) (int64, error) {
 		req := sarama.NewOffsetRequest(sarama.MaxVersion)
 		req.IsolationLevel = level

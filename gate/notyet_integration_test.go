@@ -77,7 +77,7 @@ func TestBrandNewCluster(t *testing.T) {
 	t.Run("coordinator: a final answer fails at once", func(t *testing.T) {
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 		defer cancel()
-		proxy.lie(consumerOffsetsTopic, lieTopicAuthorization)
+		proxy.lie(ConsumerOffsetsTopic, lieTopicAuthorization)
 		defer proxy.truth()
 		clients := proxyClients(t, proxy)
 		log, buf := bufferLog()
@@ -177,7 +177,7 @@ func eightAtOnce(ctx context.Context, t *testing.T, c *testbed.Cluster) {
 func coordinatorThroughLie(t *testing.T, proxy *metaProxy, group string, code int16) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	proxy.lie(consumerOffsetsTopic, code)
+	proxy.lie(ConsumerOffsetsTopic, code)
 	defer proxy.truth()
 	clients := proxyClients(t, proxy)
 	log, buf := bufferLog()

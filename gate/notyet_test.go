@@ -100,7 +100,7 @@ func (quietAdmin) DescribeTopics([]string) ([]*sarama.TopicMetadata, error) {
 func offsetsMD(t *testing.T, b *sarama.MockBroker, leader int32) *sarama.MockMetadataResponse {
 	md := sarama.NewMockMetadataResponse(t).SetBroker(b.Addr(), 1).SetController(1)
 	for p := range int32(50) {
-		md.SetLeader(consumerOffsetsTopic, p, leader)
+		md.SetLeader(ConsumerOffsetsTopic, p, leader)
 	}
 	return md
 }
@@ -207,7 +207,7 @@ func TestCoordinatorGateFailsAtOnceOnFinalAnswers(t *testing.T) {
 		b.SetHandlerByMap(map[string]sarama.MockResponse{
 			"ApiVersionsRequest":     sarama.NewMockApiVersionsResponse(t).SetApiKeys(keys),
 			"FindCoordinatorRequest": sarama.NewMockFindCoordinatorResponse(t).SetCoordinator(sarama.CoordinatorGroup, group, b),
-			"MetadataRequest":        unknownMD(t, b).SetError(consumerOffsetsTopic, sarama.ErrTopicAuthorizationFailed),
+			"MetadataRequest":        unknownMD(t, b).SetError(ConsumerOffsetsTopic, sarama.ErrTopicAuthorizationFailed),
 		})
 		client, admin := mockClients(t, b)
 		clk := clock.NewStepping(time.Unix(0, 0))

@@ -33,9 +33,12 @@ const (
 	TopicError                    TopicOutcome = "error"
 	cleanupPolicy                              = "cleanup.policy"
 	minInsyncReplicas                          = "min.insync.replicas"
-	consumerOffsetsTopic                       = "__consumer_offsets"
 	offsetsTopicReplicationFactor              = "offsets.topic.replication.factor"
 )
+
+// ConsumerOffsetsTopic is Kafka's topic of group offsets and metadata,
+// whose partition for the group decides its coordinator.
+const ConsumerOffsetsTopic = "__consumer_offsets"
 
 // TopicResult is the typed result for one internal topic.
 type TopicResult struct {

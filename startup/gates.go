@@ -129,10 +129,13 @@ func connectBrokers(ctx context.Context, cfg *settings.Config, clients *kafka.Cl
 }
 
 // seedTopics are the topics the clients' first metadata read asks for:
-// the internal topics, and the cluster registry's, which the group step
-// reads (its own metadata read was a round trip of every start, issue 39).
+// the internal topics, the cluster registry's, which the group step reads,
+// and __consumer_offsets, whose partition for the group the coordinator
+// step checks (their own metadata reads were round trips of every start,
+// issue 39). On a new cluster the last two do not exist yet: a "not yet"
+// answer for them leaves their steps to read again.
 func seedTopics(cfg *settings.Config) []string {
-	return append(cfg.TopicNames(), gate.RegistryTopic(cfg))
+	return append(cfg.TopicNames(), gate.RegistryTopic(cfg), gate.ConsumerOffsetsTopic)
 }
 
 // topics is the topics gate: the internal topics exist and are right.
