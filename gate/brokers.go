@@ -385,7 +385,11 @@ func (g *BrokerGate) Probe(ctx context.Context) *BrokerReport {
 	rep.Metadata = md
 	rep.ControllerID = md.ControllerID
 	settingsRead := make(chan *TopicSettings, 1)
-	if g.ReadTopicSettings && len(g.Topics) > 0 && showsAll(md, g.Topics) {
+	// Only a look that can be ready reads them: the metadata lists the
+	// live brokers only, so one that lists fewer than expected cannot, and
+	// its read would be one request more at every look while a broker is
+	// missing.
+	if g.ReadTopicSettings && len(g.Topics) > 0 && len(md.Brokers) >= g.Expected && showsAll(md, g.Topics) {
 		go func() {
 			s, _ := bounded(ctx, func() (*TopicSettings, error) { return readTopicSettingsVia(conn.Broker, g.Topics), nil })
 			settingsRead <- s

@@ -288,13 +288,21 @@ func TestProbeAsksTheModeOnlyWhenItIsUsed(t *testing.T) {
 // With ReadTopicSettings the probe reads the internal topics' settings over
 // the connection that answered the metadata, beside the pings, when that
 // answer shows them all (issue 39); when it misses one, it asks nothing
-// and leaves them to the topics step.
+// and leaves them to the topics step; nor when the answer lists fewer
+// brokers than expected (it lists the live ones only: the look cannot be
+// ready, and the read would be wasted at every look while a broker is
+// missing).
 func TestProbeReadsTheTopicSettingsBeside(t *testing.T) {
 	for _, c := range []struct {
-		name  string
-		shown []string
-		want  bool
-	}{{"every topic shown", []string{"c", "o", "s"}, true}, {"one topic missing", []string{"c", "o"}, false}} {
+		name     string
+		shown    []string
+		expected int
+		want     bool
+	}{
+		{"every topic shown", []string{"c", "o", "s"}, 1, true},
+		{"one topic missing", []string{"c", "o"}, 1, false},
+		{"a broker missing", []string{"c", "o", "s"}, 2, false},
+	} {
 		t.Run(c.name, func(t *testing.T) {
 			b := probeBroker(t, 1)
 			md := sarama.NewMockMetadataResponse(t).SetController(1).SetBroker(b.Addr(), 1)
@@ -312,11 +320,11 @@ func TestProbeReadsTheTopicSettingsBeside(t *testing.T) {
 				"MetadataRequest":        md,
 				"DescribeConfigsRequest": sarama.NewMockWrapper(dc),
 			})
-			g := &BrokerGate{Config: mockConfig(), Bootstrap: []string{b.Addr()}, Expected: 1, Topics: []string{"c", "o", "s"},
+			g := &BrokerGate{Config: mockConfig(), Bootstrap: []string{b.Addr()}, Expected: c.expected, Topics: []string{"c", "o", "s"},
 				Log: slog.New(slog.DiscardHandler), Clock: clock.NewStepping(time.Unix(0, 0)), ReadyOnMetadata: true, ReadTopicSettings: true}
 			rep := g.Probe(context.Background())
-			if !rep.Ready {
-				t.Fatalf("probe %+v, want ready", rep)
+			if rep.Ready != (c.expected == 1) {
+				t.Fatalf("probe %+v, want ready %v", rep, c.expected == 1)
 			}
 			asked := 0
 			for _, rr := range b.History() {

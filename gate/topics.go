@@ -210,7 +210,7 @@ func readTopicSettingsVia(b *sarama.Broker, names []string) *TopicSettings {
 // seenTopics is the first look's metadata from Seen, when Seen shows every
 // internal topic without an error; nil otherwise.
 func (g *TopicGate) seenTopics() map[string]*sarama.TopicMetadata {
-	if g.Seen == nil {
+	if g.Seen == nil || !showsAll(g.Seen, g.names()) {
 		return nil
 	}
 	out := map[string]*sarama.TopicMetadata{}
@@ -218,9 +218,6 @@ func (g *TopicGate) seenTopics() map[string]*sarama.TopicMetadata {
 		if errors.Is(t.Err, sarama.ErrNoError) {
 			out[t.Name] = t
 		}
-	}
-	if !g.allExist(out) {
-		return nil
 	}
 	return out
 }
