@@ -114,6 +114,16 @@ type BrokerReport struct {
 	// Settings are Topics' settings, read in this look
 	// (ReadTopicSettings); nil when not read.
 	Settings *TopicSettings `json:"-"`
+	// Coordinator is the group's coordinator, found in this look
+	// (FindCoordinator); nil when not asked or not found.
+	Coordinator *FoundCoordinator `json:"-"`
+}
+
+// FoundCoordinator is a worker group's coordinator as FindCoordinator
+// named it.
+type FoundCoordinator struct {
+	ID   int32
+	Addr string
 }
 
 // UpCount counts reachable brokers.
@@ -214,6 +224,16 @@ type BrokerGate struct {
 	// look, which asked them in a round trip of its own on every start
 	// (issue 39).
 	ReadTopicSettings bool
+	// FindCoordinator, a worker group.id, asks for the group's coordinator
+	// over the same connection, beside the pings, when the answer lists
+	// every expected broker (BrokerReport.Coordinator): the coordinator
+	// step, which asked over a connection of its own once the clients'
+	// handshakes were done, a round trip in a row of every start (issue
+	// 39). Only then: on a new cluster FindCoordinator makes the brokers
+	// create __consumer_offsets, which must wait until every expected
+	// broker is registered, or its partitions would crowd on those that
+	// are.
+	FindCoordinator string
 	// QuorumWait bounds one DescribeQuorum (default DefaultQuorumWait).
 	QuorumWait   time.Duration
 	lastQuorum   *QuorumReport
@@ -389,13 +409,40 @@ func (g *BrokerGate) Probe(ctx context.Context) *BrokerReport {
 	// live brokers only, so one that lists fewer than expected cannot, and
 	// its read would be one request more at every look while a broker is
 	// missing.
+	settingsDone := make(chan struct{}) // closed once the settings' request is over
 	if g.ReadTopicSettings && len(g.Topics) > 0 && len(md.Brokers) >= g.Expected && showsAll(md, g.Topics) {
 		go func() {
+			defer close(settingsDone)
 			s, _ := bounded(ctx, func() (*TopicSettings, error) { return readTopicSettingsVia(conn.Broker, g.Topics), nil })
 			settingsRead <- s
 		}()
 	} else {
+		close(settingsDone)
 		settingsRead <- nil
+	}
+	coordinatorFound := make(chan *FoundCoordinator, 1)
+	if g.FindCoordinator != "" && len(md.Brokers) >= g.Expected {
+		// Over the second server's connection when it answers before the
+		// first one's is free again (the settings go over that one, and
+		// sarama's connection serves one request at a time); otherwise
+		// over the first one's.
+		go func() {
+			via := conn.Broker
+			select {
+			case c, ok := <-boot.spare:
+				if ok && c != nil {
+					defer c.Close()
+					via = c.Broker
+				}
+			case <-settingsDone:
+				closeSpare(boot.spare)
+			}
+			c, _ := bounded(ctx, func() (*FoundCoordinator, error) { return findCoordinatorVia(via, g.FindCoordinator), nil })
+			coordinatorFound <- c
+		}()
+	} else {
+		closeSpare(boot.spare)
+		coordinatorFound <- nil
 	}
 	// The pings of every broker in the metadata go at once (one after the
 	// other they were rounds of connections on every start, issue 39);
@@ -505,7 +552,20 @@ func (g *BrokerGate) Probe(ctx context.Context) *BrokerReport {
 	rep.Absent = replicaAbsent(g.absent(statuses, regs, fencedKnown), statuses, md, g.seen)
 	rep.Quorum = g.quorum(ctx, rep, mdAddr, clock.Or(g.Clock).Now())
 	rep.Settings = <-settingsRead // before the connection closes
+	rep.Coordinator = <-coordinatorFound
 	return rep
+}
+
+// findCoordinatorVia asks b for group's coordinator; nil when the answer
+// names none (COORDINATOR_NOT_AVAILABLE while the cluster creates
+// __consumer_offsets, an ACL): the coordinator step then asks, and says
+// why.
+func findCoordinatorVia(b *sarama.Broker, group string) *FoundCoordinator {
+	resp, err := b.FindCoordinator(&sarama.FindCoordinatorRequest{Version: 2, CoordinatorKey: group, CoordinatorType: sarama.CoordinatorGroup})
+	if err != nil || resp.Err != sarama.ErrNoError || resp.Coordinator == nil {
+		return nil
+	}
+	return &FoundCoordinator{ID: resp.Coordinator.ID(), Addr: resp.Coordinator.Addr()}
 }
 
 // showsAll reports whether md shows every one of topics without an error.
@@ -653,10 +713,24 @@ type bootstrapAnswer struct {
 	// reached has, per bootstrap address, the outcome of its request;
 	// each channel gets one value.
 	reached map[string]chan bootReply
+	// spare gets the connection of the second server that answered, and
+	// is closed once every server has answered (empty when none other
+	// did); whoever receives a connection closes it. Set with conn.
+	spare chan *kafka.Conn
 	// errs and permanent say why none answered: per address, and whether
 	// every one of them refused us for good.
 	errs      map[string]string
 	permanent bool
+}
+
+// closeSpare closes the spare connection when it comes, for a probe
+// that did not take it.
+func closeSpare(spare <-chan *kafka.Conn) {
+	go func() {
+		if c, ok := <-spare; ok && c != nil {
+			c.Close()
+		}
+	}()
 }
 
 // bootstrapMetadata asks all bootstrap servers in parallel and keeps the
@@ -708,16 +782,25 @@ func (g *BrokerGate) bootstrapMetadata(ctx context.Context) bootstrapAnswer {
 		if r.err == nil {
 			ans.md, ans.addr, ans.conn, ans.errs, ans.permanent = r.md, r.addr, r.conn, nil, false
 			// The rest answer in the background: their outcomes are the
-			// pings of their brokers; their connections are not needed.
-			go func(left int) {
+			// pings of their brokers; the second one's connection is the
+			// spare, the others' are not needed.
+			ans.spare = make(chan *kafka.Conn, 1)
+			go func(left int, spare chan<- *kafka.Conn) {
+				defer close(spare)
+				offered := false
 				for range left {
 					r := <-results
 					if r.conn != nil {
-						r.conn.Close()
+						if offered {
+							r.conn.Close()
+						} else {
+							spare <- r.conn
+							offered = true
+						}
 					}
 					ans.reached[r.addr] <- bootReply{r.md, r.err}
 				}
-			}(len(addrs) - n - 1)
+			}(len(addrs)-n-1, ans.spare)
 			return ans
 		}
 		ans.errs[r.addr] = kafka.ExplainWith(r.err, g.Config)

@@ -120,6 +120,9 @@ type CoordinatorGate struct {
 	// it). Otherwise it is read only when a check's finding quotes it: on a
 	// healthy cluster it was a round trip of every start (issue 39).
 	ReadReplicationFactor bool
+	// Known is the coordinator the brokers step found
+	// (BrokerGate.FindCoordinator); nil asks for it.
+	Known *FoundCoordinator
 
 	// registrations lists the registered brokers with their fenced flag;
 	// nil asks the admin client's controller (DescribeClusterVia). Tests
@@ -142,14 +145,18 @@ func (g *CoordinatorGate) Check(ctx context.Context) (*CoordinatorReport, error)
 	} else {
 		go func() { ahead <- g.Client.RefreshMetadata(ConsumerOffsetsTopic) }()
 	}
-	coord, done := g.findCoordinator(ctx, rep)
-	if done {
-		return rep, rep.Judge(g.Strict)
+	if k := g.Known; k != nil {
+		rep.CoordinatorID, rep.CoordinatorAddr = k.ID, k.Addr
+	} else {
+		coord, done := g.findCoordinator(ctx, rep)
+		if done {
+			return rep, rep.Judge(g.Strict)
+		}
+		rep.DownReplicas = nil
+		rep.FindError = ""
+		rep.CoordinatorID = coord.ID()
+		rep.CoordinatorAddr = coord.Addr()
 	}
-	rep.DownReplicas = nil
-	rep.FindError = ""
-	rep.CoordinatorID = coord.ID()
-	rep.CoordinatorAddr = coord.Addr()
 	var fresh bool
 	select {
 	case err := <-ahead:

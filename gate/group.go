@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"sort"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/IBM/sarama"
@@ -234,6 +235,12 @@ type GroupGate struct {
 	// blame until ctx's deadline, so run waits for calm; doctor does not.
 	ConfirmEvery, StormWindow time.Duration
 	UntilCalm                 bool
+
+	// coordinator is the coordinator the brokers step found
+	// (UseCoordinator): DescribeGroups goes to it without asking sarama's
+	// client, which would ask FindCoordinator again. Dropped at the first
+	// failed answer, after which the client looks it up as before.
+	coordinator atomic.Pointer[FoundCoordinator]
 
 	// describeFn, offsetsFn, identityFn and registerFn replace the Kafka
 	// calls in unit tests.
@@ -584,7 +591,7 @@ func taskNamesOrNil(ts []proto.TaskID) []string {
 // with Client (refreshed when the coordinator moved) or, without a Client,
 // through Admin. A group the coordinator does not know is reported with
 // state NotFound rather than as an error.
-func (g *GroupGate) describe(ctx context.Context) (*sarama.GroupDescription, error) {
+func (g *GroupGate) describe(ctx context.Context) (d *sarama.GroupDescription, err error) {
 	var groups []*sarama.GroupDescription
 	if g.Client == nil {
 		var err error
@@ -592,7 +599,7 @@ func (g *GroupGate) describe(ctx context.Context) (*sarama.GroupDescription, err
 			return nil, fmt.Errorf("describe group %q: %w", g.GroupID, err)
 		}
 	} else {
-		coord, err := g.Client.Coordinator(g.GroupID)
+		coord, err := g.coordinatorBroker()
 		if err != nil {
 			return nil, fmt.Errorf("find coordinator of group %q: %w", g.GroupID, err)
 		}
@@ -600,11 +607,17 @@ func (g *GroupGate) describe(ctx context.Context) (*sarama.GroupDescription, err
 		resp, err := coord.DescribeGroups(&sarama.DescribeGroupsRequest{Version: 5, Groups: []string{g.GroupID}})
 		stop()
 		if err != nil {
+			g.coordinator.Store(nil)
 			_ = g.Client.RefreshCoordinator(g.GroupID)
 			return nil, fmt.Errorf("describe group %q at coordinator %d (%s): %w", g.GroupID, coord.ID(), coord.Addr(), err)
 		}
 		groups = resp.Groups
 	}
+	defer func() {
+		if err != nil {
+			g.coordinator.Store(nil)
+		}
+	}()
 	for _, d := range groups {
 		if d.GroupId != g.GroupID {
 			continue
@@ -626,6 +639,23 @@ func (g *GroupGate) describe(ctx context.Context) (*sarama.GroupDescription, err
 		return nil, fmt.Errorf("describe group %q: %w", g.GroupID, kerr)
 	}
 	return nil, fmt.Errorf("describe group %q: the coordinator's answer does not mention the group", g.GroupID)
+}
+
+// UseCoordinator makes DescribeGroups go to c, the coordinator the
+// brokers step found (BrokerGate.FindCoordinator), until an answer fails.
+func (g *GroupGate) UseCoordinator(c *FoundCoordinator) { g.coordinator.Store(c) }
+
+// coordinatorBroker is the client's connection to the group's
+// coordinator: the one UseCoordinator named, while the client knows that
+// broker at that address, or the one sarama's client looks up.
+func (g *GroupGate) coordinatorBroker() (*sarama.Broker, error) {
+	if c := g.coordinator.Load(); c != nil {
+		if b, err := g.Client.Broker(c.ID); err == nil && b.Addr() == c.Addr {
+			return b, nil
+		}
+		g.coordinator.Store(nil)
+	}
+	return g.Client.Coordinator(g.GroupID)
 }
 
 // ConfigEndOffsets reads the config topic's partition 0 high watermark

@@ -341,3 +341,57 @@ func TestProbeReadsTheTopicSettingsBeside(t *testing.T) {
 		})
 	}
 }
+
+// With FindCoordinator the probe asks for the group's coordinator over the
+// connection that answered the metadata, beside the pings (issue 39), when
+// that answer lists every expected broker: FindCoordinator makes a new
+// cluster create __consumer_offsets, which must wait for them all. An
+// answer that names no coordinator is not kept (the coordinator step asks
+// again and says why).
+func TestProbeFindsTheCoordinatorBeside(t *testing.T) {
+	const group = "connect-cluster"
+	for _, c := range []struct {
+		name     string
+		expected int
+		answer   sarama.KError
+		asked    int
+		found    bool
+	}{
+		{"every broker listed", 1, sarama.ErrNoError, 1, true},
+		{"a broker missing", 2, sarama.ErrNoError, 0, false},
+		{"no coordinator yet", 1, sarama.ErrConsumerCoordinatorNotAvailable, 1, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			b := probeBroker(t, 1)
+			md := sarama.NewMockMetadataResponse(t).SetController(1).SetBroker(b.Addr(), 1)
+			fc := sarama.NewMockFindCoordinatorResponse(t).SetCoordinator(sarama.CoordinatorGroup, group, b)
+			if c.answer != sarama.ErrNoError {
+				fc = sarama.NewMockFindCoordinatorResponse(t).SetError(sarama.CoordinatorGroup, group, c.answer)
+			}
+			b.SetHandlerByMap(map[string]sarama.MockResponse{
+				"ApiVersionsRequest": sarama.NewMockApiVersionsResponse(t).SetApiKeys([]sarama.ApiVersionsResponseKey{
+					{ApiKey: 3, MinVersion: 0, MaxVersion: 7}, {ApiKey: 10, MinVersion: 0, MaxVersion: 2}, {ApiKey: 18, MinVersion: 0, MaxVersion: 3}}),
+				"MetadataRequest":        md,
+				"FindCoordinatorRequest": fc,
+			})
+			g := &BrokerGate{Config: mockConfig(), Bootstrap: []string{b.Addr()}, Expected: c.expected, Log: slog.New(slog.DiscardHandler),
+				Clock: clock.NewStepping(time.Unix(0, 0)), ReadyOnMetadata: true, FindCoordinator: group}
+			rep := g.Probe(context.Background())
+			asked := 0
+			for _, rr := range b.History() {
+				if r, ok := rr.Request.(*sarama.FindCoordinatorRequest); ok && r.CoordinatorKey == group {
+					asked++
+				}
+			}
+			if asked != c.asked {
+				t.Errorf("FindCoordinator asked %d times, want %d", asked, c.asked)
+			}
+			if got := rep.Coordinator != nil; got != c.found {
+				t.Fatalf("coordinator %+v, want found %v", rep.Coordinator, c.found)
+			}
+			if c.found && (rep.Coordinator.ID != 1 || rep.Coordinator.Addr != b.Addr()) {
+				t.Errorf("coordinator %+v, want broker 1 at %s", rep.Coordinator, b.Addr())
+			}
+		})
+	}
+}

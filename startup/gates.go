@@ -73,7 +73,7 @@ func (g realGates) brokers(ctx context.Context, st *state) error {
 			st.live = append(st.live, kafka.Registration{ID: b.ID, Addr: b.Addr})
 		}
 	}
-	st.seen, st.views, st.settingsSeen = rep.Metadata, rep.Views, rep.Settings
+	st.seen, st.views, st.settingsSeen, st.coordinatorSeen = rep.Metadata, rep.Views, rep.Settings, rep.Coordinator
 	return nil
 }
 
@@ -93,12 +93,15 @@ func ConnectBrokers(ctx context.Context, cfg *settings.Config, clients *kafka.Cl
 }
 
 // connectBrokers is ConnectBrokers, with the brokers gate's last report.
-// readSettings reads the internal topics' settings beside the gate's look,
-// for a topics step that follows (run, prepare); lock acquire and apply
-// have none, and do not ask.
-func connectBrokers(ctx context.Context, cfg *settings.Config, clients *kafka.Clients, log *slog.Logger, clk clock.Clock, readSettings bool) (*gate.BrokerReport, error) {
+// readAhead reads, beside the gate's look, the internal topics' settings
+// and the group's coordinator, for the topics and coordinator steps that
+// follow (run, prepare); lock acquire and apply have none, and do not ask.
+func connectBrokers(ctx context.Context, cfg *settings.Config, clients *kafka.Clients, log *slog.Logger, clk clock.Clock, readAhead bool) (*gate.BrokerReport, error) {
 	bg := &gate.BrokerGate{Config: clients.MemberConfig, Bootstrap: cfg.BootstrapServers, Expected: cfg.ExpectedBrokers,
-		Topics: cfg.TopicNames(), Log: log, Clock: clk, ReadyOnMetadata: true, ReadTopicSettings: readSettings}
+		Topics: cfg.TopicNames(), Log: log, Clock: clk, ReadyOnMetadata: true, ReadTopicSettings: readAhead}
+	if readAhead {
+		bg.FindCoordinator = cfg.GroupID
+	}
 	early := clients.Unconnected()
 	earlyCtx, cancelEarly := context.WithCancel(ctx)
 	defer cancelEarly()
@@ -167,7 +170,7 @@ func (g realGates) coordinator(ctx context.Context, st *state) error {
 
 func (g realGates) checkCoordinator(ctx context.Context, st *state) error {
 	cg := &gate.CoordinatorGate{Client: st.clients.Member, Admin: st.clients.Admin, GroupID: st.cfg.GroupID, Log: g.log, Clock: g.clock,
-		Strict: st.cfg.Settings.Strict, Wait: true}
+		Strict: st.cfg.Settings.Strict, Wait: true, Known: st.coordinatorSeen}
 	_, err := cg.Check(ctx)
 	return err
 }
@@ -210,6 +213,7 @@ func (a *checkAhead) stop() {
 // cluster registry (Identity.Register).
 func (g realGates) group(ctx context.Context, st *state) error {
 	gg := gate.NewGroupGate(st.cfg, st.clients, g.log, g.clock)
+	gg.UseCoordinator(st.coordinatorSeen)
 	gg.Identity.Register = true
 	gg.UntilCalm = true // a rolling start settles: wait for it, within the timeout
 	rep, err := gg.Check(ctx)

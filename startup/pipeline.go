@@ -65,6 +65,9 @@ type state struct {
 	// settingsSeen are the internal topics' settings the brokers step
 	// read, for the topics step's first look.
 	settingsSeen *gate.TopicSettings
+	// coordinatorSeen is the group's coordinator the brokers step found,
+	// for the coordinator and group steps (nil: they ask).
+	coordinatorSeen *gate.FoundCoordinator
 	// coordinator is the coordinator step's check, started by the topics
 	// step beside its own.
 	coordinator *checkAhead
