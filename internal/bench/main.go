@@ -41,12 +41,15 @@ type options struct {
 	out         string
 	reactRuns   int
 	bringupRuns int
-	contenders  int
-	only        string
-	keep        bool
-	baseline    string
-	serve       bool
-	scenarios   string
+	// restartRounds is -restart-rounds: restarts per variant of the
+	// restart rows.
+	restartRounds int
+	contenders    int
+	only          string
+	keep          bool
+	baseline      string
+	serve         bool
+	scenarios     string
 	// workers is -bringup-workers: the group sizes of row 3.
 	workers string
 }
@@ -58,6 +61,7 @@ func main() {
 	flag.StringVar(&o.out, "out", defaultOut, "markdown file to write (relative to the repository root)")
 	flag.IntVar(&o.reactRuns, "reaction-runs", 4, "repetitions of the reaction-time measurement (row 2)")
 	flag.IntVar(&o.bringupRuns, "bringup-runs", 2, "repetitions of each bring-up scenario (row 3)")
+	flag.IntVar(&o.restartRounds, "restart-rounds", defaultRestartRounds, "restarts of each variant in the restart rows (Swarm and Compose)")
 	flag.IntVar(&o.contenders, "contenders", 32, "startup-lock contenders (row 5)")
 	flag.StringVar(&o.only, "only", "", "comma-separated subset of rows to run: overhead,reaction,bringup,lockscale,swarm,restart,repair,plugins,apply (default all)")
 	flag.BoolVar(&o.keep, "keep", false, "keep the work directory (logs of brokers, workers and connect-init)")

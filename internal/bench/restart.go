@@ -26,9 +26,13 @@ var restartVariants = []restartVariant{
 	{id: "exec", what: "connect-init, CONNECT_INIT_LOCK_MODE=exec", env: []string{"CONNECT_INIT_LOCK_MODE=exec"}},
 }
 
-// restartRounds is how many restarts each variant gets; the variants
-// alternate round by round.
-const restartRounds = 3
+// defaultRestartRounds is how many restarts each variant gets
+// (-restart-rounds); the variants alternate round by round. A restart's
+// time has a sawtooth of Connect's own: the surviving worker sees the new
+// one's join at its next heartbeat (heartbeat.interval.ms, 3 s), so a
+// round lands on one tick or the next, 3 s apart, and three rounds gave
+// medians that moved by 2-3 s from one run to the next (docs/benchmarks.md).
+const defaultRestartRounds = 7
 
 // benchRestart is the restart row: in a real single-node Docker Swarm
 // (internal/containerbed), one running 2-worker group per variant (a
@@ -40,7 +44,7 @@ const restartRounds = 3
 // worker's container (inside the overlay network). The variants
 // alternate round by round; each restart's start-up profile line is kept
 // for the breakdown.
-func benchRestart(ctx context.Context, _ *bed, _ options, rep *report) error {
+func benchRestart(ctx context.Context, _ *bed, o options, rep *report) error {
 	progress("starting the container test bed (dockerd, swarm, image, 3 brokers as services)")
 	sctx, cancel := context.WithTimeout(ctx, 10*time.Minute)
 	cb, err := containerbed.Start(sctx)
@@ -68,7 +72,7 @@ func benchRestart(ctx context.Context, _ *bed, _ options, rep *report) error {
 	}
 	took := map[string][]float64{}
 	profs := map[string]profiles{}
-	for r := 0; r < restartRounds; r++ {
+	for r := 0; r < o.restartRounds; r++ {
 		for i := range restartVariants {
 			v := restartVariants[(r+i)%len(restartVariants)]
 			d, logs, err := restartOnce(ctx, restartName(v))
@@ -84,7 +88,7 @@ func benchRestart(ctx context.Context, _ *bed, _ options, rep *report) error {
 		}
 	}
 	restartRows(rep, "swarm", "Swarm (per-task address, replicas 2), one worker stopped (SIGTERM) and restarted by the restart policy", took, profs)
-	return benchRestartCompose(ctx, cb, rep)
+	return benchRestartCompose(ctx, cb, o.restartRounds, rep)
 }
 
 // restartRows adds one row per variant (bare first) and the connect-init
@@ -110,7 +114,7 @@ func restartRows(rep *report, layout, what string, took map[string][]float64, pr
 // connect-1` restarts it (docker restart: SIGTERM, then start the same
 // container again), timed from the restart to its /health 200 asked from
 // the other worker. The variants alternate round by round.
-func benchRestartCompose(ctx context.Context, cb *containerbed.Bed, rep *report) error {
+func benchRestartCompose(ctx context.Context, cb *containerbed.Bed, rounds int, rep *report) error {
 	names := func(v restartVariant) [2]string {
 		p := containerbed.StackPrefix + "-rc-" + v.id
 		return [2]string{p + "-1", p + "-2"}
@@ -137,7 +141,7 @@ func benchRestartCompose(ctx context.Context, cb *containerbed.Bed, rep *report)
 	}
 	took := map[string][]float64{}
 	profs := map[string]profiles{}
-	for r := 0; r < restartRounds; r++ {
+	for r := 0; r < rounds; r++ {
 		for i := range restartVariants {
 			v := restartVariants[(r+i)%len(restartVariants)]
 			n := names(v)
