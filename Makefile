@@ -8,7 +8,7 @@ GOBIN := $(shell $(GO) env GOPATH)/bin
 # "context deadline exceeded" when a duration runs out (golang/go#75804).
 FUZZTIME ?= 50000x
 
-.PHONY: build jar deps demo test unit lint integration containers smoke-3x smoke-zk fuzz bench chaos rolling monitoring release release-check reproducible clean
+.PHONY: build jar deps demo test unit lint integration containers smoke-3x smoke-zk fuzz bench chaos rolling monitoring live-storm release release-check reproducible clean
 
 ## build: the static binary, version stamped
 build:
@@ -166,6 +166,15 @@ monitoring:
 	mkdir -p bin
 	$(GO) test -tags 'integration monitoring' -count=1 -p 1 -timeout 45m -run 'TestAlertsFireOnIncidents|TestWatcherMemory' -v ./internal/monitoring/ | tee bin/monitoring.log; \
 	exit $${PIPESTATUS[0]}
+
+## live-storm: incident 1 while it happens (issue 47), STORM_ROUNDS rounds (default 10) at random phases of the
+## storm, with STORM_HOGS busy processes beside it (default 2): doctor exits 1 naming the foreign worker and run
+## refuses with the lock off, before the exec and in the worker, every round (CI runs 1 round with 1 hog)
+STORM_ROUNDS ?= 10
+STORM_HOGS ?= 2
+live-storm: jar
+	CITEST_STORM_ROUNDS=$(STORM_ROUNDS) CITEST_STORM_HOGS=$(STORM_HOGS) $(GO) test -tags integration -count=1 -timeout 60m \
+		-run '^TestLiveStormVerdictEveryPhase$$' -v ./cmd/connect-init/
 
 ## long: the integration tests kept out of CI for time (a rebalance storm, 2-3 min; real workers through a lock
 ## leader's kill -9, 1.5 min, whose ground the fault harness's short run in CI also covers; the Compose example

@@ -15,6 +15,7 @@ const (
 	IDGroupNotStable           = "group-not-stable"
 	IDGroupEmpty               = "group-empty"
 	IDGroupRebalanceStorm      = "group-rebalance-storm"
+	IDMemberBehindUnjudged     = "member-behind-unjudged"
 )
 
 // Group is what the group gate decided on about the worker group as a
@@ -82,6 +83,11 @@ type GroupMember struct {
 	Unverified bool
 	Evidence   string
 	Strict     bool
+	// BehindUnjudged: the member stayed behind the assignment until the
+	// gate's timeout without any rule reaching a verdict on it; Behind
+	// says what was seen.
+	BehindUnjudged bool
+	Behind         string
 }
 
 // fixForeign is the fix of a member of another Connect cluster.
@@ -221,6 +227,22 @@ func MemberChecks() []Check[GroupMember] {
 				return m.Message + fmt.Sprintf(" [reasons: %s; our config topic %q]", strings.Join(m.Reasons, ", "), m.ConfigTopic)
 			},
 			Fix: func(GroupMember) string { return fixForeign },
+		},
+		{
+			// Issue 47: where the evidence never comes in (the member is
+			// behind, the group never stays Stable long enough at its
+			// offset nor rebalances twice, until the timeout), a worker
+			// must not join on a guess.
+			ID: IDMemberBehindUnjudged, Severity: Error,
+			Test:    func(m GroupMember) bool { return m.BehindUnjudged && !m.Foreign },
+			Subject: func(m GroupMember) string { return m.MemberID },
+			Summary: func(m GroupMember) string {
+				return fmt.Sprintf("group member %q (%s, client host %s) stayed behind the assignment and could not be judged before the timeout", m.MemberID, orUnknown(m.URL), orUnknown(m.ClientHost))
+			},
+			Evidence: func(m GroupMember) string { return m.Behind },
+			Fix: func(m GroupMember) string {
+				return "a worker of this cluster catches up within seconds (worker.sync.timeout.ms) or leaves the group; one that stays behind while the group keeps rebalancing reads another config topic: find it by its client host and URL (its log says \"does not match group assignment ... Forcing rebalance\") and stop it, or give its cluster its own CONNECT_GROUP_ID; if it is a worker of this cluster still reading a large config topic, raise CONNECT_INIT_TIMEOUT"
+			},
 		},
 		{
 			ID: IDUnverifiedGroupMember, Severity: Warning,

@@ -63,6 +63,7 @@
 //	group-registered-to-another-cluster error          the cluster registry says another Connect cluster (another config topic) owns the group.id
 //	cluster-registry-unreadable        warning         the cluster registry could not be read, so the group is not proven this cluster's
 //	unverified-group-member            warning         a member neither the registry nor Connect's own records prove ours or foreign (an error for run and prepare with CONNECT_INIT_STRICT)
+//	member-behind-unjudged             error           a member stayed behind the assignment until the timeout without a verdict (neither 2 rebalances nor gate.BehindFor at one offset, nor caught up)
 //	member-config-offset-behind        warning         a member joined with a config offset below the assignment's (the endless rebalance loop, seen from the cluster whose topic is longer)
 //	assignment-config-mismatch         error           an assignment carries error CONFIG_MISMATCH (the leader cannot read up to a member's offset)
 //	duplicate-advertised-url           error           two members advertise the same REST URL

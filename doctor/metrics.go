@@ -45,7 +45,7 @@ func findingSeverities() map[string][]checks.Severity {
 		checks.IDGroupEmpty: {i}, plugins.IDPluginMissing: {e, w}, plugins.IDPluginMissingEverywhere: {w},
 		plugins.IDPluginVersionDiffers: {w}, plugins.IDPluginVersionUnverified: {i}, plugins.IDPluginNoManifest: {i, w},
 		plugins.IDPluginPathProblem: {w}, IDCheckFailed: {w}, IDRESTCredentialsRefused: {e},
-		checks.IDRebalanceDelayDefault: {w}, checks.IDRebalanceDelayBelowRejoin: {w},
+		checks.IDRebalanceDelayDefault: {w}, checks.IDRebalanceDelayBelowRejoin: {w}, checks.IDMemberBehindUnjudged: {e},
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 
 	"github.com/IBM/sarama"
 
+	"github.com/connect-init/connect-init/connect/proto"
 	"github.com/connect-init/connect-init/connect/registry"
 	"github.com/connect-init/connect-init/connect/store"
 )
@@ -93,6 +94,22 @@ func GroupScenarios() []GroupScenario {
 			g.describeFn = func(context.Context) (*sarama.GroupDescription, error) {
 				looks++
 				return stableGroup(worker("mine", "http://mine:8083/", int64(3+looks%2), []string{"a"}, nil, nil)), nil
+			}
+			return g
+		}},
+		{Name: "a member behind that no rule judges before the timeout", Gate: func(strict bool) *GroupGate {
+			// Seen Stable once behind the assignment, then a rebalance
+			// that never completes: neither two rebalances nor BehindFor
+			// at its offset, until the window's bound.
+			g := with(func() *identityInputs { return &identityInputs{config: cfg, view: view} }, "", mine)(strict)
+			looks := 0
+			g.describeFn = func(context.Context) (*sarama.GroupDescription, error) {
+				looks++
+				if looks == 1 {
+					return stableGroup(worker("mine", "http://mine:8083/", 4, []string{"a"}, nil, nil),
+						worker("slow", "http://slow:8083/", 2, nil, nil, func(a *proto.Assignment) { a.ConfigOffset = 4 })), nil
+				}
+				return &sarama.GroupDescription{GroupId: "connect-cluster", State: GroupPreparingRebalance, ProtocolType: "connect"}, nil
 			}
 			return g
 		}},

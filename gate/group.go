@@ -804,8 +804,19 @@ func GroupResults(rep *GroupReport, handover string, strict bool) []checks.Resul
 		out = append(out, checks.Run(checks.MemberChecks(), checks.GroupMember{MemberID: f.MemberID, URL: f.URL, ClientHost: f.ClientHost,
 			ConfigTopic: rep.ConfigTopic, Foreign: true, Reasons: f.Reasons, Message: f.Message, Strict: strict})...)
 	}
+	unjudged := map[string]bool{}
+	if w := rep.Window; w != nil {
+		for _, u := range w.Unjudged {
+			if foreign[u.MemberID] {
+				continue
+			}
+			unjudged[u.MemberID] = true
+			out = append(out, checks.Run(checks.MemberChecks(), checks.GroupMember{MemberID: u.MemberID, URL: u.URL, ClientHost: u.ClientHost,
+				ConfigTopic: rep.ConfigTopic, BehindUnjudged: true, Behind: u.unjudgedText(w.Span), Strict: strict})...)
+		}
+	}
 	for _, v := range rep.Verdicts {
-		if v.Verdict != VerdictUnverified || foreign[v.MemberID] {
+		if v.Verdict != VerdictUnverified || foreign[v.MemberID] || unjudged[v.MemberID] {
 			continue
 		}
 		out = append(out, checks.Run(checks.MemberChecks(), checks.GroupMember{MemberID: v.MemberID, URL: v.URL, ClientHost: v.ClientHost,

@@ -41,6 +41,7 @@ func TestGroupGateAndDoctorAgree(t *testing.T) {
 		"a group that never settles":                              {false, false},
 		"claimed, handed over, the old cluster's worker still in": {true, true},
 		"a group that rebalances without settling":                {true, true},
+		"a member behind that no rule judges before the timeout":  {true, true},
 	}
 	ids := groupRuleIDs()
 	scenarios := gate.GroupScenarios()
@@ -96,6 +97,7 @@ func TestGroupRefusalFixIsDoctors(t *testing.T) {
 		{checks.IDForeignGroupMember, "a URL registered for another cluster", true},
 		{checks.IDForeignGroupMember, "claimed, handed over, the old cluster's worker still in", false},
 		{checks.IDGroupRebalanceStorm, "a group that rebalances without settling", false},
+		{checks.IDMemberBehindUnjudged, "a member behind that no rule judges before the timeout", false},
 		{checks.IDRegistryUnreadable, "the registry unreadable", true},
 		{checks.IDUnverifiedGroupMember, "an unverified member", true},
 	}

@@ -35,9 +35,13 @@ type groupRefusal struct {
 //     registry, unassigned connectors): a worker joining beside it loops
 //     forever. It is the cause of a storm when there is one (the storm's
 //     evidence names it), so it comes before the storm.
-//  3. A rebalance storm with no member to blame: the group does not
+//  3. A member behind the assignment that no rule could judge before the
+//     timeout (member-behind-unjudged): the evidence never came in, and
+//     a join is not decided on a guess (issue 47). It may be the cause of
+//     a storm, so it comes before the storm.
+//  4. A rebalance storm with no member to blame: the group does not
 //     settle, and joining it now is one more rebalance.
-//  4. What is only unproven, refused under CONNECT_INIT_STRICT: the
+//  5. What is only unproven, refused under CONNECT_INIT_STRICT: the
 //     registry unreadable, members not verified as ours.
 //
 // Every refusal's fix is its results' own (checks.Result.Fix, the checks'
@@ -45,6 +49,7 @@ type groupRefusal struct {
 func groupRefusals() []groupRefusal {
 	return []groupRefusal{
 		{ids: []string{checks.IDGroupRegisteredElsewhere, checks.IDForeignGroupMember}, message: notOursMessage},
+		{ids: []string{checks.IDMemberBehindUnjudged}, message: unjudgedMessage},
 		{ids: []string{checks.IDGroupRebalanceStorm}, message: stormMessage},
 		{ids: []string{checks.IDRegistryUnreadable, checks.IDUnverifiedGroupMember}, message: unprovenMessage},
 	}
@@ -152,6 +157,13 @@ func notOursMessage(rep *GroupReport, rs []checks.Result) string {
 // no member to blame: the storm check's own summary and evidence.
 func stormMessage(_ *GroupReport, rs []checks.Result) string {
 	return rs[0].Summary + " (" + rs[0].Evidence + "); this worker does not join a group that does not settle"
+}
+
+// unjudgedMessage tells the members behind the assignment that the
+// window watched until the timeout without a verdict.
+func unjudgedMessage(rep *GroupReport, rs []checks.Result) string {
+	return fmt.Sprintf("worker group %q: %d member(s) behind the assignment could not be judged ours or foreign before the timeout, and this worker does not join on a guess: %s",
+		rep.GroupID, len(rs), summaries(rs))
 }
 
 // unprovenMessage tells what CONNECT_INIT_STRICT refuses: the registry

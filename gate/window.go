@@ -9,6 +9,7 @@ import (
 
 	"github.com/IBM/sarama"
 
+	"github.com/connect-init/connect-init/connect/proto"
 	"github.com/connect-init/connect-init/internal/clock"
 )
 
@@ -37,15 +38,25 @@ const (
 	// calmFor is how long a group that churned must then stay Stable and
 	// unchanged for the window to call it calm again.
 	calmFor = time.Second
-	// BehindFor is how long a Stable, unchanging group with a member
-	// behind the assignment is watched. Such a member is harmless when the
-	// records it has not read make no worker rejoin (it joined before it
-	// read them, then read up to the assignment without rejoining); when
-	// they do, a member of ours would have rejoined by then with its new
-	// offset, and one still behind after BehindFor does not read our
-	// config topic (RuleStuckBehind, identity.go). The window stays this
-	// short unless the group moves.
-	BehindFor = 2 * time.Second
+	// BehindFor is how long a member behind the assignment is watched at
+	// the same offset before the rule on it concludes. A member of ours
+	// that joined behind reads our config topic to the assignment before
+	// anything else, within worker.sync.timeout.ms (3 s by default), and
+	// then either rejoins with its new offset, when what it read makes
+	// workers rejoin (a commit, a connector added or removed), or leaves
+	// the group, when it could not read in time
+	// (DistributedHerder.handleRebalanceCompleted, readConfigToEnd,
+	// member.maybeLeaveGroup). So one still behind at the same offset
+	// after 3 s and a 2 s margin does not read our config topic when a
+	// rejoin record lies between its offset and the assignment
+	// (RuleStuckBehind, group.go), and is harmlessly behind when none
+	// does. A member watched for less is not judged yet, and the window
+	// goes on for it (unjudged).
+	BehindFor = 5 * time.Second
+	// DefaultEvidenceWait bounds the window for a member not judged yet
+	// when the context has no deadline of its own (run's and doctor's
+	// have: CONNECT_INIT_TIMEOUT).
+	DefaultEvidenceWait = 5 * time.Minute
 	// stuckRebalances is how many rebalances a member must stay behind,
 	// reporting the same config offset, to be proven not to read our
 	// config topic (RuleStuckBehind).
@@ -78,6 +89,11 @@ type GroupWindow struct {
 	// Behind are the members behind the assignment at the window's end,
 	// each with how long it was seen there at the same offset.
 	Behind []StuckMember `json:"behind"`
+	// Unjudged are the members of Behind that no rule could judge before
+	// the window's bound (the context's deadline): neither two rebalances
+	// nor BehindFor at the same offset, nor caught up. A join beside them
+	// is refused (checks.IDMemberBehindUnjudged): the evidence never came.
+	Unjudged []StuckMember `json:"unjudged,omitempty"`
 }
 
 // Storm reports whether the window saw the group rebalance StormRebalances
@@ -112,12 +128,38 @@ func (m StuckMember) String() string {
 		m.MemberID, orUnknown(m.URL), orUnknown(m.ClientHost), m.ConfigOffset, m.AssignmentOffset, m.Rebalances)
 }
 
+// unjudgedText is the evidence on a member the window could not judge.
+func (m StuckMember) unjudgedText(watched time.Duration) string {
+	return fmt.Sprintf("member %q (%s, client host %s) reported config offset %d while the assignment was at %d, across %d rebalance(s) and for %s at that offset, in a window of %s that ended at the timeout; a rule concludes after %d rebalances or %s at the same offset, or when the member catches up",
+		m.MemberID, orUnknown(m.URL), orUnknown(m.ClientHost), m.ConfigOffset, m.AssignmentOffset, m.Rebalances, m.For.Round(100*time.Millisecond),
+		watched.Round(100*time.Millisecond), stuckRebalances, BehindFor)
+}
+
 // behindTrack follows one member that reports a config offset behind the
 // assignment: since which rebalance count, and across how many.
 type behindTrack struct {
 	member     StuckMember
 	sinceCount int
 	since      time.Time
+}
+
+// judged reports whether a rule on the member can conclude: it stayed
+// behind at the same offset across stuckRebalances rebalances, or for
+// BehindFor (then the config topic tells foreign from harmlessly behind).
+// A member that caught up or left has no track at all.
+func (t *behindTrack) judged() bool {
+	return t.member.Rebalances >= stuckRebalances || t.member.For >= BehindFor
+}
+
+// trackKey is who a track follows: the worker's advertised URL, which it
+// keeps when it leaves the group and joins again under a new member id
+// (a worker that cannot read to the assignment in time leaves the group,
+// readConfigToEnd), else the member id.
+func trackKey(m proto.Member) string {
+	if u := m.URL(); u != "" {
+		return "url " + u
+	}
+	return "member " + m.MemberID
 }
 
 // windowWatch is one window's running state, from the gate's first look.
@@ -163,6 +205,7 @@ func (g *GroupGate) watchWindow(ctx context.Context, ww *windowWatch, first *sar
 		window = DefaultStormWindow
 	}
 	start := clk.Now()
+	bound := evidenceBound(ctx, clk, start)
 	// One rebalance before the first Stable snapshot is a member joining;
 	// more is churn, and calm must then last calmFor.
 	ww.churned, ww.lastChange = ww.w.Rebalances >= 2, start
@@ -182,18 +225,55 @@ func (g *GroupGate) watchWindow(ctx context.Context, ww *windowWatch, first *sar
 			ww.w.Calm = true
 			return ww.end(now)
 		}
-		if now.Sub(start) >= window && !(g.UntilCalm && ww.w.Storm() && len(ww.stuck()) == 0) {
+		if ww.done(g, now.Sub(start), window) || !now.Before(bound) {
 			return ww.end(now)
 		}
-		if !ww.churned && now.Sub(start) >= BehindFor {
-			return ww.end(now) // Stable and unchanged, a member behind: not a storm
-		}
 		if now.Sub(lastLog) >= 5*time.Second {
-			log.Info("watching the worker group: it does not settle", "group", g.GroupID, "rebalances", ww.w.Rebalances,
-				"looks", ww.w.Samples, "watched", now.Sub(start).Round(time.Second).String())
+			ww.logWatching(g, log, now.Sub(start))
 			lastLog = now
 		}
 	}
+}
+
+// done reports whether the window has seen enough after watched: every
+// member behind the assignment judged (the verdict must not depend on the
+// phase of the group's rebalances at which the look began), and then
+// either a Stable, unchanged group (a member behind, not a storm), or the
+// window's length, unless run waits out a storm with no member to blame.
+func (ww *windowWatch) done(g *GroupGate, watched, window time.Duration) bool {
+	if len(ww.unjudged()) > 0 {
+		return false
+	}
+	if !ww.churned {
+		return true
+	}
+	return watched >= window && !(g.UntilCalm && ww.w.Storm() && len(ww.stuck()) == 0)
+}
+
+// logWatching says, every 5 s of the window, what it waits for.
+func (ww *windowWatch) logWatching(g *GroupGate, log *slog.Logger, watched time.Duration) {
+	if u := ww.unjudged(); len(u) > 0 {
+		m := u[0]
+		log.Info("watching the worker group: a member behind the assignment is not judged yet", "group", g.GroupID,
+			"member", m.MemberID, "url", orUnknown(m.URL), "config_offset", m.ConfigOffset, "assignment_offset", m.AssignmentOffset,
+			"waiting_for", fmt.Sprintf("it to catch up, or to stay at offset %d across %d rebalances (seen %d) or for %s (seen %s)",
+				m.ConfigOffset, stuckRebalances, m.Rebalances, BehindFor, m.For.Round(100*time.Millisecond)),
+			"unjudged", len(u), "watched", watched.Round(time.Second).String())
+		return
+	}
+	log.Info("watching the worker group: it does not settle", "group", g.GroupID, "rebalances", ww.w.Rebalances,
+		"looks", ww.w.Samples, "watched", watched.Round(time.Second).String())
+}
+
+// evidenceBound is the latest instant, on clk, the window may look until
+// for a member not judged yet: the context's deadline (the gate's
+// timeout), translated to clk from the time left at start, or
+// DefaultEvidenceWait without one.
+func evidenceBound(ctx context.Context, clk clock.Clock, start time.Time) time.Time {
+	if dl, ok := ctx.Deadline(); ok {
+		return start.Add(time.Until(dl))
+	}
+	return start.Add(DefaultEvidenceWait)
 }
 
 // observe counts one answer: entering a rebalance, or a Stable group
@@ -230,13 +310,15 @@ func (ww *windowWatch) track(g *GroupGate, d *sarama.GroupDescription, now time.
 		if m.Metadata == nil || rep.AssignmentOffset == nil || m.Metadata.ConfigOffset >= *rep.AssignmentOffset {
 			continue
 		}
-		seen[m.MemberID] = true
-		t := ww.behind[m.MemberID]
+		key := trackKey(m)
+		seen[key] = true
+		t := ww.behind[key]
 		if t == nil || t.member.ConfigOffset != m.Metadata.ConfigOffset {
-			ww.behind[m.MemberID] = &behindTrack{sinceCount: ww.w.Rebalances, since: now, member: StuckMember{MemberID: m.MemberID, URL: m.URL(),
+			ww.behind[key] = &behindTrack{sinceCount: ww.w.Rebalances, since: now, member: StuckMember{MemberID: m.MemberID, URL: m.URL(),
 				ClientHost: m.ClientHost, ConfigOffset: m.Metadata.ConfigOffset, AssignmentOffset: *rep.AssignmentOffset}}
 			continue
 		}
+		t.member.MemberID, t.member.ClientHost = m.MemberID, m.ClientHost
 		t.member.Rebalances = ww.w.Rebalances - t.sinceCount
 		t.member.AssignmentOffset = *rep.AssignmentOffset
 		t.member.For = now.Sub(t.since)
@@ -291,6 +373,19 @@ func (ww *windowWatch) calm(now time.Time) bool {
 	return !ww.churned || now.Sub(ww.lastChange) >= calmFor
 }
 
+// unjudged are the members behind the assignment that no rule can judge
+// yet (behindTrack.judged), sorted by id.
+func (ww *windowWatch) unjudged() []StuckMember {
+	out := []StuckMember{}
+	for _, t := range ww.behind {
+		if !t.judged() {
+			out = append(out, t.member)
+		}
+	}
+	sortStuck(out)
+	return out
+}
+
 // stuck are the members proven behind (RuleStuckBehind), sorted by id.
 func (ww *windowWatch) stuck() []StuckMember {
 	out := []StuckMember{}
@@ -324,6 +419,9 @@ func (ww *windowWatch) end(now time.Time) (*sarama.GroupDescription, *GroupWindo
 		ww.w.Behind = append(ww.w.Behind, t.member)
 	}
 	sortStuck(ww.w.Behind)
+	if u := ww.unjudged(); len(u) > 0 {
+		ww.w.Unjudged = u
+	}
 	return ww.latest, &ww.w
 }
 

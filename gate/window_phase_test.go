@@ -1,0 +1,202 @@
+package gate
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/IBM/sarama"
+
+	"github.com/connect-init/connect-init/connect/registry"
+)
+
+// Issue 47: the verdict on a member behind the assignment must not depend
+// on where in the group's rebalance cycle the look starts. These tests
+// drive the gate on its own fake clock through a simulated group whose
+// answers are a function of that clock, and start the look at every phase
+// of the cycle in steps of 0.5 s.
+
+// groupSim answers DescribeGroups as a group whose state is a function of
+// the fake clock: rebalances begin at the instants rebalanceAt gives, each
+// PreparingRebalance then CompletingRebalance for rebalancing, Stable
+// between; stable gives the Stable answer of the generation gen (the
+// number of rebalances begun so far).
+type groupSim struct {
+	clk         *fakeClock
+	t0          time.Time
+	rebalancing time.Duration
+	// rebalanceAt reports, for an instant t after t0, how many rebalances
+	// have begun by then and when the latest began (zero when none).
+	rebalanceAt func(t time.Duration) (gen int, began time.Duration)
+	stable      func(gen int) *sarama.GroupDescription
+}
+
+func (s *groupSim) describe(context.Context) (*sarama.GroupDescription, error) {
+	t := s.clk.Now().Sub(s.t0)
+	gen, began := s.rebalanceAt(t)
+	d := s.stable(gen)
+	if gen == 0 || t-began >= s.rebalancing {
+		return d, nil
+	}
+	// What the coordinator shows while it rebalances: the members without
+	// metadata or assignment (GroupMetadata.summary, not Stable).
+	state := GroupPreparingRebalance
+	if t-began >= s.rebalancing*2/3 {
+		state = GroupCompletingRebalance
+	}
+	r := &sarama.GroupDescription{GroupId: d.GroupId, State: state, ProtocolType: "connect", Members: map[string]*sarama.GroupMemberDescription{}}
+	for id, m := range d.Members {
+		r.Members[id] = &sarama.GroupMemberDescription{MemberId: id, ClientId: m.ClientId, ClientHost: m.ClientHost}
+	}
+	return r, nil
+}
+
+// every is a storm's cadence: a rebalance begins every period.
+func every(period time.Duration) func(time.Duration) (int, time.Duration) {
+	return func(t time.Duration) (int, time.Duration) {
+		n := int(t / period)
+		return n, time.Duration(n) * period
+	}
+}
+
+// simGate is a gate with the identity rules over sim, starting its look at
+// t0+start; view is the cluster registry it reads.
+func simGate(sim *groupSim, start time.Duration, view *registry.View) *GroupGate {
+	clk := &fakeClock{now: sim.t0.Add(start)}
+	sim.clk = clk
+	cfg := configLog("a", "b", "c", "d", "e") // 16 records; commits at 3, 6, 9, 12, 15
+	g := &GroupGate{GroupID: "connect-cluster", ConfigTopic: "_connect-configs", Clock: clk, StableWait: 30 * time.Second, UntilCalm: true}
+	g.describeFn = sim.describe
+	g.offsetsFn = func(context.Context) (int64, int64, error) { return 16, 16, nil }
+	g.Identity = &Identity{Cluster: us, OwnURL: "http://me:8083/", Host: "me", Register: true}
+	g.identityFn = func(context.Context, *GroupReport) *identityInputs {
+		return &identityInputs{clusterID: "kc", config: cfg, view: view}
+	}
+	g.registerFn = func(context.Context, registry.Cluster, bool) (*registry.Registration, error) {
+		return &registry.Registration{Claimed: true}, nil
+	}
+	return g
+}
+
+// phases are the look's start instants: every 0.5 s over two cycles.
+func phases(cycle time.Duration) []time.Duration {
+	var out []time.Duration
+	for p := time.Duration(0); p < 2*cycle; p += 500 * time.Millisecond {
+		out = append(out, p)
+	}
+	return out
+}
+
+// The foreign member of incident 1 in a slow storm: the other cluster's
+// worker q1 (its own, shorter config topic) reports offset 4 while our
+// leader p1 assigns at 16, and the group rebalances every 3, 6, 12 or 30 s.
+// Between rebalances the group is Stable (q1's forced rejoins with
+// unchanged metadata do not change the generation). Whatever the phase the
+// look starts at, the gate names q1 foreign and refuses; the same when q1
+// comes back under a new member id at every rebalance (a worker that left
+// the group and joined again).
+func TestPhaseSweepForeignMemberInASlowStorm(t *testing.T) {
+	for _, newIDs := range []bool{false, true} {
+		for _, period := range []time.Duration{3 * time.Second, 6 * time.Second, 12 * time.Second, 30 * time.Second} {
+			rebalancing := min(period/3, 3*time.Second) // p1 rejoins at its next heartbeat: 3 s at most
+			sim := &groupSim{t0: time.Unix(1000, 0), rebalancing: rebalancing, rebalanceAt: every(period),
+				stable: func(gen int) *sarama.GroupDescription {
+					id := "q1"
+					if newIDs {
+						id = fmt.Sprintf("q1-%d", gen)
+					}
+					p1 := assignedMember("p1", "http://p1:8083/", 16, "p1", "http://p1:8083/", 16, "c", "d", "e")
+					q1 := assignedMember(id, "http://q1:8083/", 4, "p1", "http://p1:8083/", 16, "a", "b")
+					return stableGroup(p1, q1)
+				}}
+			for _, start := range phases(period) {
+				name := fmt.Sprintf("every %s, new ids %v, start %s", period, newIDs, start)
+				g := simGate(sim, start, &registry.View{Exists: true})
+				ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+				rep, err := g.Check(ctx)
+				cancel()
+				if err == nil || rep == nil {
+					t.Errorf("%s: admitted (err %v)", name, err)
+					continue
+				}
+				if !strings.Contains(err.Error(), "http://q1:8083/") {
+					t.Errorf("%s: the refusal does not name q1: %v", name, err)
+				}
+				foreign := false
+				for _, f := range rep.Foreign {
+					foreign = foreign || f.URL == "http://q1:8083/"
+				}
+				if !foreign {
+					t.Errorf("%s: q1 not foreign; foreign %+v; window %+v", name, rep.Foreign, rep.Window)
+				}
+			}
+		}
+	}
+}
+
+// A worker of ours that joins behind the assignment and is slow to read
+// our config topic (2.5 s, inside Connect's worker.sync.timeout.ms of 3 s)
+// reads a commit record, so it rejoins with the assignment's offset
+// (DistributedHerder.handleRebalanceCompleted, readConfigToEnd; the commit
+// sets needsReconfigRebalance). Wherever the look starts, from before it
+// joins to the moment it rejoins, the gate lets this worker in: the member
+// behind is watched until it catches up, never judged on a moment.
+func TestPhaseSweepOwnWorkerThatCatchesUpLate(t *testing.T) {
+	const joined, reading = 10 * time.Second, 2500 * time.Millisecond
+	for _, background := range []time.Duration{0, 12 * time.Second, 30 * time.Second} {
+		sim := &groupSim{t0: time.Unix(1000, 0), rebalancing: time.Second,
+			rebalanceAt: func(t time.Duration) (int, time.Duration) {
+				// p2's join at 10 s and its rejoin once read, plus a
+				// background cadence when set (other members restarting).
+				var at []time.Duration
+				if background > 0 {
+					for b := background; b <= t; b += background {
+						at = append(at, b)
+					}
+				}
+				for _, b := range []time.Duration{joined, joined + time.Second + reading} {
+					if b <= t {
+						at = append(at, b)
+					}
+				}
+				latest := time.Duration(0)
+				for _, b := range at {
+					latest = max(latest, b)
+				}
+				return len(at), latest
+			},
+			stable: nil}
+		sim.stable = func(int) *sarama.GroupDescription {
+			now := sim.clk.Now().Sub(sim.t0)
+			p1 := assignedMember("p1", "http://p1:8083/", 16, "p1", "http://p1:8083/", 16, "c", "d", "e")
+			switch {
+			case now < joined:
+				return stableGroup(p1)
+			case now < joined+time.Second+reading:
+				return stableGroup(p1, assignedMember("p2", "http://p2:8083/", 14, "p1", "http://p1:8083/", 16, "a", "b"))
+			default:
+				return stableGroup(p1, assignedMember("p2", "http://p2:8083/", 16, "p1", "http://p1:8083/", 16, "a", "b"))
+			}
+		}
+		view := &registry.View{Exists: true, Workers: []registry.Worker{
+			{Cluster: us, URL: "http://p1:8083/"}, {Cluster: us, URL: "http://p2:8083/"}}}
+		for start := joined - time.Second; start <= joined+time.Second+reading; start += 500 * time.Millisecond {
+			name := fmt.Sprintf("background %s, start %s", background, start)
+			g := simGate(sim, start, view)
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+			rep, err := g.Check(ctx)
+			cancel()
+			if err != nil {
+				t.Errorf("%s: refused: %v", name, err)
+				continue
+			}
+			for _, v := range rep.Verdicts {
+				if v.Verdict == VerdictForeign {
+					t.Errorf("%s: %s judged foreign: %s", name, v.MemberID, v.Evidence)
+				}
+			}
+		}
+	}
+}
