@@ -2,7 +2,9 @@ package gate
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"log/slog"
 	"strings"
 	"testing"
 	"time"
@@ -198,5 +200,43 @@ func TestPhaseSweepOwnWorkerThatCatchesUpLate(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// Where the evidence never comes in (a member seen behind once, then a
+// rebalance that never completes), the window looks until the timeout,
+// says every 5 s what it waits for, and the gate refuses naming the
+// member and the fix: never a warning and a join.
+func TestUnjudgedAtTheTimeoutIsARefusal(t *testing.T) {
+	sim := &groupSim{t0: time.Unix(1000, 0), rebalancing: time.Hour, rebalanceAt: func(t time.Duration) (int, time.Duration) {
+		if t < time.Second {
+			return 0, 0
+		}
+		return 1, time.Second
+	}, stable: func(int) *sarama.GroupDescription {
+		p1 := assignedMember("p1", "http://p1:8083/", 16, "p1", "http://p1:8083/", 16, "c", "d", "e")
+		return stableGroup(p1, assignedMember("s1", "http://s1:8083/", 14, "p1", "http://p1:8083/", 16))
+	}}
+	view := &registry.View{Exists: true, Workers: []registry.Worker{{Cluster: us, URL: "http://p1:8083/"}, {Cluster: us, URL: "http://s1:8083/"}}}
+	g := simGate(sim, 0, view)
+	var logs strings.Builder
+	g.Log = slog.New(slog.NewTextHandler(&logs, nil))
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	rep, err := g.Check(ctx)
+	var ge *GateError
+	if !errors.As(err, &ge) || rep == nil || len(rep.Window.Unjudged) != 1 {
+		t.Fatalf("want a refusal with one unjudged member, got %v; report %+v", err, rep)
+	}
+	for _, want := range []string{"s1", "http://s1:8083/", "config offset 14", "could not be judged", "CONNECT_INIT_TIMEOUT"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("the refusal lacks %q: %v", want, err)
+		}
+	}
+	if n := strings.Count(logs.String(), "a member behind the assignment is not judged yet"); n < 20 || !strings.Contains(logs.String(), "waiting_for") {
+		t.Errorf("%d wait lines over two minutes; want one every 5 s saying what it waits for:\n%s", n, logs.String())
+	}
+	if span := rep.Window.Span; span < 110*time.Second || span > 2*time.Minute {
+		t.Errorf("window span %s: want it to reach the timeout (2m) and not pass it", span)
 	}
 }
