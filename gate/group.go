@@ -247,6 +247,9 @@ type GroupGate struct {
 	describeFn func(ctx context.Context) (*sarama.GroupDescription, error)
 	offsetsFn  func(ctx context.Context) (hw, lso int64, err error)
 	identityFn func(ctx context.Context, rep *GroupReport) *identityInputs
+	// configFn replaces the window's read of our config topic
+	// (rejoinLookup) in unit tests.
+	configFn   func(ctx context.Context) (*store.ConfigLog, error)
 	registerFn func(ctx context.Context, me registry.Cluster, claim bool) (*registry.Registration, error)
 }
 
@@ -271,6 +274,7 @@ func (g *GroupGate) Check(ctx context.Context) (*GroupReport, error) {
 		offsets = g.ConfigEndOffsets
 	}
 	ww := newWindowWatch(clk.Now())
+	ww.rejoin = g.rejoinLookup(ctx)
 	snap, err := g.waitSnapshot(ctx, ww, describe, clk, log)
 	if err != nil {
 		return nil, err

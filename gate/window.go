@@ -5,11 +5,13 @@ import (
 	"fmt"
 	"log/slog"
 	"sort"
+	"sync"
 	"time"
 
 	"github.com/IBM/sarama"
 
 	"github.com/connect-init/connect-init/connect/proto"
+	"github.com/connect-init/connect-init/connect/store"
 	"github.com/connect-init/connect-init/internal/clock"
 )
 
@@ -141,14 +143,55 @@ type behindTrack struct {
 	member     StuckMember
 	sinceCount int
 	since      time.Time
+	// harmless: our config topic, read up to the assignment, holds no
+	// record between the member's offset and the assignment's that makes
+	// a reader rejoin, so a worker of ours stays at that offset until the
+	// next rebalance, and waiting BehindFor could prove nothing.
+	harmless bool
 }
 
 // judged reports whether a rule on the member can conclude: it stayed
 // behind at the same offset across stuckRebalances rebalances, or for
-// BehindFor (then the config topic tells foreign from harmlessly behind).
-// A member that caught up or left has no track at all.
+// BehindFor (then the config topic tells foreign from harmlessly behind),
+// or the config topic already says nothing between its offset and the
+// assignment would make it rejoin. A member that caught up or left has
+// no track at all.
 func (t *behindTrack) judged() bool {
-	return t.member.Rebalances >= stuckRebalances || t.member.For >= BehindFor
+	return t.harmless || t.member.Rebalances >= stuckRebalances || t.member.For >= BehindFor
+}
+
+// rejoinLookup answers whether our config topic holds a record in
+// [from, to) that makes a reader rejoin (store.ConfigLog.RejoinRecord),
+// and known=false when the topic could not be read up to to.
+type rejoinLookup func(from, to int64) (rejoins, known bool)
+
+// rejoinLookup reads our config topic once, the first time the window
+// meets a member behind the assignment (never on a calm start), for the
+// window's rejoinLookup. The identity rules read the topic again after the
+// window, with the end offsets: this read may be older than those.
+func (g *GroupGate) rejoinLookup(ctx context.Context) rejoinLookup {
+	read := g.configFn
+	if read == nil && g.Client != nil && g.identityFn == nil {
+		read = func(ctx context.Context) (*store.ConfigLog, error) {
+			return store.ReadConfig(ctx, g.Client, g.ConfigTopic)
+		}
+	}
+	if read == nil {
+		return func(int64, int64) (bool, bool) { return false, false }
+	}
+	var cfg *store.ConfigLog
+	var once sync.Once
+	return func(from, to int64) (bool, bool) {
+		once.Do(func() {
+			if c, err := read(ctx); err == nil {
+				cfg = c
+			}
+		})
+		if cfg == nil || cfg.End < to {
+			return false, false
+		}
+		return cfg.RejoinRecord(from, to) != nil, true
+	}
 }
 
 // trackKey is who a track follows: the worker's advertised URL, which it
@@ -175,6 +218,9 @@ type windowWatch struct {
 	// new) until the group is Stable again: the rebalance that lets them
 	// go (departure).
 	departing bool
+	// rejoin tells a member behind that nothing would make it rejoin
+	// (behindTrack.harmless); nil when unknown.
+	rejoin rejoinLookup
 }
 
 func newWindowWatch(start time.Time) *windowWatch {
@@ -314,8 +360,13 @@ func (ww *windowWatch) track(g *GroupGate, d *sarama.GroupDescription, now time.
 		seen[key] = true
 		t := ww.behind[key]
 		if t == nil || t.member.ConfigOffset != m.Metadata.ConfigOffset {
-			ww.behind[key] = &behindTrack{sinceCount: ww.w.Rebalances, since: now, member: StuckMember{MemberID: m.MemberID, URL: m.URL(),
+			t = &behindTrack{sinceCount: ww.w.Rebalances, since: now, member: StuckMember{MemberID: m.MemberID, URL: m.URL(),
 				ClientHost: m.ClientHost, ConfigOffset: m.Metadata.ConfigOffset, AssignmentOffset: *rep.AssignmentOffset}}
+			if ww.rejoin != nil {
+				rejoins, known := ww.rejoin(m.Metadata.ConfigOffset, *rep.AssignmentOffset)
+				t.harmless = known && !rejoins
+			}
+			ww.behind[key] = t
 			continue
 		}
 		t.member.MemberID, t.member.ClientHost = m.MemberID, m.ClientHost

@@ -12,6 +12,7 @@ import (
 	"github.com/IBM/sarama"
 
 	"github.com/connect-init/connect-init/connect/registry"
+	"github.com/connect-init/connect-init/connect/store"
 )
 
 // Issue 47: the verdict on a member behind the assignment must not depend
@@ -72,6 +73,7 @@ func simGate(sim *groupSim, start time.Duration, view *registry.View) *GroupGate
 	g := &GroupGate{GroupID: "connect-cluster", ConfigTopic: "_connect-configs", Clock: clk, StableWait: 30 * time.Second, UntilCalm: true}
 	g.describeFn = sim.describe
 	g.offsetsFn = func(context.Context) (int64, int64, error) { return 16, 16, nil }
+	g.configFn = func(context.Context) (*store.ConfigLog, error) { return cfg, nil }
 	g.Identity = &Identity{Cluster: us, OwnURL: "http://me:8083/", Host: "me", Register: true}
 	g.identityFn = func(context.Context, *GroupReport) *identityInputs {
 		return &identityInputs{clusterID: "kc", config: cfg, view: view}
@@ -238,5 +240,48 @@ func TestUnjudgedAtTheTimeoutIsARefusal(t *testing.T) {
 	}
 	if span := rep.Window.Span; span < 110*time.Second || span > 2*time.Minute {
 		t.Errorf("window span %s: want it to reach the timeout (2m) and not pass it", span)
+	}
+}
+
+// A first bring-up: a worker that joined before its leader wrote the
+// session key reports offset -1 under an assignment at 1, and stays there
+// until the next rebalance, since a session key makes no worker rejoin.
+// Our config topic, read once the window meets it, says so: the window
+// closes at its next look instead of watching BehindFor, and the worker
+// is not foreign.
+func TestBehindOnlyASessionKeyClosesAtOnce(t *testing.T) {
+	cfg := &store.ConfigLog{Topic: us.ConfigTopic, End: 1, Records: []store.ConfigRecord{{Offset: 0, Kind: store.KindSessionKey, Task: -1}}}
+	first := stableGroup(assignedMember("p1", "http://p1:8083/", 1, "p1", "http://p1:8083/", 1),
+		assignedMember("p2", "http://p2:8083/", -1, "p1", "http://p1:8083/", 1))
+	g, _, _ := identityGate(identityCase{in: &identityInputs{config: cfg}}, first.Members["p1"], first.Members["p2"])
+	g.offsetsFn = func(context.Context) (int64, int64, error) { return 1, 1, nil }
+	reads := 0
+	g.configFn = func(context.Context) (*store.ConfigLog, error) { reads++; return cfg, nil }
+	rep, err := g.Check(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w := rep.Window; w == nil || w.Span > DefaultConfirmEvery || len(w.Unjudged) != 0 || len(w.Behind) != 1 {
+		t.Fatalf("window %+v: want it closed at the next look, p2 behind and judged", rep.Window)
+	}
+	if reads != 1 {
+		t.Errorf("the config topic was read %d times in the window, want once", reads)
+	}
+	if v := verdictOf(rep, "p2"); v.Verdict == VerdictForeign {
+		t.Errorf("p2 judged foreign: %+v", v)
+	}
+}
+
+// A calm start reads nothing more: no member behind, no config read in
+// the window.
+func TestCalmStartReadsNoConfigInTheWindow(t *testing.T) {
+	a1 := connectMember("a1", "http://w1:8083/", 12, "a1", "http://w1:8083/", 12)
+	g, _ := gate([]*sarama.GroupDescription{stableGroup(a1)}, 12, 12)
+	g.configFn = func(context.Context) (*store.ConfigLog, error) {
+		t.Error("the window read the config topic on a calm start")
+		return nil, errors.New("unexpected")
+	}
+	if _, err := g.Check(context.Background()); err != nil {
+		t.Fatal(err)
 	}
 }
