@@ -2,6 +2,7 @@ package checks
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -115,66 +116,68 @@ func joinIDs(ids []int32) string {
 // CoordinatorChecks are the rules for the worker group's coordinator. The
 // rule lists are functions, each call a new list, so that no importer can
 // change the rules for the others.
-func CoordinatorChecks() []Check[Coordinator] {
-	return []Check[Coordinator]{
-		{
-			ID: IDConsumerOffsetsMissing, Severity: Info,
-			Test:    func(c Coordinator) bool { return c.ConsumerOffsetsMissing },
-			Subject: func(Coordinator) string { return "__consumer_offsets" },
-			Summary: func(Coordinator) string {
-				return "__consumer_offsets does not exist yet: no consumer group has ever run on this cluster"
-			},
-			Evidence: func(Coordinator) string {
-				return "the brokers create it on the first FindCoordinator request, with offsets.topic.replication.factor replicas if that many brokers are up"
-			},
-			Fix: func(Coordinator) string {
-				return "nothing to do: connect-init run and prepare trigger its creation only once every expected broker is up (doctor never does)"
-			},
+func CoordinatorChecks() []Check[Coordinator] { return slices.Clone(coordinatorChecks) }
+
+// coordinatorChecks is the table CoordinatorChecks returns: data, not code, so that one rule
+// reads as one entry (issue 49).
+var coordinatorChecks = []Check[Coordinator]{
+	{
+		ID: IDConsumerOffsetsMissing, Severity: Info,
+		Test:    func(c Coordinator) bool { return c.ConsumerOffsetsMissing },
+		Subject: func(Coordinator) string { return "__consumer_offsets" },
+		Summary: func(Coordinator) string {
+			return "__consumer_offsets does not exist yet: no consumer group has ever run on this cluster"
 		},
-		{
-			ID: IDCoordinatorNotAvailable, Severity: Error, Transient: true,
-			Test:    func(c Coordinator) bool { return !c.ConsumerOffsetsMissing && !c.Found && c.FindError != "" },
-			Subject: func(c Coordinator) string { return c.GroupID },
-			Summary: func(c Coordinator) string {
-				return fmt.Sprintf("no coordinator can be found for the worker group %q", c.GroupID)
-			},
-			Evidence: func(c Coordinator) string {
-				return c.FindError + "; " + c.lostEvidence()
-			},
-			Fix: func(c Coordinator) string {
-				raise := "then raise its replication online so one broker loss cannot do this again: connect-init repair --topics=offsets prints the plan, connect-init repair --topics=offsets --execute carries it out (and set offsets.topic.replication.factor=3 on the brokers)"
-				switch {
-				case c.allReplicasDown():
-					ids := make([]int32, len(c.DownReplicas))
-					for i, d := range c.DownReplicas {
-						ids[i] = d.ID
-					}
-					return fmt.Sprintf("bring broker %s back: every replica of __consumer_offsets partition %d is on it, and the offsets committed there are not available until it returns; %s",
-						joinIDs(ids), c.Partition, raise)
-				case c.Partitions > 0:
-					return fmt.Sprintf("wait for the leader election of __consumer_offsets partition %d: it has live replicas, so a new leader should take over within seconds; if none does, check the controller's log", c.Partition)
+		Evidence: func(Coordinator) string {
+			return "the brokers create it on the first FindCoordinator request, with offsets.topic.replication.factor replicas if that many brokers are up"
+		},
+		Fix: func(Coordinator) string {
+			return "nothing to do: connect-init run and prepare trigger its creation only once every expected broker is up (doctor never does)"
+		},
+	},
+	{
+		ID: IDCoordinatorNotAvailable, Severity: Error, Transient: true,
+		Test:    func(c Coordinator) bool { return !c.ConsumerOffsetsMissing && !c.Found && c.FindError != "" },
+		Subject: func(c Coordinator) string { return c.GroupID },
+		Summary: func(c Coordinator) string {
+			return fmt.Sprintf("no coordinator can be found for the worker group %q", c.GroupID)
+		},
+		Evidence: func(c Coordinator) string {
+			return c.FindError + "; " + c.lostEvidence()
+		},
+		Fix: func(c Coordinator) string {
+			raise := "then raise its replication online so one broker loss cannot do this again: connect-init repair --topics=offsets prints the plan, connect-init repair --topics=offsets --execute carries it out (and set offsets.topic.replication.factor=3 on the brokers)"
+			switch {
+			case c.allReplicasDown():
+				ids := make([]int32, len(c.DownReplicas))
+				for i, d := range c.DownReplicas {
+					ids[i] = d.ID
 				}
-				return "the leader of that __consumer_offsets partition is down: bring its replicas' brokers back; " + raise
-			},
+				return fmt.Sprintf("bring broker %s back: every replica of __consumer_offsets partition %d is on it, and the offsets committed there are not available until it returns; %s",
+					joinIDs(ids), c.Partition, raise)
+			case c.Partitions > 0:
+				return fmt.Sprintf("wait for the leader election of __consumer_offsets partition %d: it has live replicas, so a new leader should take over within seconds; if none does, check the controller's log", c.Partition)
+			}
+			return "the leader of that __consumer_offsets partition is down: bring its replicas' brokers back; " + raise
 		},
-		{
-			ID: IDConsumerOffsetsSingle, Severity: Warning,
-			Escalate: func(c Coordinator) bool { return c.Strict },
-			Test:     func(c Coordinator) bool { return c.Found && c.Partitions > 0 && c.Brokers >= 2 && len(c.ISR) < 2 },
-			Subject:  func(c Coordinator) string { return fmt.Sprintf("__consumer_offsets-%d", c.Partition) },
-			Summary: func(c Coordinator) string {
-				return fmt.Sprintf("the worker group %q lives in __consumer_offsets partition %d, which has replicas %v and in-sync replicas %v",
-					c.GroupID, c.Partition, c.Replicas, c.ISR)
-			},
-			Evidence: func(c Coordinator) string {
-				return fmt.Sprintf("group %q -> __consumer_offsets partition %d (abs(hashCode) %% %d): replicas %v, ISR %v, leader %d, %d in-sync replica(s) on a %d-broker cluster; broker setting offsets.topic.replication.factor=%s; if broker %s stops, no worker can find its coordinator (FindCoordinator answers COORDINATOR_NOT_AVAILABLE)",
-					c.GroupID, c.Partition, c.Partitions, c.Replicas, c.ISR, c.Leader, len(c.ISR), c.Brokers, orUnknown(c.OffsetsTopicReplicationFactor), joinIDs(c.ISR))
-			},
-			Fix: func(Coordinator) string {
-				return "add replicas online: connect-init repair --topics=offsets prints the plan, connect-init repair --topics=offsets --execute carries it out (every committed offset stays); and set offsets.topic.replication.factor=3 on the brokers (it only applies when the topic is created)"
-			},
+	},
+	{
+		ID: IDConsumerOffsetsSingle, Severity: Warning,
+		Escalate: func(c Coordinator) bool { return c.Strict },
+		Test:     func(c Coordinator) bool { return c.Found && c.Partitions > 0 && c.Brokers >= 2 && len(c.ISR) < 2 },
+		Subject:  func(c Coordinator) string { return fmt.Sprintf("__consumer_offsets-%d", c.Partition) },
+		Summary: func(c Coordinator) string {
+			return fmt.Sprintf("the worker group %q lives in __consumer_offsets partition %d, which has replicas %v and in-sync replicas %v",
+				c.GroupID, c.Partition, c.Replicas, c.ISR)
 		},
-	}
+		Evidence: func(c Coordinator) string {
+			return fmt.Sprintf("group %q -> __consumer_offsets partition %d (abs(hashCode) %% %d): replicas %v, ISR %v, leader %d, %d in-sync replica(s) on a %d-broker cluster; broker setting offsets.topic.replication.factor=%s; if broker %s stops, no worker can find its coordinator (FindCoordinator answers COORDINATOR_NOT_AVAILABLE)",
+				c.GroupID, c.Partition, c.Partitions, c.Replicas, c.ISR, c.Leader, len(c.ISR), c.Brokers, orUnknown(c.OffsetsTopicReplicationFactor), joinIDs(c.ISR))
+		},
+		Fix: func(Coordinator) string {
+			return "add replicas online: connect-init repair --topics=offsets prints the plan, connect-init repair --topics=offsets --execute carries it out (every committed offset stays); and set offsets.topic.replication.factor=3 on the brokers (it only applies when the topic is created)"
+		},
+	},
 }
 
 // partitionText is the group's partition, or the hint the gate computed

@@ -2,6 +2,7 @@ package checks
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 )
@@ -110,98 +111,100 @@ func handedOver(g Group) bool {
 // cluster is refused unless this cluster takes the group over on purpose
 // (CONNECT_INIT_GROUP_HANDOVER names that cluster's config topic) and no
 // member of that cluster is left in the group.
-func GroupChecks() []Check[Group] {
-	return []Check[Group]{
-		{
-			ID: IDGroupRebalanceStorm, Severity: Error,
-			Test:    func(g Group) bool { return g.Storm != nil },
-			Subject: func(g Group) string { return g.GroupID },
-			Summary: func(g Group) string {
-				return fmt.Sprintf("the worker group %q rebalanced %d times in %s and did not settle", g.GroupID, g.Storm.Rebalances, g.Storm.Span.Round(100*time.Millisecond))
-			},
-			Evidence: func(g Group) string {
-				ev := fmt.Sprintf("%d looks (DescribeGroups) over %s", g.Storm.Samples, g.Storm.Span.Round(100*time.Millisecond))
-				if len(g.Storm.Stuck) == 0 {
-					return ev + "; no member stayed behind the assignment"
-				}
-				return ev + "; forcing it: " + strings.Join(g.Storm.Stuck, "; ")
-			},
-			Fix: func(g Group) string {
-				if len(g.Storm.Stuck) > 0 {
-					return "stop the member(s) named, which read another config topic (find them by client host and URL), or give their Connect cluster its own CONNECT_GROUP_ID; every rebalance stops the connectors of the whole group"
-				}
-				return "look for a worker logging \"Forcing rebalance\" or rejoining in a loop (its client host is in doctor's member list); connect-init doctor --watch follows the group"
-			},
+func GroupChecks() []Check[Group] { return slices.Clone(groupChecks) }
+
+// groupChecks is the table GroupChecks returns: data, not code, so that one rule
+// reads as one entry (issue 49).
+var groupChecks = []Check[Group]{
+	{
+		ID: IDGroupRebalanceStorm, Severity: Error,
+		Test:    func(g Group) bool { return g.Storm != nil },
+		Subject: func(g Group) string { return g.GroupID },
+		Summary: func(g Group) string {
+			return fmt.Sprintf("the worker group %q rebalanced %d times in %s and did not settle", g.GroupID, g.Storm.Rebalances, g.Storm.Span.Round(100*time.Millisecond))
 		},
-		{
-			ID: IDGroupRegisteredElsewhere, Severity: Error,
-			Test:    func(g Group) bool { return g.Claim != nil && !handedOver(g) },
-			Subject: func(g Group) string { return g.GroupID },
-			Summary: func(g Group) string {
-				return fmt.Sprintf("the worker group %q is registered to another Connect cluster (config topic %q)", g.GroupID, g.Claim.ConfigTopic)
-			},
-			Evidence: claimEvidence,
-			Fix: func(g Group) string {
-				if handover(g) {
-					return fmt.Sprintf("CONNECT_INIT_GROUP_HANDOVER=%s hands the group over only once no worker of that cluster is in the group: stop its members, then start this worker again", g.Claim.ConfigTopic)
-				}
-				return fmt.Sprintf("give this cluster its own CONNECT_GROUP_ID; to hand the group over on purpose, stop that cluster's workers and set CONNECT_INIT_GROUP_HANDOVER=%s on this cluster's workers", g.Claim.ConfigTopic)
-			},
+		Evidence: func(g Group) string {
+			ev := fmt.Sprintf("%d looks (DescribeGroups) over %s", g.Storm.Samples, g.Storm.Span.Round(100*time.Millisecond))
+			if len(g.Storm.Stuck) == 0 {
+				return ev + "; no member stayed behind the assignment"
+			}
+			return ev + "; forcing it: " + strings.Join(g.Storm.Stuck, "; ")
 		},
-		{
-			ID: IDGroupRegisteredElsewhere, Severity: Info,
-			Test:    handedOver,
-			Subject: func(g Group) string { return g.GroupID },
-			Summary: func(g Group) string {
-				return fmt.Sprintf("the worker group %q is registered to another Connect cluster (config topic %q), and CONNECT_INIT_GROUP_HANDOVER hands it over to this one", g.GroupID, g.Claim.ConfigTopic)
-			},
-			Evidence: claimEvidence,
-			Fix:      func(Group) string { return "unset CONNECT_INIT_GROUP_HANDOVER once this cluster's workers run" },
+		Fix: func(g Group) string {
+			if len(g.Storm.Stuck) > 0 {
+				return "stop the member(s) named, which read another config topic (find them by client host and URL), or give their Connect cluster its own CONNECT_GROUP_ID; every rebalance stops the connectors of the whole group"
+			}
+			return "look for a worker logging \"Forcing rebalance\" or rejoining in a loop (its client host is in doctor's member list); connect-init doctor --watch follows the group"
 		},
-		{
-			ID: IDRegistryUnreadable, Severity: Warning,
-			Escalate: func(g Group) bool { return g.Strict },
-			Test:     func(g Group) bool { return g.RegistryError != "" },
-			Subject:  func(g Group) string { return g.GroupID },
-			Summary: func(g Group) string {
-				return fmt.Sprintf("the cluster registry could not be read, so the worker group %q is not proven to be this cluster's", g.GroupID)
-			},
-			Evidence: func(g Group) string { return g.RegistryError },
-			Fix: func(g Group) string {
-				fix := "this principal needs READ and WRITE on the registry topic and CREATE on the cluster (or create the topic: compacted, 1 partition)"
-				if g.Strict {
-					return fix + "; unset CONNECT_INIT_STRICT to start with a warning"
-				}
-				return fix + "; CONNECT_INIT_STRICT=true refuses to start until it is readable"
-			},
+	},
+	{
+		ID: IDGroupRegisteredElsewhere, Severity: Error,
+		Test:    func(g Group) bool { return g.Claim != nil && !handedOver(g) },
+		Subject: func(g Group) string { return g.GroupID },
+		Summary: func(g Group) string {
+			return fmt.Sprintf("the worker group %q is registered to another Connect cluster (config topic %q)", g.GroupID, g.Claim.ConfigTopic)
 		},
-		{
-			ID: IDGroupEmpty, Severity: Info,
-			Test: func(g Group) bool {
-				switch g.State {
-				case "Empty", "Dead", "NotFound", "":
-					return true
-				}
-				return false
-			},
-			Subject:  func(g Group) string { return g.GroupID },
-			Summary:  func(g Group) string { return fmt.Sprintf("the worker group %q has no members", g.GroupID) },
-			Evidence: func(g Group) string { return "group state " + orUnknown(g.State) },
-			Fix:      func(Group) string { return "nothing to do if no worker should be running" },
+		Evidence: claimEvidence,
+		Fix: func(g Group) string {
+			if handover(g) {
+				return fmt.Sprintf("CONNECT_INIT_GROUP_HANDOVER=%s hands the group over only once no worker of that cluster is in the group: stop its members, then start this worker again", g.Claim.ConfigTopic)
+			}
+			return fmt.Sprintf("give this cluster its own CONNECT_GROUP_ID; to hand the group over on purpose, stop that cluster's workers and set CONNECT_INIT_GROUP_HANDOVER=%s on this cluster's workers", g.Claim.ConfigTopic)
 		},
-		{
-			ID: IDGroupNotStable, Severity: Warning,
-			Test:    func(g Group) bool { return !g.StableSeen },
-			Subject: func(g Group) string { return g.GroupID },
-			Summary: func(g Group) string {
-				return fmt.Sprintf("the worker group %q did not become Stable while it was watched", g.GroupID)
-			},
-			Evidence: func(g Group) string { return g.Note },
-			Fix: func(Group) string {
-				return "look again; a group that never settles is rebalancing in a loop: look for a worker logging \"Forcing rebalance\" and at the members' client hosts"
-			},
+	},
+	{
+		ID: IDGroupRegisteredElsewhere, Severity: Info,
+		Test:    handedOver,
+		Subject: func(g Group) string { return g.GroupID },
+		Summary: func(g Group) string {
+			return fmt.Sprintf("the worker group %q is registered to another Connect cluster (config topic %q), and CONNECT_INIT_GROUP_HANDOVER hands it over to this one", g.GroupID, g.Claim.ConfigTopic)
 		},
-	}
+		Evidence: claimEvidence,
+		Fix:      func(Group) string { return "unset CONNECT_INIT_GROUP_HANDOVER once this cluster's workers run" },
+	},
+	{
+		ID: IDRegistryUnreadable, Severity: Warning,
+		Escalate: func(g Group) bool { return g.Strict },
+		Test:     func(g Group) bool { return g.RegistryError != "" },
+		Subject:  func(g Group) string { return g.GroupID },
+		Summary: func(g Group) string {
+			return fmt.Sprintf("the cluster registry could not be read, so the worker group %q is not proven to be this cluster's", g.GroupID)
+		},
+		Evidence: func(g Group) string { return g.RegistryError },
+		Fix: func(g Group) string {
+			fix := "this principal needs READ and WRITE on the registry topic and CREATE on the cluster (or create the topic: compacted, 1 partition)"
+			if g.Strict {
+				return fix + "; unset CONNECT_INIT_STRICT to start with a warning"
+			}
+			return fix + "; CONNECT_INIT_STRICT=true refuses to start until it is readable"
+		},
+	},
+	{
+		ID: IDGroupEmpty, Severity: Info,
+		Test: func(g Group) bool {
+			switch g.State {
+			case "Empty", "Dead", "NotFound", "":
+				return true
+			}
+			return false
+		},
+		Subject:  func(g Group) string { return g.GroupID },
+		Summary:  func(g Group) string { return fmt.Sprintf("the worker group %q has no members", g.GroupID) },
+		Evidence: func(g Group) string { return "group state " + orUnknown(g.State) },
+		Fix:      func(Group) string { return "nothing to do if no worker should be running" },
+	},
+	{
+		ID: IDGroupNotStable, Severity: Warning,
+		Test:    func(g Group) bool { return !g.StableSeen },
+		Subject: func(g Group) string { return g.GroupID },
+		Summary: func(g Group) string {
+			return fmt.Sprintf("the worker group %q did not become Stable while it was watched", g.GroupID)
+		},
+		Evidence: func(g Group) string { return g.Note },
+		Fix: func(Group) string {
+			return "look again; a group that never settles is rebalancing in a loop: look for a worker logging \"Forcing rebalance\" and at the members' client hosts"
+		},
+	},
 }
 
 func claimEvidence(g Group) string {
@@ -214,51 +217,53 @@ func claimEvidence(g Group) string {
 // member of another Connect cluster is refused (a worker joining beside it
 // makes one of the two clusters force rebalances forever, incident 1); one
 // that is only unproven is a warning, refused under CONNECT_INIT_STRICT.
-func MemberChecks() []Check[GroupMember] {
-	return []Check[GroupMember]{
-		{
-			ID: IDForeignGroupMember, Severity: Error,
-			Test:    func(m GroupMember) bool { return m.Foreign },
-			Subject: func(m GroupMember) string { return m.MemberID },
-			Summary: func(m GroupMember) string {
-				return fmt.Sprintf("group member %q (%s, client host %s) cannot belong to this Connect cluster", m.MemberID, orUnknown(m.URL), orUnknown(m.ClientHost))
-			},
-			Evidence: func(m GroupMember) string {
-				return m.Message + fmt.Sprintf(" [reasons: %s; our config topic %q]", strings.Join(m.Reasons, ", "), m.ConfigTopic)
-			},
-			Fix: func(GroupMember) string { return fixForeign },
+func MemberChecks() []Check[GroupMember] { return slices.Clone(memberChecks) }
+
+// memberChecks is the table MemberChecks returns: data, not code, so that one rule
+// reads as one entry (issue 49).
+var memberChecks = []Check[GroupMember]{
+	{
+		ID: IDForeignGroupMember, Severity: Error,
+		Test:    func(m GroupMember) bool { return m.Foreign },
+		Subject: func(m GroupMember) string { return m.MemberID },
+		Summary: func(m GroupMember) string {
+			return fmt.Sprintf("group member %q (%s, client host %s) cannot belong to this Connect cluster", m.MemberID, orUnknown(m.URL), orUnknown(m.ClientHost))
 		},
-		{
-			// Issue 47: where the evidence never comes in (the member is
-			// behind, the group never stays Stable long enough at its
-			// offset nor rebalances twice, until the timeout), a worker
-			// must not join on a guess.
-			ID: IDMemberBehindUnjudged, Severity: Error,
-			Test:    func(m GroupMember) bool { return m.BehindUnjudged && !m.Foreign },
-			Subject: func(m GroupMember) string { return m.MemberID },
-			Summary: func(m GroupMember) string {
-				return fmt.Sprintf("group member %q (%s, client host %s) stayed behind the assignment and could not be judged before the timeout", m.MemberID, orUnknown(m.URL), orUnknown(m.ClientHost))
-			},
-			Evidence: func(m GroupMember) string { return m.Behind },
-			Fix: func(m GroupMember) string {
-				return "a worker of this cluster catches up within seconds (worker.sync.timeout.ms) or leaves the group; one that stays behind while the group keeps rebalancing reads another config topic: find it by its client host and URL (its log says \"does not match group assignment ... Forcing rebalance\") and stop it, or give its cluster its own CONNECT_GROUP_ID; if it is a worker of this cluster still reading a large config topic, raise CONNECT_INIT_TIMEOUT"
-			},
+		Evidence: func(m GroupMember) string {
+			return m.Message + fmt.Sprintf(" [reasons: %s; our config topic %q]", strings.Join(m.Reasons, ", "), m.ConfigTopic)
 		},
-		{
-			ID: IDUnverifiedGroupMember, Severity: Warning,
-			Escalate: func(m GroupMember) bool { return m.Strict },
-			Test:     func(m GroupMember) bool { return m.Unverified && !m.Foreign },
-			Subject:  func(m GroupMember) string { return m.MemberID },
-			Summary: func(m GroupMember) string {
-				return fmt.Sprintf("group member %q (%s, client host %s) is not proven to belong to this Connect cluster", m.MemberID, orUnknown(m.URL), orUnknown(m.ClientHost))
-			},
-			Evidence: func(m GroupMember) string { return m.Evidence },
-			Fix: func(m GroupMember) string {
-				if m.Strict {
-					return "start every worker of this cluster through connect-init so the cluster registry knows it, or stop the unverified workers; unset CONNECT_INIT_STRICT to start with a warning"
-				}
-				return "start every worker of this cluster through connect-init so the cluster registry knows it; CONNECT_INIT_STRICT=true makes run and prepare refuse beside unverified members"
-			},
+		Fix: func(GroupMember) string { return fixForeign },
+	},
+	{
+		// Issue 47: where the evidence never comes in (the member is
+		// behind, the group never stays Stable long enough at its
+		// offset nor rebalances twice, until the timeout), a worker
+		// must not join on a guess.
+		ID: IDMemberBehindUnjudged, Severity: Error,
+		Test:    func(m GroupMember) bool { return m.BehindUnjudged && !m.Foreign },
+		Subject: func(m GroupMember) string { return m.MemberID },
+		Summary: func(m GroupMember) string {
+			return fmt.Sprintf("group member %q (%s, client host %s) stayed behind the assignment and could not be judged before the timeout", m.MemberID, orUnknown(m.URL), orUnknown(m.ClientHost))
 		},
-	}
+		Evidence: func(m GroupMember) string { return m.Behind },
+		Fix: func(m GroupMember) string {
+			return "a worker of this cluster catches up within seconds (worker.sync.timeout.ms) or leaves the group; one that stays behind while the group keeps rebalancing reads another config topic: find it by its client host and URL (its log says \"does not match group assignment ... Forcing rebalance\") and stop it, or give its cluster its own CONNECT_GROUP_ID; if it is a worker of this cluster still reading a large config topic, raise CONNECT_INIT_TIMEOUT"
+		},
+	},
+	{
+		ID: IDUnverifiedGroupMember, Severity: Warning,
+		Escalate: func(m GroupMember) bool { return m.Strict },
+		Test:     func(m GroupMember) bool { return m.Unverified && !m.Foreign },
+		Subject:  func(m GroupMember) string { return m.MemberID },
+		Summary: func(m GroupMember) string {
+			return fmt.Sprintf("group member %q (%s, client host %s) is not proven to belong to this Connect cluster", m.MemberID, orUnknown(m.URL), orUnknown(m.ClientHost))
+		},
+		Evidence: func(m GroupMember) string { return m.Evidence },
+		Fix: func(m GroupMember) string {
+			if m.Strict {
+				return "start every worker of this cluster through connect-init so the cluster registry knows it, or stop the unverified workers; unset CONNECT_INIT_STRICT to start with a warning"
+			}
+			return "start every worker of this cluster through connect-init so the cluster registry knows it; CONNECT_INIT_STRICT=true makes run and prepare refuse beside unverified members"
+		},
+	},
 }

@@ -2,6 +2,7 @@ package checks
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -104,45 +105,47 @@ func rebalanceDelayFix(r Rebalance) string {
 const rebalanceDelayFixUnmeasured = "set CONNECT_SCHEDULED_REBALANCE_MAX_DELAY_MS (scheduled.rebalance.max.delay.ms) a little above the time a replaced worker needs to start and join the group (doctor --watch measures it; docs/benchmarks.md, Rolling update, has the Swarm example's), so that a rolling update costs a departed worker's tasks that long instead of 5 minutes, and the returning worker still receives them"
 
 // RebalanceChecks are the rebalance-delay rules, for doctor.
-func RebalanceChecks() []Check[Rebalance] {
-	return []Check[Rebalance]{
-		{
-			ID:       IDRebalanceDelayDefault,
-			Severity: Warning,
-			Applies:  Rebalance.cooperative,
-			Test: func(r Rebalance) bool {
-				d, ok := r.delay()
-				return ok && d == ConnectDefaultRebalanceDelay
-			},
-			Subject: func(r Rebalance) string { return "group " + r.GroupID },
-			Summary: func(Rebalance) string {
-				return "a worker that leaves the group (a rolling update, a restart) leaves its tasks unassigned for 5 minutes"
-			},
-			Evidence: func(r Rebalance) string {
-				e := r.delayText() + "; the leader keeps a departed worker's tasks unassigned that long, whoever replaces it and however fast"
-				if r.Rejoin > 0 || r.RejoinAtMost > 0 {
-					e += "; this group's workers do restart: " + r.rejoinText()
-				}
-				return e
-			},
-			Fix: rebalanceDelayFix,
+func RebalanceChecks() []Check[Rebalance] { return slices.Clone(rebalanceChecks) }
+
+// rebalanceChecks is the table RebalanceChecks returns: data, not code, so that one rule
+// reads as one entry (issue 49).
+var rebalanceChecks = []Check[Rebalance]{
+	{
+		ID:       IDRebalanceDelayDefault,
+		Severity: Warning,
+		Applies:  Rebalance.cooperative,
+		Test: func(r Rebalance) bool {
+			d, ok := r.delay()
+			return ok && d == ConnectDefaultRebalanceDelay
 		},
-		{
-			ID:       IDRebalanceDelayBelowRejoin,
-			Severity: Warning,
-			Applies:  Rebalance.cooperative,
-			Test: func(r Rebalance) bool {
-				d, ok := r.delay()
-				return ok && r.Rejoin > 0 && d < r.Rejoin
-			},
-			Subject: func(r Rebalance) string { return "group " + r.GroupID },
-			Summary: func(Rebalance) string {
-				return "the rebalance delay ends before a replaced worker is back: its tasks move to the others, then back once more"
-			},
-			Evidence: func(r Rebalance) string {
-				return fmt.Sprintf("%s, below %s", r.delayText(), r.rejoinText())
-			},
-			Fix: rebalanceDelayFix,
+		Subject: func(r Rebalance) string { return "group " + r.GroupID },
+		Summary: func(Rebalance) string {
+			return "a worker that leaves the group (a rolling update, a restart) leaves its tasks unassigned for 5 minutes"
 		},
-	}
+		Evidence: func(r Rebalance) string {
+			e := r.delayText() + "; the leader keeps a departed worker's tasks unassigned that long, whoever replaces it and however fast"
+			if r.Rejoin > 0 || r.RejoinAtMost > 0 {
+				e += "; this group's workers do restart: " + r.rejoinText()
+			}
+			return e
+		},
+		Fix: rebalanceDelayFix,
+	},
+	{
+		ID:       IDRebalanceDelayBelowRejoin,
+		Severity: Warning,
+		Applies:  Rebalance.cooperative,
+		Test: func(r Rebalance) bool {
+			d, ok := r.delay()
+			return ok && r.Rejoin > 0 && d < r.Rejoin
+		},
+		Subject: func(r Rebalance) string { return "group " + r.GroupID },
+		Summary: func(Rebalance) string {
+			return "the rebalance delay ends before a replaced worker is back: its tasks move to the others, then back once more"
+		},
+		Evidence: func(r Rebalance) string {
+			return fmt.Sprintf("%s, below %s", r.delayText(), r.rejoinText())
+		},
+		Fix: rebalanceDelayFix,
+	},
 }
