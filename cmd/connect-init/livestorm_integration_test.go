@@ -3,11 +3,16 @@
 package main
 
 import (
+	"bufio"
+	"bytes"
 	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"os"
 	"os/exec"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -15,6 +20,7 @@ import (
 	"time"
 
 	"github.com/connect-init/connect-init/checks"
+	diag "github.com/connect-init/connect-init/doctor"
 	"github.com/connect-init/connect-init/gate"
 )
 
@@ -92,6 +98,36 @@ func TestLiveStormVerdictEveryPhase(t *testing.T) {
 			}
 		}
 	}
+	// The watcher: its looks fall at every phase of the storm too, and
+	// none may clear the foreign member while Q is in the group (an alert
+	// that resolves and fires again is no alert).
+	w := startWatch(ctx, t, env)
+	w.waitFirst(t, checks.IDForeignGroupMember, 90*time.Second)
+	w.noClear(t, checks.IDForeignGroupMember, 30*time.Second)
+	w.stop(t)
+}
+
+// noClear reads the watch's documents for a while and fails when one
+// clears finding id.
+func (w *doctorWatch) noClear(t *testing.T, id string, during time.Duration) {
+	t.Helper()
+	end := time.After(during)
+	n := 0
+	for {
+		select {
+		case d, ok := <-w.docs:
+			if !ok {
+				t.Fatalf("doctor --watch ended after %d documents; stderr:\n%s", n, logTail(w.stderr.String(), 3000))
+			}
+			n++
+			if d.Changes != nil && slices.ContainsFunc(d.Changes.Cleared, func(f checks.Result) bool { return f.ID == id }) {
+				t.Errorf("doctor --watch document %d cleared %s while the foreign worker is still in the group: %+v", n, id, d.Changes)
+			}
+		case <-end:
+			t.Logf("doctor --watch: %d change document(s) in %s after the first, none clearing %s", n, during, id)
+			return
+		}
+	}
 }
 
 // runOursInMode starts a worker of ours through `connect-init run` with
@@ -153,4 +189,94 @@ func envInt(t *testing.T, name string, def int) int {
 		t.Fatalf("%s=%q: want a whole number >= 0", name, s)
 	}
 	return n
+}
+
+// doctorWatch is a running `connect-init doctor --watch --json`.
+type doctorWatch struct {
+	cmd    *exec.Cmd
+	docs   chan diag.Document
+	stderr *bytes.Buffer
+}
+
+func startWatch(ctx context.Context, t *testing.T, env []string) *doctorWatch {
+	t.Helper()
+	cmd := exec.CommandContext(ctx, binary, "doctor", "--watch", "--json", "--interval=2s")
+	cmd.Env = env
+	w := &doctorWatch{cmd: cmd, docs: make(chan diag.Document, 256), stderr: &bytes.Buffer{}}
+	cmd.Stderr = w.stderr
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		defer close(w.docs)
+		sc := bufio.NewScanner(out)
+		sc.Buffer(make([]byte, 1<<20), 16<<20)
+		for sc.Scan() {
+			// Each line is an envelope whose result is the report.
+			var line struct {
+				Result diag.Document `json:"result"`
+			}
+			if json.Unmarshal(sc.Bytes(), &line) == nil {
+				w.docs <- line.Result
+			}
+		}
+	}()
+	return w
+}
+
+// waitFirst reads the first document, the full look, and wants finding id
+// in it.
+func (w *doctorWatch) waitFirst(t *testing.T, id string, within time.Duration) {
+	t.Helper()
+	select {
+	case d, ok := <-w.docs:
+		if !ok || !slices.ContainsFunc(d.Findings, func(f checks.Result) bool { return f.ID == id }) || d.Changes == nil || len(d.Changes.Appeared) != len(d.Findings) {
+			t.Fatalf("doctor --watch's first document lacks %s or does not list every finding as appeared: %+v; stderr:\n%s", id, d, logTail(w.stderr.String(), 3000))
+		}
+	case <-time.After(within):
+		t.Fatalf("doctor --watch printed nothing within %s", within)
+	}
+}
+
+// waitCleared reads documents until one says finding id cleared.
+func (w *doctorWatch) waitCleared(t *testing.T, id string, within time.Duration) {
+	t.Helper()
+	deadline := time.After(within)
+	n := 0
+	for {
+		select {
+		case d, ok := <-w.docs:
+			if !ok {
+				t.Fatalf("doctor --watch ended after %d documents; stderr:\n%s", n, logTail(w.stderr.String(), 3000))
+			}
+			n++
+			t.Logf("doctor --watch document %d: exit %d, %d findings, changes %+v", n, d.ExitCode, len(d.Findings), d.Changes)
+			if d.Changes == nil {
+				t.Fatalf("doctor --watch document %d has no changes", n)
+			}
+			for _, f := range d.Changes.Cleared {
+				if f.ID == id {
+					t.Logf("doctor --watch: document %d clears %s; joined %v, left %v, state %s -> %s", n, id, d.Changes.Joined, d.Changes.Left, d.Changes.StateFrom, d.Changes.StateTo)
+					return
+				}
+			}
+		case <-deadline:
+			t.Fatalf("doctor --watch did not clear %s within %s (%d documents); stderr:\n%s", id, within, n, logTail(w.stderr.String(), 6000))
+		}
+	}
+}
+
+// stop ends the watch with SIGINT: 128+2.
+func (w *doctorWatch) stop(t *testing.T) {
+	t.Helper()
+	_ = w.cmd.Process.Signal(os.Interrupt)
+	err := w.cmd.Wait()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 130 {
+		t.Errorf("doctor --watch after SIGINT: %v, want exit 130", err)
+	}
 }

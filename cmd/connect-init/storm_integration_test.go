@@ -3,20 +3,13 @@
 package main
 
 import (
-	"bufio"
-	"bytes"
 	"context"
-	"encoding/json"
-	"errors"
-	"os"
-	"os/exec"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/connect-init/connect-init/checks"
-	diag "github.com/connect-init/connect-init/doctor"
 	"github.com/connect-init/connect-init/gate"
 )
 
@@ -136,95 +129,5 @@ func stormScenario(t *testing.T, oursN, qN int, foreignWhy string, storm bool) {
 	}
 	if code, log, _ := runOurs(ctx, t, "p3", ours, "prepare"); code != 0 {
 		t.Fatalf("after Q stopped, prepare exited %d:\n%s", code, logTail(log, 4000))
-	}
-}
-
-// doctorWatch is a running `connect-init doctor --watch --json`.
-type doctorWatch struct {
-	cmd    *exec.Cmd
-	docs   chan diag.Document
-	stderr *bytes.Buffer
-}
-
-func startWatch(ctx context.Context, t *testing.T, env []string) *doctorWatch {
-	t.Helper()
-	cmd := exec.CommandContext(ctx, binary, "doctor", "--watch", "--json", "--interval=2s")
-	cmd.Env = env
-	w := &doctorWatch{cmd: cmd, docs: make(chan diag.Document, 256), stderr: &bytes.Buffer{}}
-	cmd.Stderr = w.stderr
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	go func() {
-		defer close(w.docs)
-		sc := bufio.NewScanner(out)
-		sc.Buffer(make([]byte, 1<<20), 16<<20)
-		for sc.Scan() {
-			// Each line is an envelope whose result is the report.
-			var line struct {
-				Result diag.Document `json:"result"`
-			}
-			if json.Unmarshal(sc.Bytes(), &line) == nil {
-				w.docs <- line.Result
-			}
-		}
-	}()
-	return w
-}
-
-// waitFirst reads the first document, the full look, and wants finding id
-// in it.
-func (w *doctorWatch) waitFirst(t *testing.T, id string, within time.Duration) {
-	t.Helper()
-	select {
-	case d, ok := <-w.docs:
-		if !ok || !slices.ContainsFunc(d.Findings, func(f checks.Result) bool { return f.ID == id }) || d.Changes == nil || len(d.Changes.Appeared) != len(d.Findings) {
-			t.Fatalf("doctor --watch's first document lacks %s or does not list every finding as appeared: %+v; stderr:\n%s", id, d, logTail(w.stderr.String(), 3000))
-		}
-	case <-time.After(within):
-		t.Fatalf("doctor --watch printed nothing within %s", within)
-	}
-}
-
-// waitCleared reads documents until one says finding id cleared.
-func (w *doctorWatch) waitCleared(t *testing.T, id string, within time.Duration) {
-	t.Helper()
-	deadline := time.After(within)
-	n := 0
-	for {
-		select {
-		case d, ok := <-w.docs:
-			if !ok {
-				t.Fatalf("doctor --watch ended after %d documents; stderr:\n%s", n, logTail(w.stderr.String(), 3000))
-			}
-			n++
-			t.Logf("doctor --watch document %d: exit %d, %d findings, changes %+v", n, d.ExitCode, len(d.Findings), d.Changes)
-			if d.Changes == nil {
-				t.Fatalf("doctor --watch document %d has no changes", n)
-			}
-			for _, f := range d.Changes.Cleared {
-				if f.ID == id {
-					t.Logf("doctor --watch: document %d clears %s; joined %v, left %v, state %s -> %s", n, id, d.Changes.Joined, d.Changes.Left, d.Changes.StateFrom, d.Changes.StateTo)
-					return
-				}
-			}
-		case <-deadline:
-			t.Fatalf("doctor --watch did not clear %s within %s (%d documents); stderr:\n%s", id, within, n, logTail(w.stderr.String(), 6000))
-		}
-	}
-}
-
-// stop ends the watch with SIGINT: 128+2.
-func (w *doctorWatch) stop(t *testing.T) {
-	t.Helper()
-	_ = w.cmd.Process.Signal(os.Interrupt)
-	err := w.cmd.Wait()
-	var ee *exec.ExitError
-	if !errors.As(err, &ee) || ee.ExitCode() != 130 {
-		t.Errorf("doctor --watch after SIGINT: %v, want exit 130", err)
 	}
 }
