@@ -242,34 +242,6 @@ func (w *doctorWatch) waitFirst(t *testing.T, id string, within time.Duration) {
 	}
 }
 
-// waitCleared reads documents until one says finding id cleared.
-func (w *doctorWatch) waitCleared(t *testing.T, id string, within time.Duration) {
-	t.Helper()
-	deadline := time.After(within)
-	n := 0
-	for {
-		select {
-		case d, ok := <-w.docs:
-			if !ok {
-				t.Fatalf("doctor --watch ended after %d documents; stderr:\n%s", n, logTail(w.stderr.String(), 3000))
-			}
-			n++
-			t.Logf("doctor --watch document %d: exit %d, %d findings, changes %+v", n, d.ExitCode, len(d.Findings), d.Changes)
-			if d.Changes == nil {
-				t.Fatalf("doctor --watch document %d has no changes", n)
-			}
-			for _, f := range d.Changes.Cleared {
-				if f.ID == id {
-					t.Logf("doctor --watch: document %d clears %s; joined %v, left %v, state %s -> %s", n, id, d.Changes.Joined, d.Changes.Left, d.Changes.StateFrom, d.Changes.StateTo)
-					return
-				}
-			}
-		case <-deadline:
-			t.Fatalf("doctor --watch did not clear %s within %s (%d documents); stderr:\n%s", id, within, n, logTail(w.stderr.String(), 6000))
-		}
-	}
-}
-
 // stop ends the watch with SIGINT: 128+2.
 func (w *doctorWatch) stop(t *testing.T) {
 	t.Helper()
