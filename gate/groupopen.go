@@ -112,7 +112,7 @@ func caughtUpStable(rep *GroupReport) string {
 		if m.Assignment.Error != proto.AssignmentNoError {
 			return fmt.Sprintf("member %s's assignment has error %d", m.MemberID, m.Assignment.Error)
 		}
-		if m.Metadata.ConfigOffset != m.Assignment.ConfigOffset || rep.AssignmentOffset == nil || m.Assignment.ConfigOffset != *rep.AssignmentOffset {
+		if !proto.CaughtUp(m.Metadata, m.Assignment) || rep.AssignmentOffset == nil || m.Assignment.ConfigOffset != *rep.AssignmentOffset {
 			return fmt.Sprintf("member %s reports config offset %d, its assignment %d: not caught up", m.MemberID, m.Metadata.ConfigOffset, m.Assignment.ConfigOffset)
 		}
 	}

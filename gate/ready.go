@@ -61,7 +61,7 @@ func (r *WorkerReadiness) inGroup(url string) (bool, string, error) {
 			if err != nil {
 				continue
 			}
-			if as.Error == proto.AssignmentNoError && md.ConfigOffset == as.ConfigOffset {
+			if proto.CaughtUp(&md, &as) {
 				return true, fmt.Sprintf("member of the stable group at config offset %d", md.ConfigOffset), nil
 			}
 		}

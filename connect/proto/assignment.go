@@ -205,3 +205,15 @@ func encodeConnectorAssignments(w *writer, field string, connectors []string, ta
 		}
 	}
 }
+
+// CaughtUp reports whether a member that joined with md and was handed a
+// is caught up with its config topic: the assignment carries no error and
+// is at the config offset the member reported. Such a member read the
+// config topic to the leader's offset before it joined, so the loop of
+// incident 1 ("does not match group assignment ... Forcing rebalance")
+// is not in progress for it (DistributedHerder.handleRebalanceCompleted).
+// The one home of the rule for the startup lock's readiness and the open
+// group.
+func CaughtUp(md *MemberMetadata, a *Assignment) bool {
+	return md != nil && a != nil && a.Error == AssignmentNoError && md.ConfigOffset == a.ConfigOffset
+}
