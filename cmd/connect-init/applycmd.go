@@ -250,11 +250,23 @@ func checkApplyFlags(fs *flag.FlagSet, af applyFlags) error {
 	case af.waitLocal && af.url != "":
 		return &settings.ConfigError{Setting: "--url", Problem: "is given with --wait-local, which applies to this container's worker", Fix: "use one of them"}
 	case af.url != "":
-		if _, err := restclient.Parse(af.url); err != nil {
-			return &settings.ConfigError{Setting: "--url", Problem: err.Error(), Fix: "give a worker's REST URL, e.g. http://connect-1:8083"}
-		}
+		return checkURLFlag(af.url)
 	}
 	return nil
+}
+
+// checkURLFlag refuses a bad --url with restclient's refusal (the URL
+// quoted without any credentials) and its fix; nil when it parses.
+func checkURLFlag(raw string) error {
+	_, err := restclient.Parse(raw)
+	var ue *restclient.URLError
+	switch {
+	case err == nil:
+		return nil
+	case errors.As(err, &ue):
+		return &settings.ConfigError{Setting: "--url", Problem: ue.Refusal(), Fix: ue.Fix}
+	}
+	return &settings.ConfigError{Setting: "--url", Problem: "cannot be read as a URL", Fix: "give a worker's REST URL, e.g. http://connect-1:8083"}
 }
 
 // applyOutput is the log and the output of the plan: stdout and stderr, or

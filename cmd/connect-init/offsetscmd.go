@@ -70,8 +70,8 @@ func (c *cli) offsetsCommand(ctx context.Context, args []string) int {
 	}
 	if url == "" {
 		add("--url", "is not given", "give a worker's REST URL, e.g. --url http://connect-1:8083")
-	} else if _, perr := restclient.Parse(url); perr != nil {
-		add("--url", perr.Error(), "give a worker's REST URL, e.g. http://connect-1:8083")
+	} else if perr := checkURLFlag(url); perr != nil {
+		bad = append(bad, perr)
 	}
 	if strings.TrimSpace(name) == "" {
 		add("--connector", "is not given", "name the connector whose offsets to "+verb)
