@@ -54,7 +54,11 @@ func newCLI(env []string, stdout, stderr io.Writer) *cli {
 
 func main() {
 	ctx, stop := entrypoint.NotifyContext(context.Background())
-	code := newCLI(os.Environ(), os.Stdout, os.Stderr).run(ctx, os.Args[1:])
+	var stdout io.Writer = os.Stdout
+	if stdoutClosedAtStart() {
+		stdout = failingWriter{errStdoutClosed}
+	}
+	code := newCLI(os.Environ(), stdout, os.Stderr).run(ctx, os.Args[1:])
 	stop()
 	os.Exit(code)
 }

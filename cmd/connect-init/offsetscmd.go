@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"strings"
 	"time"
@@ -125,10 +126,9 @@ func (c *cli) offsetsCommand(ctx context.Context, args []string) int {
 		}
 		b, _ := json.MarshalIndent(o, "", "  ")
 		b = append(b, '\n')
-		if file == "" {
-			_, _ = c.stdout.Write(b)
-		} else if err := os.WriteFile(file, b, 0o644); err != nil {
-			log.Error("cannot write the offsets", "file", file, "error", err.Error())
+		if err := writeOffsets(c.stdout, file, b); err != nil {
+			log.Error("cannot write the offsets", "connector", name, "file", file, "error", err.Error(),
+				"fix", "give a --file (or a stdout) that can be written, and export again: nothing was exported")
 			return exitcode.Failed
 		}
 		log.Info("offsets exported", "connector", name, "partitions", len(o.Offsets), "file", file)
@@ -146,4 +146,26 @@ func (c *cli) offsetsCommand(ctx context.Context, args []string) int {
 	}
 	log.Info("offsets written and read back", "connector", name, "action", verb, "state_put_back", res.Was)
 	return exitcode.OK
+}
+
+// writeOffsets writes an export to stdout, or to file ("" none), and says
+// whether it was written whole: an export that did not reach its reader
+// is lost, never "exported". A regular file is synced before it counts.
+func writeOffsets(stdout io.Writer, file string, b []byte) error {
+	if file == "" {
+		_, err := stdout.Write(b)
+		return err
+	}
+	f, err := os.OpenFile(file, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(b)
+	if fi, serr := f.Stat(); err == nil && serr == nil && fi.Mode().IsRegular() {
+		err = f.Sync() // not a pipe's or a device's (--file /dev/stdout)
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
 }

@@ -47,10 +47,18 @@ func subcommands() []subcommand {
 	}
 }
 
-// run is the whole program: main only wires the process to it. Without a
-// command it is run (`connect-init -- CMD`, `connect-init -h`), except
-// `connect-init --version`.
+// run is the whole program: main only wires the process to it. An answer
+// that could not be written on stdout fails the command (answer.go).
 func (c *cli) run(ctx context.Context, args []string) int {
+	out := &answerWriter{w: c.stdout}
+	c.stdout = out
+	return c.answered(out, c.dispatch(ctx, args))
+}
+
+// dispatch runs the command args name. Without a command it is run
+// (`connect-init -- CMD`, `connect-init -h`), except `connect-init
+// --version`.
+func (c *cli) dispatch(ctx context.Context, args []string) int {
 	if len(args) > 0 && isHelpFlag(args[0]) {
 		usage(c.stdout)
 		return exitcode.OK
