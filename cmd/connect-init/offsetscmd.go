@@ -3,10 +3,12 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -36,7 +38,7 @@ func (c *cli) offsetsCommand(ctx context.Context, args []string) int {
 	spec := command{name: settings.Offsets, usage: "offsets export|apply|reset --url U --connector N [--file F]", flags: func(fs *flag.FlagSet) {
 		fs.StringVar(&url, "url", "", "the REST URL of a worker of the Connect cluster")
 		fs.StringVar(&name, "connector", "", "the connector's name")
-		fs.StringVar(&file, "file", "", "export: where to write the offsets (default stdout); apply: the offsets document to apply")
+		fs.StringVar(&file, "file", "", "export: where to write the offsets (default stdout); apply: the offsets document to apply; reset takes none")
 	}}
 	verb := ""
 	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
@@ -75,9 +77,21 @@ func (c *cli) offsetsCommand(ctx context.Context, args []string) int {
 		bad = append(bad, perr)
 	}
 	if strings.TrimSpace(name) == "" {
-		add("--connector", "is not given", "name the connector whose offsets to "+verb)
+		add("--connector", "is not given", "name the connector with --connector, e.g. --connector my-source")
 	}
 	var want *apply.Offsets
+	switch {
+	case verb == "reset" && file != "":
+		// reset removes every offset; a file would say which to keep,
+		// which is offsets apply's job: never delete what the user
+		// meant to set.
+		add("--file", "is given with offsets reset, which removes every offset of the connector and reads no file",
+			"to set the offsets of a file, run offsets apply --file "+file+"; to remove them all, leave --file out")
+	case verb == "export" && file != "":
+		if err := exportTarget(file); err != nil {
+			add("--file", err.Error(), "name a file in a directory that exists and can be written (nothing was read from Connect)")
+		}
+	}
 	if verb == "apply" && file == "" {
 		add("--file", "is not given", "name the offsets document to apply (as offsets export writes it)")
 	} else if verb == "apply" {
@@ -168,4 +182,19 @@ func writeOffsets(stdout io.Writer, file string, b []byte) error {
 		err = cerr
 	}
 	return err
+}
+
+// exportTarget refuses an export's --file whose directory does not exist
+// or is no directory, before Connect is asked: the file is written only
+// at the end, and a typo in its path must not cost a read of the offsets.
+func exportTarget(file string) error {
+	dir := filepath.Dir(file)
+	fi, err := os.Stat(dir)
+	switch {
+	case err != nil:
+		return fmt.Errorf("%s: its directory %s cannot be used (%v)", file, dir, errors.Unwrap(err))
+	case !fi.IsDir():
+		return fmt.Errorf("%s: %s is not a directory", file, dir)
+	}
+	return nil
 }
