@@ -104,7 +104,7 @@ var table = []Setting{
 			Doctor:      "bound on each look at the cluster and the worker group (with --watch, on every look)",
 			ShowConfig:  "not used by config, which connects to nothing: shown, and checked like every setting",
 			Healthcheck: "bound on the one look at the local worker: 5s by default; the variable can only shorten it (its 5m is meant for the gates, and Docker kills a HEALTHCHECK that outlives its own timeout), the flag sets it",
-			Apply:       "bound on finding a worker of the group that answers and proving it ours (the wait for the connectors is --wait)",
+			Apply:       "bound on finding a worker of the group that answers and proving it ours, or with --url on reaching that worker (the wait for the connectors is --wait)",
 			Repair:      "bound on the whole repair: reading the cluster, and with --execute the reassignment and its verification",
 			LockAcquire: "bound on the brokers step before the lock, and afresh on the group and peers checks after it; the wait in the lock queue is not counted",
 			Offsets:     "bound on the whole: reaching the worker, stopping the connector, writing, reading back and putting its state back; 2m unless set",

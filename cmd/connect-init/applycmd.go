@@ -427,9 +427,20 @@ func (c *cli) applyAt(ctx context.Context, s settings.Settings, af applyFlags, c
 		logConfigError(log, err)
 		return exitcode.Config
 	}
-	api, version, err := apply.Direct(ctx, rest, af.url)
+	// --timeout (CONNECT_INIT_TIMEOUT) bounds finding the worker and
+	// proving it Connect, as it bounds the finder's search without --url.
+	findCtx, cancel := context.WithTimeout(ctx, s.Timeout)
+	api, version, err := apply.Direct(findCtx, rest, af.url)
+	timedOut := findCtx.Err() == context.DeadlineExceeded
+	cancel()
 	if code, stopped := applyInterrupted(ctx, log); stopped {
 		return code
+	}
+	if err != nil && timedOut {
+		log.Error("the worker's REST API did not answer in time", "gate", "apply", "url", af.url, "setting", s.Name("CONNECT_INIT_TIMEOUT"),
+			"timeout", s.Timeout.String(), "error", err.Error(),
+			"fix", "check that --url is a running Connect worker that answers, or give it longer with "+s.Name("CONNECT_INIT_TIMEOUT"))
+		return exitcode.Failed
 	}
 	if err != nil {
 		fix := "give --url of a running Connect worker (or the reverse proxy in front of it, with its path prefix)"

@@ -172,3 +172,61 @@ func TestDryRunURLUnreachable(t *testing.T) {
 		t.Errorf("a dry run through --url opened %d connections to the bootstrap server", n)
 	}
 }
+
+// silentListener accepts connections and never answers on them: a worker
+// whose REST API hangs.
+func silentListener(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var held []net.Conn
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			held = append(held, c)
+		}
+	}()
+	t.Cleanup(func() {
+		ln.Close()
+		<-done
+		for _, c := range held {
+			c.Close()
+		}
+	})
+	return "http://" + ln.Addr().String()
+}
+
+// TestApplyURLHonoursTimeout: apply --url (a dry run, and an apply from a
+// runner without worker settings) gives up on a worker that accepts and
+// never answers when --timeout or CONNECT_INIT_TIMEOUT runs out, not after
+// the REST client's own 10 s per attempt, and says which setting bounded
+// it (issue 48).
+func TestApplyURLHonoursTimeout(t *testing.T) {
+	url := silentListener(t)
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "ok.json"), []byte(`{"name": "ok", "config": {"connector.class": "C"}}`), 0o644)
+	for _, c := range []struct {
+		env     []string
+		args    []string
+		setting string
+	}{
+		{nil, []string{"--dry-run", "--timeout=300ms"}, "setting=--timeout"},
+		{[]string{"CONNECT_INIT_TIMEOUT=300ms"}, []string{"--dry-run"}, "setting=CONNECT_INIT_TIMEOUT"},
+		{[]string{"CONNECT_INIT_TIMEOUT=300ms"}, nil, "setting=CONNECT_INIT_TIMEOUT"},
+	} {
+		var stdout, stderr bytes.Buffer
+		args := append([]string{"apply", "--dir", dir, "--url", url}, c.args...)
+		code := run(context.Background(), args, c.env, &stdout, &stderr)
+		if code != exitcode.Failed || !strings.Contains(stderr.String(), "did not answer in time") ||
+			!strings.Contains(stderr.String(), c.setting) || !strings.Contains(stderr.String(), "timeout=300ms") {
+			t.Errorf("%v %q: exit %d, want 1 naming the timeout that ran out (%s):\n%s", c.env, args, code, c.setting, stderr.String())
+		}
+	}
+}
