@@ -1,8 +1,11 @@
 package settings
 
 import (
+	"errors"
 	"fmt"
+	"math"
 	"net"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -70,6 +73,10 @@ type Setting struct {
 	// field is the Settings field the value lands in; its type is the
 	// setting's type (time.Duration, int, bool, string, []string).
 	field func(*Settings) any
+	// max bounds an int setting (0: the type's own range): a count far
+	// beyond any cluster is a typo, refused as too large rather than
+	// waited for.
+	max int
 	// notPassed, for a setting of lock acquire, says why run does not
 	// pass it to the in-worker lock's child (Settings.Passed); "" passes
 	// it whenever it is set.
@@ -112,7 +119,7 @@ var table = []Setting{
 		field: func(s *Settings) any { return &s.Timeout }, check: Settings.checkTimeout},
 	{Env: "CONNECT_INIT_EXPECTED_BROKERS", Common: true, Flag: "expected-brokers", DocDefault: "largest of: distinct bootstrap addresses, highest internal-topic replication factor, `CONNECT_CUB_KAFKA_MIN_BROKERS`", Commands: loaders,
 		Help:  "brokers to wait for",
-		field: func(s *Settings) any { return &s.ExpectedBrokers }, check: Settings.checkExpectedBrokers},
+		field: func(s *Settings) any { return &s.ExpectedBrokers }, check: Settings.checkExpectedBrokers, max: MaxCount},
 	{Env: "CONNECT_INIT_WORKER_CONFIG", Common: true, Flag: "worker-config", Commands: all,
 		Help:  "worker `.properties` file; `CONNECT_*` variables override it",
 		field: func(s *Settings) any { return &s.WorkerConfig }},
@@ -136,7 +143,7 @@ var table = []Setting{
 		field: func(s *Settings) any { return &s.LockLease }, check: Settings.checkLockLease},
 	{Env: "CONNECT_INIT_LOCK_PERMITS", Common: true, Flag: "lock-permits", Default: "1", Commands: []Command{Run, Prepare, Doctor, ShowConfig, LockAcquire},
 		Help:  "workers allowed to start at once",
-		field: func(s *Settings) any { return &s.LockPermits }, check: Settings.checkLockPermits},
+		field: func(s *Settings) any { return &s.LockPermits }, check: Settings.checkLockPermits, max: MaxCount},
 	{Env: "CONNECT_INIT_LOCK_UNAVAILABLE_AFTER", Flag: "lock-unavailable-after", Default: "2m", Commands: []Command{Run, ShowConfig, LockAcquire},
 		Help:  "while the lock topic cannot be written (no leader, or fewer in-sync replicas than `min.insync.replicas`), how long `run` waits in the queue before it starts the worker without the lock, with a warning naming the topic and partition; `0` waits without bound",
 		field: func(s *Settings) any { return &s.LockUnavailableAfter }, check: Settings.checkLockUnavailableAfter},
@@ -356,6 +363,9 @@ func (r Setting) Set(s *Settings, v string) error {
 	switch p := r.field(s).(type) {
 	case *time.Duration:
 		d, err := time.ParseDuration(v)
+		if err != nil && !strings.HasPrefix(v, "-") && durationSyntax.MatchString(v) {
+			return &valueError{typeName: "time.Duration", value: v, tooLarge: MaxDuration.String()}
+		}
 		if err != nil {
 			return parseError("time.Duration", v)
 		}
@@ -364,7 +374,14 @@ func (r Setting) Set(s *Settings, v string) error {
 		// Decimal only, as the docs say: base 0 (envconfig's) read
 		// CONNECT_INIT_EXPECTED_BROKERS=010 as 8 and 0x3 as 3.
 		n, err := strconv.ParseInt(v, 10, strconv.IntSize)
-		if err != nil {
+		switch {
+		case errors.Is(err, strconv.ErrRange) && n > 0, err == nil && r.max > 0 && n > int64(r.max):
+			limit := r.max
+			if limit == 0 {
+				limit = math.MaxInt
+			}
+			return &valueError{typeName: "int", value: v, tooLarge: strconv.Itoa(limit)}
+		case err != nil:
 			return parseError("int", v)
 		}
 		*p = int(n)
@@ -387,14 +404,37 @@ func (r Setting) Set(s *Settings, v string) error {
 	return nil
 }
 
-// valueError is a value a setting's type cannot read.
+// valueError is a value a setting's type cannot read, or a number that is
+// only too large (tooLarge is then the largest allowed, as written).
 type valueError struct {
-	typeName, value string
+	typeName, value, tooLarge string
 }
 
 func (e *valueError) Error() string {
+	if e.tooLarge != "" {
+		return fmt.Sprintf("is too large (got %q): at most %s", e.value, e.tooLarge)
+	}
 	return fmt.Sprintf("cannot be parsed as %s (got %q)", e.typeName, e.value)
 }
+
+// fix is what to give instead.
+func (e *valueError) fix() string {
+	if e.tooLarge != "" {
+		return "use a value up to " + e.tooLarge
+	}
+	return settingHint(e.typeName)
+}
+
+// MaxCount bounds the int settings that count brokers or workers.
+const MaxCount = 10000
+
+// MaxDuration is the largest duration a setting can hold (Go's
+// time.Duration, about 292 years).
+const MaxDuration = time.Duration(math.MaxInt64)
+
+// durationSyntax is a Go duration's form: a value that has it but does
+// not parse is too large, not malformed.
+var durationSyntax = regexp.MustCompile(`^[-+]?((\d+(\.\d*)?|\.\d+)(ns|us|µs|μs|ms|s|m|h))+$`)
 
 func parseError(typeName, v string) error { return &valueError{typeName: typeName, value: v} }
 
