@@ -73,6 +73,10 @@ type Setting struct {
 	// field is the Settings field the value lands in; its type is the
 	// setting's type (time.Duration, int, bool, string, []string).
 	field func(*Settings) any
+	// verbatim keeps the value as given, white space included: a
+	// credential's white space is a mistake badCredential refuses, never
+	// one to trim silently (the _FILE forms are refused alike).
+	verbatim bool
 	// max bounds an int setting (0: the type's own range): a count far
 	// beyond any cluster is a typo, refused as too large rather than
 	// waited for.
@@ -194,19 +198,19 @@ var table = []Setting{
 	// have no flag: a command line is visible to every process.
 	{Env: RESTUsername, Flag: "rest-username", Commands: rest,
 		Help:  "HTTP basic user for every call to a worker's REST API (Kafka's `BasicAuthSecurityRestExtension`); with `CONNECT_INIT_REST_PASSWORD`",
-		field: func(s *Settings) any { return &s.RESTUsername }},
+		field: func(s *Settings) any { return &s.RESTUsername }, verbatim: true},
 	{Env: RESTUsername + fileSuffix, Flag: "rest-username-file", Commands: rest,
 		Help:  "a file holding `CONNECT_INIT_REST_USERNAME` (a mounted secret)",
 		field: func(s *Settings) any { return &s.RESTUsernameFile }},
 	{Env: RESTPassword, Secret: true, Commands: rest,
 		Help:  "HTTP basic password for the REST API; prefer `CONNECT_INIT_REST_PASSWORD_FILE`",
-		field: func(s *Settings) any { return &s.RESTPassword }},
+		field: func(s *Settings) any { return &s.RESTPassword }, verbatim: true},
 	{Env: RESTPassword + fileSuffix, Flag: "rest-password-file", Commands: rest,
 		Help:  "a file holding the REST password, such as a Docker or Swarm secret under `/run/secrets/`",
 		field: func(s *Settings) any { return &s.RESTPasswordFile }},
 	{Env: RESTToken, Secret: true, Commands: rest,
 		Help:  "a bearer token for the REST API instead of a user; prefer `CONNECT_INIT_REST_TOKEN_FILE`",
-		field: func(s *Settings) any { return &s.RESTToken }},
+		field: func(s *Settings) any { return &s.RESTToken }, verbatim: true},
 	{Env: RESTToken + fileSuffix, Flag: "rest-token-file", Commands: rest,
 		Help:  "a file holding the REST bearer token",
 		field: func(s *Settings) any { return &s.RESTTokenFile }},
@@ -359,7 +363,9 @@ func (r Setting) Value(s *Settings) string {
 // Set parses v into the setting's field of s. The error is what is wrong
 // with v, for a ConfigError that names the variable or the flag.
 func (r Setting) Set(s *Settings, v string) error {
-	v = strings.TrimSpace(v)
+	if !r.verbatim {
+		v = strings.TrimSpace(v)
+	}
 	switch p := r.field(s).(type) {
 	case *time.Duration:
 		d, err := time.ParseDuration(v)
