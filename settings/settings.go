@@ -239,6 +239,10 @@ func Read(environ []string) Settings {
 // variable's, and messages name the flag.
 func (s *Settings) SetFlag(r Setting, v string) error {
 	if err := r.Set(s, v); err != nil {
+		var ve *valueError
+		if errors.As(err, &ve) {
+			return &ConfigError{Setting: "--" + r.Flag, Problem: ve.Error(), Fix: ve.fix()}
+		}
 		return err
 	}
 	if s.Flags == nil {

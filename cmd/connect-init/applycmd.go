@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
 	"strings"
 	"time"
 
@@ -206,7 +207,7 @@ func (c *cli) applyArgs(args []string) (s settings.Settings, af applyFlags, code
 		fs.StringVar(&af.url, "url", "", "the REST URL of a worker of the group (default: CONNECT_INIT_PEERS, else the group's members)")
 		fs.BoolVar(&af.waitLocal, "wait-local", false, "wait for this container's worker to be ready, then apply once (started by run)")
 		fs.BoolVar(&af.watch, "watch", false, "after applying, keep the desired state: restart FAILED connectors and tasks, put back what drifted (until SIGTERM)")
-		fs.IntVar(&af.maxRestarts, "max-restarts", apply.DefaultMaxRestarts, "with --watch, restarts in a row before a connector is left FAILED")
+		countVar(fs, &af.maxRestarts, "max-restarts", apply.DefaultMaxRestarts, "with --watch, restarts in a row before a connector is left FAILED")
 		fs.DurationVar(&af.writeTimeout, "write-timeout", restclient.DefaultWriteTimeout, "how long one write waits for Connect's answer before it is read back (Connect waits up to 90s for a write it forwards to the leader)")
 	}}
 	s, fs, code, done, problems := c.bootstrap(spec, args, true)
@@ -218,7 +219,13 @@ func (c *cli) applyArgs(args []string) (s settings.Settings, af applyFlags, code
 	c.setResult(apply.PlanDoc{Target: restclient.RedactUserinfo(af.url), Source: af.dir})
 	af.metricsAddr, af.metricsFlag = s.ApplyMetricsAddr, s.Flags["CONNECT_INIT_APPLY_METRICS_ADDR"] != ""
 	if err := mergeProblems(problems, checkApplyFlags(fs, af)); err != nil {
-		reportProblems(c.earlyLogger(s, args), err)
+		log := c.earlyLogger(s, args)
+		reportProblems(log, err)
+		// The files' problems too, when the directory can be read: every
+		// problem of the call at once (issue 52).
+		if fi, serr := os.Stat(af.dir); af.dir != "" && serr == nil && fi.IsDir() {
+			loadDefinitions(log, s, af)
+		}
 		return s, af, exitcode.Config, true
 	}
 	return s, af, 0, false

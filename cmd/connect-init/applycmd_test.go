@@ -70,7 +70,7 @@ func TestApplyBadInput(t *testing.T) {
 		{args: []string{"--dir", good, "--watch"}, env: []string{"CONNECT_INIT_APPLY_RESTART_BACKOFF=-1m"}, wants: []string{"setting=CONNECT_INIT_APPLY_RESTART_BACKOFF", "positive"}},
 		{args: []string{"--dir", good}, env: []string{"CONNECT_INIT_APPLY_WATCH_INTERVAL=soon"}, wants: []string{"CONNECT_INIT_APPLY_WATCH_INTERVAL", "cannot be parsed"}},
 		{args: []string{"--dir", good, "--url", "http://x", "--wait-local"}, wants: []string{"--url", "--wait-local"}},
-		{args: []string{"--dir", good, "--nope"}, wants: []string{"flag provided but not defined: -nope"}},
+		{args: []string{"--dir", good, "--nope"}, wants: []string{"--nope is not a flag of connect-init apply"}},
 		{args: []string{"--dir", good, "extra"}, wants: []string{"takes no arguments"}},
 		{args: []string{"--dir", good, "--json"}, wants: []string{"--json", "without --dry-run"}},
 		{args: []string{"--dir", good, "--metrics-addr=:9464"}, wants: []string{"--metrics-addr", "without --watch"}},

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -47,10 +46,13 @@ func (c *cli) bootstrap(cmd command, args []string, keep bool) (s settings.Setti
 	if cmd.flags != nil {
 		cmd.flags(fs)
 	}
-	if code, done := c.parseCommandFlags(fs, cmd, args); done {
-		return s, fs, code, true, nil
+	// Every bad flag and every bad setting, in one list (issue 52).
+	flagProblems, help := parseAll(fs, cmdPath(cmd), args)
+	if help {
+		commandHelp(c.stdout, fs, cmd)
+		return s, fs, exitcode.OK, true, nil
 	}
-	problems = s.Validate()
+	problems = mergeProblems(problemList(flagProblems), s.Validate())
 	if problems == nil || keep {
 		return s, fs, 0, false, problems
 	}
@@ -135,32 +137,6 @@ func (f *settingFlag) Set(v string) error { return f.s.SetFlag(f.row, v) }
 // IsBoolFlag lets --lock and --strict stand without a value.
 func (f *settingFlag) IsBoolFlag() bool { return f.row.Type() == "bool" }
 
-// parseCommandFlags parses the command's flags. It reports done when the
-// command must end with code: after -h (the command's flags and the
-// settings that are variables only, on stderr, exit 0), or after a bad
-// flag (one configuration event naming the flag, exit 2, nothing touched).
-func (c *cli) parseCommandFlags(fs *flag.FlagSet, cmd command, args []string) (code int, done bool) {
-	err := fs.Parse(args)
-	if err == nil {
-		return 0, false
-	}
-	if errors.Is(err, flag.ErrHelp) {
-		commandHelp(c.stdout, fs, cmd)
-		return exitcode.OK, true
-	}
-	setting := "command line"
-	f := flagName(err)
-	if f != "" {
-		setting = "--" + f
-	}
-	problem := err.Error()
-	if strings.HasPrefix(problem, "flag provided but not defined") {
-		problem = "is not a flag of connect-init " + cmdPath(cmd) + " (" + problem + ")"
-	}
-	reportProblems(c.earlyLogger(settings.Settings{}, append(c.envLogFormat(), args...)), &settings.ConfigError{Setting: setting, Problem: problem, Fix: "see connect-init " + cmdPath(cmd) + " -h"})
-	return exitcode.Config, true
-}
-
 // envLogFormat is --log-format=json when the environment asks for JSON
 // logs: a flag error is logged before the settings are known valid.
 func (c *cli) envLogFormat() []string {
@@ -243,4 +219,12 @@ func settingFlagHelp(sf *settingFlag, value string) (head, help string) {
 		help += "; set to " + value
 	}
 	return head, help + ")"
+}
+
+// problemList is errs as one error (nil when there are none).
+func problemList(errs []error) error {
+	if len(errs) == 0 {
+		return nil
+	}
+	return settings.Problems(errs)
 }

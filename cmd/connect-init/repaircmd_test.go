@@ -24,16 +24,16 @@ func TestRepairBadFlags(t *testing.T) {
 	}{
 		{[]string{"--topics=offsets,everything"}, "--topics", `unknown topic set`},
 		{[]string{"--topics="}, "--topics", "is empty"},
-		{[]string{"--replication-factor", "three"}, "--replication-factor", `want a whole number`},
-		{[]string{"--replication-factor=0"}, "--replication-factor", "at least 1"},
-		{[]string{"--replication-factor=-2"}, "--replication-factor", "at least 1"},
-		{[]string{"--throttle=fast"}, "--throttle", `want a rate such as 50MB/s`},
-		{[]string{"--throttle=-5MB/s"}, "--throttle", "want a rate"},
-		{[]string{"--execute=maybe"}, "--execute", "invalid boolean"},
-		{[]string{"--replication-factor"}, "--replication-factor", "needs an argument"},
-		{[]string{"--no-such-flag"}, "--no-such-flag", "not defined"},
+		{[]string{"--replication-factor", "three"}, "--replication-factor", `not a whole number of replicas`},
+		{[]string{"--replication-factor=0"}, "--replication-factor", "from 1 to 32767"},
+		{[]string{"--replication-factor=-2"}, "--replication-factor", "from 1 to 32767"},
+		{[]string{"--throttle=fast"}, "--throttle", `use a rate such as 50MB/s`},
+		{[]string{"--throttle=-5MB/s"}, "--throttle", "not a rate"},
+		{[]string{"--execute=maybe"}, "--execute", "cannot be parsed as bool"},
+		{[]string{"--replication-factor"}, "--replication-factor", "needs a value"},
+		{[]string{"--no-such-flag"}, "--no-such-flag", "is not a flag of connect-init repair"},
 		{[]string{"extra"}, "command line", "takes no arguments"},
-		{[]string{"--timeout=soon"}, "--timeout", "invalid value"},
+		{[]string{"--timeout=soon"}, "--timeout", "cannot be parsed as time.Duration"},
 	} {
 		var stdout, stderr bytes.Buffer
 		code := run(context.Background(), append([]string{"repair"}, tc.args...), env, &stdout, &stderr)
