@@ -47,7 +47,7 @@ func TestEveryProblemAtOnce(t *testing.T) {
 				if e.Fix == "" {
 					t.Errorf("%q: entry without a fix: %+v", args, e)
 				}
-				entries = append(entries, e.Setting+" "+e.Problem)
+				entries = append(entries, e.Setting+e.Flag+" "+e.Problem)
 			}
 			check(args, entries)
 		}

@@ -299,8 +299,8 @@ func loadDefinitions(log *slog.Logger, s settings.Settings, af applyFlags) ([]ap
 		// Every bad file, one line each: a directory is fixed in one round.
 		bad := apply.EachFileError(err)
 		for _, fe := range bad {
-			log.Error("bad connector definition", "gate", "apply", "file", fe.File, "line", fe.Line, "error", fe.Error(),
-				"setting", s.Name("CONNECT_INIT_CONNECTORS_DIR"), "fix", "correct the file; nothing was written")
+			log.Error("bad connector definition", "gate", "apply", "file", fe.File, "line", fe.Line, "problem", fe.Problem, "error", fe.Error(),
+				"fix", "correct it (read from the directory "+s.Name("CONNECT_INIT_CONNECTORS_DIR")+" names); nothing was written")
 		}
 		if len(bad) > 1 {
 			log.Error("bad connector definitions; nothing was written", "gate", "apply", "bad_files", len(bad), "dir", af.dir)
@@ -376,7 +376,16 @@ func logApplyResult(log *slog.Logger, res apply.Result, dryRun bool) {
 		return
 	}
 	if res.Code != exitcode.OK {
-		log.Error("apply failed", "gate", "apply", "failed", strings.Join(res.Failed, ","), "exit", res.Code)
+		fix := "see the connectors' and tasks' status above, correct the cause and apply again"
+		problem := "apply failed"
+		if res.Code == exitcode.Config {
+			problem = "apply refused, nothing was written"
+			fix = "correct the definitions as the errors above say (each with its file and line), then apply again"
+		}
+		if len(res.Failed) > 0 {
+			problem += ": " + strings.Join(res.Failed, ", ")
+		}
+		log.Error("apply failed", "gate", "apply", "failed", strings.Join(res.Failed, ","), "exit", res.Code, "problem", problem, "fix", fix)
 		return
 	}
 	log.Info("apply done", "gate", "apply", "created", res.Plan.Count(apply.Create), "updated", res.Plan.Count(apply.Update),

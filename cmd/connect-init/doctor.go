@@ -98,7 +98,11 @@ func errorFindings(doc *diag.Document) []errorEntry {
 	var out []errorEntry
 	for _, f := range doc.Findings {
 		if f.Severity == "error" { // checks.Error
-			out = append(out, errorEntry{Problem: f.ID + ": " + f.Subject + ": " + f.Summary, Fix: f.Fix})
+			en := errorEntry{Problem: f.ID + ": " + f.Subject + ": " + f.Summary, Fix: f.Fix}
+			if en.Fix == "" {
+				en.Fix = fallbackFix
+			}
+			out = append(out, en)
 		}
 	}
 	return out

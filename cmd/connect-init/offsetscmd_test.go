@@ -65,10 +65,10 @@ func TestOffsetsFlagRules(t *testing.T) {
 		{nil, []string{"--url", dead, "--connector", "c", "export"}, exitcode.Failed, []string{"cannot reach the worker"}},
 		{nil, []string{"--url", dead, "export", "--connector", "c", "--log-format=json"}, exitcode.Failed, []string{`"msg":"cannot reach the worker"`}},
 		{[]string{"CONNECT_INIT_TIMEOUT=soon"}, []string{"export", "--url", dead, "--connector", "c"}, exitcode.Config, []string{"CONNECT_INIT_TIMEOUT"}},
-		{nil, []string{"export", "--url", dead, "--connector", "c", "--timeout=0s"}, exitcode.Config, []string{"setting=--timeout"}},
+		{nil, []string{"export", "--url", dead, "--connector", "c", "--timeout=0s"}, exitcode.Config, []string{"flag=--timeout"}},
 		{nil, []string{"apply", "--bogus"}, exitcode.Config, []string{"is not a flag of connect-init offsets ", "see connect-init offsets -h"}},
 		// Every problem at once.
-		{[]string{"CONNECT_INIT_LOG_LEVEL=loud"}, []string{"apply"}, exitcode.Config, []string{"CONNECT_INIT_LOG_LEVEL", "setting=--url", "setting=--connector", "setting=--file"}},
+		{[]string{"CONNECT_INIT_LOG_LEVEL=loud"}, []string{"apply"}, exitcode.Config, []string{"CONNECT_INIT_LOG_LEVEL", "flag=--url", "flag=--connector", "flag=--file"}},
 	} {
 		var stdout, stderr bytes.Buffer
 		code := run(context.Background(), append([]string{"offsets"}, c.args...), c.env, &stdout, &stderr)

@@ -38,7 +38,7 @@ func TestRepairBadFlags(t *testing.T) {
 		var stdout, stderr bytes.Buffer
 		code := run(context.Background(), append([]string{"repair"}, tc.args...), env, &stdout, &stderr)
 		out := stderr.String()
-		if code != exitcode.Config || !strings.Contains(out, "setting="+quoteLogfmt(tc.flag)) || !strings.Contains(out, tc.want) || strings.Count(out, "\n") != 1 {
+		if code != exitcode.Config || !strings.Contains(out, entryKind(tc.flag)+"="+quoteLogfmt(tc.flag)) || !strings.Contains(out, tc.want) || strings.Count(out, "\n") != 1 {
 			t.Errorf("repair %v: want exit 2 with one error naming %s and %q, got %d:\n%s", tc.args, tc.flag, tc.want, code, out)
 		}
 		if stdout.Len() != 0 {
@@ -98,4 +98,13 @@ func TestRanges(t *testing.T) {
 			t.Errorf("ranges(%v) = %q, want %q", in, got, want)
 		}
 	}
+}
+
+// entryKind is the attribute an event names what with: a flag or the
+// command line is a flag, anything else a setting.
+func entryKind(what string) string {
+	if strings.HasPrefix(what, "--") || what == "command line" {
+		return "flag"
+	}
+	return "setting"
 }

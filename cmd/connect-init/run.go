@@ -13,7 +13,6 @@ import (
 	"github.com/connect-init/connect-init/exitcode"
 	"github.com/connect-init/connect-init/settings"
 	"github.com/connect-init/connect-init/startup"
-	"github.com/connect-init/connect-init/step"
 )
 
 // subcommand is one command of connect-init: a small value with its name,
@@ -171,8 +170,8 @@ func (c *cli) withConnectorsDir(s settings.Settings, problems error) error {
 	if _, _, err := apply.Load(s.ConnectorsDir); err != nil {
 		all := settings.Problems(settings.Each(problems))
 		for _, fe := range apply.EachFileError(err) { // every bad file, each named
-			all = append(all, &settings.ConfigError{Setting: s.Name("CONNECT_INIT_CONNECTORS_DIR"), Problem: fe.Error(),
-				Fix: "point it at a readable directory of connector definitions (*.json, *.properties) and correct the file named; or leave it unset"})
+			all = append(all, &fileProblem{FileError: fe,
+				fix: "correct it, or point " + s.Name("CONNECT_INIT_CONNECTORS_DIR") + " at a readable directory of connector definitions (*.json, *.properties), or leave it unset"})
 		}
 		return all
 	}
@@ -195,14 +194,6 @@ func usage(w io.Writer) {
 	fmt.Fprintln(w, "settings come from CONNECT_INIT_* variables or the matching flags (connect-init <command> -h lists a command's; connect-init config shows them all); worker settings from CONNECT_* variables and --worker-config")
 	fmt.Fprintln(w, "connect-init help <command> or connect-init <command> -h prints a command's flags; connect-init --version prints the version")
 	fmt.Fprintln(w, "with no command at all, connect-init is connect-init run")
-}
-
-// logConfigError logs a bad setting as one event naming the setting the
-// user set, the problem and the fix.
-func logConfigError(log *slog.Logger, err error) {
-	for _, p := range settings.Each(err) {
-		startup.LogConfigError(log, step.Settings, p)
-	}
 }
 
 // newLogger is the command's logger on stderr; with --json its error
