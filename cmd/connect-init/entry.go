@@ -173,7 +173,7 @@ func (en errorEntry) attrs() []any {
 		out = append(out, "line", en.Line)
 	}
 	text := en.subject() + " " + en.Problem
-	if en.File != "" {
+	if en.File != "" || en.Flag == commandLine {
 		text = en.subject() + ": " + en.Problem // file:line: problem, as compilers write it
 	}
 	return append(out, "problem", en.Problem, "fix", en.Fix, "error", strings.TrimSpace(text)+": "+en.Fix)

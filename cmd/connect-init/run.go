@@ -76,7 +76,20 @@ func (c *cli) dispatch(ctx context.Context, args []string) int {
 			return sc.run(c, ctx, args)
 		}
 	}
-	return c.usageError(fmt.Sprintf("unknown command %q", cmd), "run 'connect-init help' for the commands")
+	return c.usageError(fmt.Sprintf("unknown command %q", cmd), commandFix(cmd))
+}
+
+// commandFix is the fix of an unknown command: the command it is a slip
+// of (settings.Suggest, the one did-you-mean rule), else the list.
+func commandFix(typed string) string {
+	var names []string
+	for _, sc := range subcommands() {
+		names = append(names, sc.name)
+	}
+	if near, ok := settings.Suggest(typed, names); ok {
+		return "did you mean connect-init " + near + "? ('connect-init help' lists the commands)"
+	}
+	return "run 'connect-init help' for the commands"
 }
 
 // isHelpFlag reports whether a is -h or --help.
@@ -98,7 +111,7 @@ func (c *cli) helpCommand(ctx context.Context, args []string) int {
 			return sc.run(c, ctx, append(append([]string{}, args[1:]...), "-h"))
 		}
 	}
-	return c.usageError(fmt.Sprintf("help: unknown command %q", strings.Join(args, " ")), "run 'connect-init help' for the commands")
+	return c.usageError(fmt.Sprintf("help: unknown command %q", strings.Join(args, " ")), commandFix(args[0]))
 }
 
 // versionCommand is `connect-init version` (and `connect-init --version`).
