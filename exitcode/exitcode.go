@@ -130,7 +130,7 @@ func Tables() []Table {
 		{"version", []Code{
 			{OK, "the version printed"},
 			{Failed, "the version could not be written on stdout (closed, disk full)"},
-			{Config, "bad usage: an argument other than --json was given"},
+			{Config, "bad usage: a flag other than --json, or an argument, was given"},
 		}},
 		{"help", []Code{
 			{OK, "the help printed"},

@@ -201,8 +201,12 @@ func buildConfigDoc(env []string, s settings.Settings, cfg *settings.Config, err
 		}
 	}
 	if err != nil {
-		doc.Error = err.Error()
 		doc.Errors = errorEntries(err)
+		var texts []string
+		for _, en := range doc.Errors {
+			texts = append(texts, en.text())
+		}
+		doc.Error = strings.Join(texts, "; ")
 		return doc
 	}
 	d := &derivedDoc{GroupID: cfg.GroupID, BootstrapServers: cfg.BootstrapServers, ExpectedBrokers: cfg.ExpectedBrokers,

@@ -158,8 +158,10 @@ func (c *cli) doctorWatch(ctx context.Context, s settings.Settings, log *slog.Lo
 		// on every look and leak the connections of the look before.
 		l := diag.TakeLook(lctx, cfg, log, diag.Options{Clock: c.clock, SkipLocalScan: m != nil, Rejoins: rejoins}, version)
 		m.Observe(l)
-		if l.Failed != "" && ctx.Err() == nil {
+		if l.Failed != "" && ctx.Err() == nil && m != nil {
 			log.Warn("the look failed; connect_init_doctor_look_success is 0", "error", l.Failed, "took", l.Duration.String())
+		} else if l.Failed != "" && ctx.Err() == nil {
+			log.Warn("the look failed; the next look is at the next interval", "error", l.Failed, "took", l.Duration.String())
 		}
 		return l.Document
 	}

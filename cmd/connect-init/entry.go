@@ -172,11 +172,16 @@ func (en errorEntry) attrs() []any {
 	if en.Line > 0 {
 		out = append(out, "line", en.Line)
 	}
-	text := en.subject() + " " + en.Problem
+	return append(out, "problem", en.Problem, "fix", en.Fix, "error", en.text())
+}
+
+// text is the entry as one line: what it names, the problem, the fix.
+func (en errorEntry) text() string {
+	s := en.subject() + " " + en.Problem
 	if en.File != "" || en.Flag == commandLine {
-		text = en.subject() + ": " + en.Problem // file:line: problem, as compilers write it
+		s = en.subject() + ": " + en.Problem // file:line: problem, as compilers write it
 	}
-	return append(out, "problem", en.Problem, "fix", en.Fix, "error", strings.TrimSpace(text)+": "+en.Fix)
+	return strings.TrimSpace(s) + ": " + en.Fix
 }
 
 // logConfigError reports every problem of err, one "bad configuration"

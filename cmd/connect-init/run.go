@@ -3,9 +3,11 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"log/slog"
+	"slices"
 	"strings"
 
 	"github.com/connect-init/connect-init/apply"
@@ -92,6 +94,10 @@ func commandFix(typed string) string {
 	return "run 'connect-init help' for the commands"
 }
 
+// subcommandWords are the words after a command that help takes (help
+// lock acquire, help offsets export).
+var subcommandWords = map[string][]string{"lock": {"acquire"}, "offsets": {"export", "apply", "reset"}}
+
 // isHelpFlag reports whether a is -h or --help.
 func isHelpFlag(a string) bool { return a == "-h" || a == "--help" || a == "-help" }
 
@@ -107,22 +113,39 @@ func (c *cli) helpCommand(ctx context.Context, args []string) int {
 		return exitcode.OK
 	}
 	for _, sc := range subcommands() {
-		if sc.name == args[0] && sc.name != "help" {
-			return sc.run(c, ctx, append(append([]string{}, args[1:]...), "-h"))
+		if sc.name != args[0] || sc.name == "help" {
+			continue
 		}
+		// Only a command with subcommands takes a word more (help lock
+		// acquire); anything else is refused as typed, never as the -h
+		// help adds.
+		if len(args) > 2 || len(args) == 2 && !slices.Contains(subcommandWords[sc.name], args[1]) {
+			return c.usageError(fmt.Sprintf("help takes one command (got %q)", strings.Join(args, " ")), "run connect-init help "+sc.name)
+		}
+		return sc.run(c, ctx, append(append([]string{}, args[1:]...), "-h"))
 	}
 	return c.usageError(fmt.Sprintf("help: unknown command %q", strings.Join(args, " ")), commandFix(args[0]))
 }
 
-// versionCommand is `connect-init version` (and `connect-init --version`).
+// versionCommand is `connect-init version [--json]` (and `connect-init
+// --version`): --json takes a value as every command's does
+// (--json=true).
 func (c *cli) versionCommand(args []string) int {
-	asJSON := len(args) == 1 && args[0] == "--json"
+	fs := flag.NewFlagSet("connect-init version", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.Bool("json", false, "print one JSON document")
+	problems, help := parseAll(fs, "version", args)
 	switch {
-	case len(args) == 1 && isHelpFlag(args[0]):
+	case help:
 		fmt.Fprintln(c.stdout, "usage of connect-init version [--json]: print the version, the commit it was built from and its time")
 		return exitcode.OK
-	case len(args) > 0 && !asJSON:
-		return c.usageError(fmt.Sprintf("version takes no flags or arguments but --json (got %q)", args), "run 'connect-init version' or 'connect-init version --json'")
+	case fs.NArg() > 0:
+		problems = append(problems, &settings.ConfigError{Setting: commandLine, Problem: fmt.Sprintf("version takes no arguments (got %q)", fs.Args()),
+			Fix: "run 'connect-init version' or 'connect-init version --json'"})
+	}
+	if len(problems) > 0 {
+		logConfigError(c.earlyLogger(settings.Read(c.env), nil), problemList(problems))
+		return exitcode.Config
 	}
 	info := buildinfo.Read(version)
 	if c.envelope != nil { // --json: the envelope's result (runJSON prints it)
