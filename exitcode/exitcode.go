@@ -132,6 +132,11 @@ func Tables() []Table {
 			{Failed, "the version could not be written on stdout (closed, disk full)"},
 			{Config, "bad usage: a flag other than --json, or an argument, was given"},
 		}},
+		{"completion", []Code{
+			{OK, "the script printed"},
+			{Failed, "the script could not be written on stdout (closed, disk full)"},
+			{Config, "bad usage: a shell other than bash, zsh or fish"},
+		}},
 		{"help", []Code{
 			{OK, "the help printed"},
 			{Failed, "the help could not be written on stdout (closed, disk full)"},

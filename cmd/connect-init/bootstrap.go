@@ -2,10 +2,8 @@ package main
 
 import (
 	"flag"
-	"fmt"
 	"io"
 	"log/slog"
-	"slices"
 	"strings"
 
 	"github.com/connect-init/connect-init/exitcode"
@@ -48,6 +46,10 @@ func (c *cli) bootstrap(cmd command, args []string, keep bool) (s settings.Setti
 	}
 	// Every bad flag and every bad setting, in one list (issue 52).
 	flagProblems, help := parseAll(fs, cmdPath(cmd), args)
+	if help && c.flagSpy != nil {
+		c.flagSpy(fs, cmd)
+		return s, fs, exitcode.OK, true, nil
+	}
 	if help {
 		commandHelp(c.stdout, fs, cmd)
 		return s, fs, exitcode.OK, true, nil
@@ -137,15 +139,6 @@ func (f *settingFlag) Set(v string) error { return f.s.SetFlag(f.row, v) }
 // IsBoolFlag lets --lock and --strict stand without a value.
 func (f *settingFlag) IsBoolFlag() bool { return f.row.Type() == "bool" }
 
-// envLogFormat is --log-format=json when the environment asks for JSON
-// logs: a flag error is logged before the settings are known valid.
-func (c *cli) envLogFormat() []string {
-	if settings.Lookup(c.env, "CONNECT_INIT_LOG_FORMAT") == "json" {
-		return []string{"--log-format=json"}
-	}
-	return nil
-}
-
 // cmdPath is the command as typed: "lock acquire" for the lock's waiter,
 // "offsets" for "offsets export|apply|reset --url U ...": the usage's
 // leading words, up to the first flag, option or alternative.
@@ -160,59 +153,18 @@ func cmdPath(cmd command) string {
 	return strings.Join(words, " ")
 }
 
-// commandHelp is a command's -h: its usage, its flags (settings' and its
-// own), and the settings that mean something for it but are variables only.
-func commandHelp(w io.Writer, fs *flag.FlagSet, cmd command) {
-	fmt.Fprintf(w, "usage of connect-init %s:\n", cmd.usage)
-	fs.VisitAll(func(f *flag.Flag) {
-		if slices.Contains(cmd.hidden, f.Name) {
-			return
-		}
-		var head, help string
-		if sf, ok := f.Value.(*settingFlag); ok {
-			head, help = settingFlagHelp(sf, f.DefValue)
-		} else {
-			name, usage := flag.UnquoteUsage(f)
-			head = "  -" + f.Name
-			if name != "" {
-				head += " " + name
-			}
-			help = usage
-			if f.DefValue != "" && f.DefValue != "false" && f.DefValue != "0" {
-				help += " (default " + f.DefValue + ")"
-			}
-		}
-		fmt.Fprintf(w, "%s\n    \t%s\n", head, help)
-	})
-	var vars []settings.Setting
-	for _, r := range settings.Table() {
-		if r.AppliesTo(cmd.name) && !r.FlagFor(cmd.name) {
-			vars = append(vars, r)
-		}
-	}
-	if len(vars) == 0 {
-		return
-	}
-	fmt.Fprintln(w, "settings without a flag here (variables only):")
-	for _, r := range vars {
-		line := "  " + r.Env + ": " + plainHelp(r.HelpIn(cmd.name))
-		if d := r.ShownDefault(); d != "" {
-			line += " (default " + plainHelp(d) + ")"
-		}
-		fmt.Fprintln(w, line)
-	}
-}
-
 // settingFlagHelp is a setting flag's -h entry: the flag and its type, the
 // help, the variable, the default, and the value the environment set.
 func settingFlagHelp(sf *settingFlag, value string) (head, help string) {
 	r := sf.row
-	head = "  -" + r.Flag
+	head = "  --" + r.Flag
 	if t := r.Type(); t != "bool" {
-		head += " " + t
+		head += " " + settingPlaceholder(r)
 	}
 	help = plainHelp(r.HelpIn(sf.cmd)) + " (" + r.Env
-	if d := r.ShownDefault(); d != "" {
+	// A command whose help states its own default (offsets: 2m unless
+	// set) is not contradicted by the table's.
+	if d := r.ShownDefault(); d != "" && !strings.Contains(help, "unless set") && !strings.Contains(help, "by default") {
 		help += "; default " + plainHelp(d)
 	}
 	if sf.s.Given(r.Env) {

@@ -110,16 +110,16 @@ func TestHelpComesFromTheTable(t *testing.T) {
 		name    settings.Command
 		notHere []string
 	}{
-		{[]string{"run", "-h"}, settings.Run, []string{"-json", "-watch", "-interval", "-dir"}},
-		{[]string{"healthcheck", "-h"}, settings.Healthcheck, []string{"-json", "-lock-topic", "-strict"}},
-		{[]string{"apply", "-h"}, settings.Apply, []string{"-strict", "-lock-lease"}},
-		{[]string{"lock", "acquire", "-h"}, settings.LockAcquire, []string{"-json", "-lock\n"}},
+		{[]string{"run", "-h"}, settings.Run, []string{"--json", "--watch", "--interval", "--dir"}},
+		{[]string{"healthcheck", "-h"}, settings.Healthcheck, []string{"--json", "--lock-topic", "--strict"}},
+		{[]string{"apply", "-h"}, settings.Apply, []string{"--strict", "--lock-lease"}},
+		{[]string{"lock", "acquire", "-h"}, settings.LockAcquire, []string{"--json", "--lock\n"}},
 	} {
 		_, help, _ := runIn(t, nil, cmd.args...) // help is on stdout
 		for _, r := range settings.Table() {
 			switch {
-			case r.FlagFor(cmd.name) && !strings.Contains(help, "  -"+r.Flag+" ") && !strings.Contains(help, "  -"+r.Flag+"\n"):
-				t.Errorf("%q does not offer -%s:\n%s", cmd.args, r.Flag, help)
+			case r.FlagFor(cmd.name) && !strings.Contains(help, "  --"+r.Flag+" ") && !strings.Contains(help, "  --"+r.Flag+"\n"):
+				t.Errorf("%q does not offer --%s:\n%s", cmd.args, r.Flag, help)
 			case r.AppliesTo(cmd.name) && !strings.Contains(help, r.Env):
 				t.Errorf("%q does not list %s:\n%s", cmd.args, r.Env, help)
 			case !r.AppliesTo(cmd.name) && strings.Contains(help, r.Env+":"):

@@ -6,6 +6,7 @@ package main
 
 import (
 	"context"
+	"flag"
 	"io"
 	"os"
 
@@ -44,6 +45,9 @@ type cli struct {
 	// envelope, for a command run with --json, collects the document it
 	// prints whatever the outcome (runJSON); nil otherwise.
 	envelope *envelope
+	// flagSpy, when set, receives a command's flags instead of its -h
+	// (completion.go reads every command's flags so).
+	flagSpy func(fs *flag.FlagSet, cmd command)
 }
 
 // newCLI is the real process's cli.

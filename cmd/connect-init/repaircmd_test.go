@@ -72,7 +72,7 @@ func TestRepairHelpListsFlags(t *testing.T) {
 	if code := run(context.Background(), []string{"repair", "-h"}, nil, &stdout, &stderr); code != exitcode.OK {
 		t.Fatalf("repair -h: exit %d", code)
 	}
-	for _, f := range []string{"-topics", "-replication-factor", "-execute", "-throttle"} {
+	for _, f := range []string{"--topics offsets,internal", "--replication-factor count", "--execute", "--throttle rate"} {
 		if !strings.Contains(stdout.String(), f) {
 			t.Errorf("repair -h does not list %s on stdout:\n%s", f, stdout.String())
 		}

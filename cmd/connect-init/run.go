@@ -45,6 +45,7 @@ func subcommands() []subcommand {
 		{"version", "print the version",
 			func(c *cli, _ context.Context, args []string) int { return c.versionCommand(args) }},
 		{"help", "print this help; help COMMAND prints that command's", (*cli).helpCommand},
+		{"completion", "print a completion script: completion bash|zsh|fish", (*cli).completionCommand},
 	}
 }
 
@@ -137,7 +138,11 @@ func (c *cli) versionCommand(args []string) int {
 	problems, help := parseAll(fs, "version", args)
 	switch {
 	case help:
-		fmt.Fprintln(c.stdout, "usage of connect-init version [--json]: print the version, the commit it was built from and its time")
+		fmt.Fprintln(c.stdout, "usage of connect-init version [--json]")
+		fmt.Fprintln(c.stdout)
+		writeAbout(c.stdout, "version")
+		fmt.Fprintln(c.stdout, "flags:\n  --json\n      print one JSON document (docs/json.md)")
+		writeExitCodes(c.stdout, "version")
 		return exitcode.OK
 	case fs.NArg() > 0:
 		problems = append(problems, &settings.ConfigError{Setting: commandLine, Problem: fmt.Sprintf("version takes no arguments (got %q)", fs.Args()),
@@ -228,7 +233,8 @@ func usage(w io.Writer) {
 		fmt.Fprintf(w, "  %-12s %s\n", c.name, c.summary)
 	}
 	fmt.Fprintln(w, "settings come from CONNECT_INIT_* variables or the matching flags (connect-init <command> -h lists a command's; connect-init config shows them all); worker settings from CONNECT_* variables and --worker-config")
-	fmt.Fprintln(w, "connect-init help <command> or connect-init <command> -h prints a command's flags; connect-init --version prints the version")
+	fmt.Fprintln(w, "connect-init help <command> or connect-init <command> -h prints what a command does, examples, its flags and exit codes; connect-init --version prints the version")
+	fmt.Fprintln(w, "a mistyped command, flag or CONNECT_INIT_* name is answered with the nearest one; connect-init completion bash|zsh|fish completes them")
 	fmt.Fprintln(w, "with no command at all, connect-init is connect-init run")
 }
 
