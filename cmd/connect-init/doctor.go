@@ -30,9 +30,10 @@ func (c *cli) doctorCommand(ctx context.Context, args []string) int {
 	if done {
 		return code
 	}
-	if problems == nil && fs.NArg() > 0 {
-		problems = &settings.ConfigError{Setting: "command line", Problem: fmt.Sprintf("doctor takes no arguments (got %q)", fs.Args()), Fix: "put flags before nothing else: see connect-init doctor -h"}
+	if fs.NArg() > 0 {
+		problems = mergeProblems(problems, &settings.ConfigError{Setting: "command line", Problem: fmt.Sprintf("doctor takes no arguments (got %q)", fs.Args()), Fix: "put flags before nothing else: see connect-init doctor -h"})
 	}
+	problems = mergeProblems(problems, checkWatchFlags(fs, out))
 	if problems != nil {
 		return c.doctorBadSettings(s, args, c.withWorkerProblems(s, problems))
 	}
@@ -41,6 +42,22 @@ func (c *cli) doctorCommand(ctx context.Context, args []string) int {
 		return c.doctorWatch(ctx, s, log, out)
 	}
 	return c.doctor(ctx, s, log, out.asJSON)
+}
+
+// checkWatchFlags refuses --interval and --metrics-addr without --watch,
+// and an interval below 1s: with the settings' problems, all at once.
+func checkWatchFlags(fs *flag.FlagSet, out outputFlags) error {
+	var errs []error
+	if !out.watch && flagSet(fs, "metrics-addr") {
+		errs = append(errs, &settings.ConfigError{Setting: "--metrics-addr", Problem: "is given without --watch", Fix: "add --watch, or drop --metrics-addr"})
+	}
+	if !out.watch && flagSet(fs, "interval") {
+		errs = append(errs, &settings.ConfigError{Setting: "--interval", Problem: "is given without --watch", Fix: "add --watch, or drop --interval"})
+	}
+	if out.interval < time.Second {
+		errs = append(errs, &settings.ConfigError{Setting: "--interval", Problem: fmt.Sprintf("is %s, below 1s", out.interval), Fix: "use e.g. --interval=5s"})
+	}
+	return problemList(errs)
 }
 
 // outputFlags are doctor's flags that are not settings: how it prints.
@@ -119,18 +136,7 @@ func errorFindings(doc *diag.Document) []errorEntry {
 // exit. It exits 128+signal, 1 when it cannot write, 2 when the metrics
 // address cannot be listened on.
 func (c *cli) doctorWatch(ctx context.Context, s settings.Settings, log *slog.Logger, out outputFlags) int {
-	interval := out.interval
-	switch {
-	case !out.watch && out.metricsAddr != "":
-		logConfigError(log, &settings.ConfigError{Setting: "--metrics-addr", Problem: "is given without --watch", Fix: "add --watch, or drop --metrics-addr"})
-		return exitcode.Config
-	case !out.watch:
-		logConfigError(log, &settings.ConfigError{Setting: "--interval", Problem: "is given without --watch", Fix: "add --watch, or drop --interval"})
-		return exitcode.Config
-	case interval < time.Second:
-		logConfigError(log, &settings.ConfigError{Setting: "--interval", Problem: fmt.Sprintf("is %s, below 1s", interval), Fix: "use e.g. --interval=5s"})
-		return exitcode.Config
-	}
+	interval := out.interval // checked with every other problem (checkWatchFlags)
 	cfg, clients, err := startup.LoadConfig(c.options, c.env, s, log)
 	if err != nil {
 		logConfigError(log, err)
