@@ -70,3 +70,15 @@ func TestNumbersOutOfRange(t *testing.T) {
 		}
 	}
 }
+
+// TestPeerCredentialsNeverShown: a CONNECT_INIT_PEERS entry with a
+// password is refused, quoting the entry without it (issue 48's redaction,
+// for the peers as for --url).
+func TestPeerCredentialsNeverShown(t *testing.T) {
+	for _, v := range []string{"http://admin:S3cr/etPw@connect-1:8083", "admin:S3cr#etPw@connect-1:8083", "connect-2,//u:S3cr?etPw@h"} {
+		_, err := LoadSettings([]string{"CONNECT_INIT_PEERS=" + v})
+		if err == nil || !strings.Contains(err.Error(), "CONNECT_INIT_PEERS") || !strings.Contains(err.Error(), "carries credentials") || strings.Contains(err.Error(), "S3cr") {
+			t.Errorf("CONNECT_INIT_PEERS=%s: %v", v, err)
+		}
+	}
+}

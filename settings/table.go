@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/connect-init/connect-init/connect/plugins"
+	"github.com/connect-init/connect-init/restclient"
 	"github.com/connect-init/connect-init/workerconfig"
 )
 
@@ -620,7 +621,7 @@ func (s Settings) checkApplyRestartBackoff() error {
 func (s Settings) checkPeers() error {
 	for _, p := range s.Peers {
 		if err := checkPeer(p); err != nil {
-			return &ConfigError{Setting: s.Name("CONNECT_INIT_PEERS"), Problem: fmt.Sprintf("entry %q %s", p, err.Error()),
+			return &ConfigError{Setting: s.Name("CONNECT_INIT_PEERS"), Problem: fmt.Sprintf("entry %q %s", restclient.RedactUserinfo(p), err.Error()),
 				Fix: "list peers as host or host:port (e.g. tasks.connect or connect-1:8083), comma-separated"}
 		}
 	}

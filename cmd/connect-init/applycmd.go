@@ -342,7 +342,7 @@ func explicitWorkers(f *workers.Finder, s settings.Settings, af applyFlags, adve
 	for _, p := range s.Peers {
 		u, err := workers.PeerURL(p, advertised)
 		if err != nil {
-			return &settings.ConfigError{Setting: s.Name("CONNECT_INIT_PEERS"), Problem: fmt.Sprintf("entry %q %v", p, err), Fix: "list peers as host or host:port, comma-separated"}
+			return &settings.ConfigError{Setting: s.Name("CONNECT_INIT_PEERS"), Problem: fmt.Sprintf("entry %q %v", restclient.RedactUserinfo(p), err), Fix: "list peers as host or host:port, comma-separated"}
 		}
 		f.Explicit = append(f.Explicit, u)
 	}
