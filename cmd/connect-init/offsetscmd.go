@@ -61,52 +61,7 @@ func (c *cli) offsetsCommand(ctx context.Context, args []string) int {
 	if s.Given("CONNECT_INIT_TIMEOUT") {
 		timeout = s.Timeout
 	}
-	var bad []error
-	add := func(setting, problem, fix string) {
-		bad = append(bad, &settings.ConfigError{Setting: setting, Problem: problem, Fix: fix})
-	}
-	if verb != "export" && verb != "apply" && verb != "reset" {
-		add("command line", fmt.Sprintf("needs export, apply or reset after offsets (got %q)", verb), "e.g. connect-init offsets export --url http://connect:8083 --connector my-source --file my-source.offsets.json")
-	}
-	if fs.NArg() > 0 {
-		add("command line", fmt.Sprintf("takes no arguments (got %q)", fs.Args()), "name the connector with --connector")
-	}
-	if url == "" {
-		add("--url", "is not given", "give a worker's REST URL, e.g. --url http://connect-1:8083")
-	} else if perr := checkURLFlag(url); perr != nil {
-		bad = append(bad, perr)
-	}
-	if strings.TrimSpace(name) == "" {
-		add("--connector", "is not given", "name the connector with --connector, e.g. --connector my-source")
-	}
-	var want *apply.Offsets
-	switch {
-	case verb == "reset" && file != "":
-		// reset removes every offset; a file would say which to keep,
-		// which is offsets apply's job: never delete what the user
-		// meant to set.
-		add("--file", "is given with offsets reset, which removes every offset of the connector and reads no file",
-			"to set the offsets of a file, run offsets apply --file "+file+"; to remove them all, leave --file out")
-	case verb == "export" && file != "":
-		if err := exportTarget(file); err != nil {
-			add("--file", err.Error(), "name a file in a directory that exists and can be written (nothing was read from Connect)")
-		}
-	}
-	if verb == "apply" && file == "" {
-		add("--file", "is not given", "name the offsets document to apply (as offsets export writes it)")
-	} else if verb == "apply" {
-		data, rerr := os.ReadFile(file)
-		if rerr == nil {
-			want, rerr = apply.ParseOffsets(data)
-		}
-		if rerr != nil {
-			add("--file", fmt.Sprintf("%s: %v", file, rerr), "give an offsets document as offsets export writes it")
-		}
-	}
-	var extra error
-	if len(bad) > 0 {
-		extra = settings.Problems(bad)
-	}
+	want, extra := offsetsProblems(fs, offsetsArgs{verb: verb, url: url, name: name, file: file})
 	if err := mergeProblems(problems, extra); err != nil {
 		reportProblems(c.earlyLogger(s, args), err)
 		return exitcode.Config
@@ -197,4 +152,54 @@ func exportTarget(file string) error {
 		return fmt.Errorf("%s: %s is not a directory", file, dir)
 	}
 	return nil
+}
+
+// offsetsArgs are the offsets command line's words and own flags.
+type offsetsArgs struct{ verb, url, name, file string }
+
+// offsetsProblems checks the offsets command line, every problem at once,
+// and reads the document offsets apply applies.
+func offsetsProblems(fs *flag.FlagSet, a offsetsArgs) (want *apply.Offsets, problems error) {
+	var bad []error
+	add := func(setting, problem, fix string) {
+		bad = append(bad, &settings.ConfigError{Setting: setting, Problem: problem, Fix: fix})
+	}
+	if a.verb != "export" && a.verb != "apply" && a.verb != "reset" {
+		add("command line", fmt.Sprintf("needs export, apply or reset after offsets (got %q)", a.verb), "e.g. connect-init offsets export --url http://connect:8083 --connector my-source --file my-source.offsets.json")
+	}
+	if fs.NArg() > 0 {
+		add("command line", fmt.Sprintf("offsets %s takes no arguments (got %q)", a.verb, fs.Args()), "name the connector with --connector")
+	}
+	if a.url == "" {
+		add("--url", "is not given", "give a worker's REST URL, e.g. --url http://connect-1:8083")
+	} else if perr := checkURLFlag(a.url); perr != nil {
+		bad = append(bad, perr)
+	}
+	if strings.TrimSpace(a.name) == "" {
+		add("--connector", "is not given", "name the connector with --connector, e.g. --connector my-source")
+	}
+	switch {
+	case a.verb == "reset" && a.file != "":
+		// reset removes every offset; a file would say which to keep,
+		// which is offsets apply's job: never delete what the user
+		// meant to set.
+		add("--file", "is given with offsets reset, which removes every offset of the connector and reads no file",
+			"to set the offsets of a file, run offsets apply --file "+a.file+"; to remove them all, leave --file out")
+	case a.verb == "export" && a.file != "":
+		if err := exportTarget(a.file); err != nil {
+			add("--file", err.Error(), "name a file in a directory that exists and can be written (nothing was read from Connect)")
+		}
+	}
+	if a.verb == "apply" && a.file == "" {
+		add("--file", "is not given", "name the offsets document to apply (as offsets export writes it)")
+	} else if a.verb == "apply" {
+		data, rerr := os.ReadFile(a.file)
+		if rerr == nil {
+			want, rerr = apply.ParseOffsets(data)
+		}
+		if rerr != nil {
+			add("--file", fmt.Sprintf("%s: %v", a.file, rerr), "give an offsets document as offsets export writes it")
+		}
+	}
+	return want, problemList(bad)
 }
