@@ -1,6 +1,7 @@
 // Package exitcode is the one home of connect-init's exit codes, the
 // external contract every command follows (README, docs/exit-codes.md):
-// 0 success, 1 a gate or the command's work failed, 2 bad configuration or
+// 0 success, 1 a gate or the command's work failed (its answer not written
+// on stdout included), 2 bad configuration or
 // usage (nothing touched), 128+signal when a signal stopped it
 // (entrypoint.SignalError.ExitCode). Each command's own table (Tables) is
 // here too, so that a machine reading an exit code (Docker's HEALTHCHECK,
@@ -88,35 +89,35 @@ func Tables() []Table {
 		}},
 		{"doctor", []Code{
 			{OK, "no finding of severity error (warnings may be reported)"},
-			{Failed, "a finding of severity error, or the cluster could not be read; with --watch, the report could not be written (--watch never exits for a finding)"},
+			{Failed, "a finding of severity error, or the cluster could not be read, or the report could not be written on stdout (closed, disk full; --watch never exits for a finding)"},
 			badInput,
 			stopped,
 		}},
 		{"config", []Code{
 			{OK, "the worker configuration and connect-init's settings are valid"},
-			{Failed, "the report could not be written (stdout closed)"},
+			{Failed, "the report (text or the JSON document) could not be written on stdout (closed, disk full)"},
 			badInput,
 		}},
 		{"healthcheck", []Code{
 			{OK, "the local worker has joined its group and serves requests"},
-			{Unhealthy, "not healthy, or the settings or flags are bad (Docker reserves 2): the one line says why"},
+			{Unhealthy, "not healthy, or the settings or flags are bad (Docker reserves 2), or its one line could not be written: the one line says why"},
 		}},
 		{"apply", []Code{
 			{OK, "everything applied and in the desired state; a dry run: nothing to write, or without --detailed-exitcode the plan shown"},
-			{Failed, "a connector or task failed, a write failed, no worker of the group answered, the worker stopped answering, or the wait timed out; a dry run: no plan could be made"},
+			{Failed, "a connector or task failed, a write failed, no worker of the group answered, the worker stopped answering, or the wait timed out; a dry run: no plan could be made; or the plan or the JSON document could not be written on stdout (closed, disk full), a dry run's 3 included"},
 			{Config, "a bad file or flag, a definition Connect's validation refused, a prune of a directory that defines nothing, or, through the REST API alone, a prune of a cluster that holds none of the directory's connectors; nothing was written"},
 			{ChangesPending, "a dry run with --detailed-exitcode found writes to make (terraform's 2 is bad input here)"},
 			stopped,
 		}},
 		{"offsets", []Code{
 			{OK, "done, or nothing to write"},
-			{Failed, "Connect refused, or a step failed (the connector may be left STOPPED: the log says how to resume it)"},
+			{Failed, "Connect refused, or a step failed (the connector may be left STOPPED: the log says how to resume it), or the export could not be written whole (stdout or --file closed or full)"},
 			{Config, "bad flags, subcommand or file; nothing was written"},
 			stopped,
 		}},
 		{"repair", []Code{
 			{OK, "the plan printed (without --execute), or the reassignment done and verified"},
-			{Failed, "the cluster could not be read, or the reassignment failed or timed out"},
+			{Failed, "the cluster could not be read, or the reassignment failed or timed out, or the plan could not be written on stdout (closed, disk full)"},
 			badInput,
 			stopped,
 		}},
@@ -128,10 +129,17 @@ func Tables() []Table {
 		}},
 		{"version", []Code{
 			{OK, "the version printed"},
-			{Config, "bad usage: an argument other than --json was given"},
+			{Failed, "the version could not be written on stdout (closed, disk full)"},
+			{Config, "bad usage: a flag other than --json, or an argument, was given"},
+		}},
+		{"completion", []Code{
+			{OK, "the script printed"},
+			{Failed, "the script could not be written on stdout (closed, disk full)"},
+			{Config, "bad usage: a shell other than bash, zsh or fish"},
 		}},
 		{"help", []Code{
 			{OK, "the help printed"},
+			{Failed, "the help could not be written on stdout (closed, disk full)"},
 			{Config, "bad usage: an unknown command was asked for"},
 		}},
 	}

@@ -20,6 +20,11 @@ func ParsePeer(entry, scheme, port string) (Target, error) {
 	if p == "" {
 		return Target{}, errors.New("is empty")
 	}
+	if strings.Contains(p, "@") {
+		// As for Parse: user information is never sent, and the caller
+		// quotes the entry redacted (RedactUserinfo).
+		return Target{}, errors.New("carries credentials, which are never sent from a peer entry; give them as CONNECT_INIT_REST_USERNAME and CONNECT_INIT_REST_PASSWORD (or _FILE)")
+	}
 	t := Target{Scheme: scheme, Port: port}
 	if i := strings.Index(p, "://"); i >= 0 {
 		s := strings.ToLower(p[:i])

@@ -16,6 +16,7 @@ import (
 	"fmt"
 	"net"
 	"net/url"
+	"strconv"
 	"strings"
 )
 
@@ -33,42 +34,88 @@ type Target struct {
 	Path string
 }
 
+// URLError is why a REST URL was refused. URL is the URL as given with
+// everything that could be user information replaced (RedactUserinfo), so
+// that its text, built only from that form, never holds a password; Err
+// is the parser's own error, kept for errors.Is/As, and only ever made
+// from a URL that has no user information at all. Fix says what to give
+// instead, for the caller's error entry.
+type URLError struct {
+	URL, Problem, Fix string
+	Err               error
+}
+
+// Error is the refusal and its fix, for callers that print one line.
+func (e *URLError) Error() string { return e.Refusal() + "; " + e.Fix }
+
+// Refusal is what is wrong, without the fix: for an error entry that
+// carries the fix apart.
+func (e *URLError) Refusal() string { return fmt.Sprintf("REST URL %q %s", e.URL, e.Problem) }
+
+func (e *URLError) Unwrap() error { return e.Err }
+
+// urlFix is the fix of most refusals: the form Connect's URLs have.
+const urlFix = "give a worker's REST URL as scheme://host:port, e.g. http://connect-1:8083"
+
 // Parse parses a REST URL as Connect advertises it. Connect percent-encodes
 // a bare IPv6 listener host ("http://%3A%3A1:8083/"), which net/url
 // rejects; such a host is decoded and bracketed.
 //
-// Credentials in the URL (user:password@) are refused, and every error
-// quotes the URL without them: they would be printed wherever the URL is
-// (logs, errors, a plan's target) and never sent, since requests carry
-// connect-init's REST credentials (CONNECT_INIT_REST_*).
+// A URL with an "@" anywhere is refused before it is parsed, and the
+// refusal quotes only its redacted form: user information is never sent
+// (requests carry connect-init's CONNECT_INIT_REST_* credentials) and
+// would be printed wherever the URL is (logs, errors, a plan's target).
+// Refusing every "@" rather than net/url's idea of the user information
+// is what makes the redaction hold by construction: a password holding
+// "/", "#" or "?" ends net/url's authority early, so that it would take
+// part of the password for a port or a path. Every later error is made
+// from a URL with no "@", which holds no password to print. A Connect
+// URL has no "@" of its own.
 func Parse(raw string) (Target, error) {
-	t, err := parse(raw)
-	if err != nil {
-		return Target{}, errors.New(strings.ReplaceAll(err.Error(), raw, RedactUserinfo(raw)))
+	if shown := RedactUserinfo(raw); shown != raw {
+		return Target{}, &URLError{URL: shown, Problem: "carries credentials, which are never sent from the URL",
+			Fix: "give them as CONNECT_INIT_REST_USERNAME and CONNECT_INIT_REST_PASSWORD (or _FILE), and the URL without them"}
 	}
-	return t, nil
+	return parse(raw)
 }
 
-// RedactUserinfo replaces the user information of a URL's authority, if
-// any, with "***": whatever else is wrong with the URL.
+// RedactUserinfo is raw with everything that could be user information,
+// from after the scheme's "://" (or a leading "//", or the start of a URL
+// without a scheme) to the last "@", replaced by "***"; raw itself when it
+// has no "@". It reads raw as text, not as a URL: whatever else is wrong
+// with it, and whatever characters the password holds, nothing of the
+// password is left.
 func RedactUserinfo(raw string) string {
-	scheme, rest, ok := strings.Cut(raw, "://")
-	if !ok {
-		return raw
-	}
-	authority, path, hasPath := strings.Cut(rest, "/")
-	at := strings.LastIndex(authority, "@")
+	at := strings.LastIndex(raw, "@")
 	if at < 0 {
 		return raw
 	}
-	out := scheme + "://***@" + authority[at+1:]
-	if hasPath {
-		out += "/" + path
+	prefix := ""
+	if scheme, _, ok := strings.Cut(raw, "://"); ok && validScheme(scheme) {
+		prefix = scheme + "://"
+	} else if strings.HasPrefix(raw, "//") {
+		prefix = "//"
 	}
-	return out
+	return prefix + "***@" + raw[at+1:]
 }
 
+// validScheme reports whether s is a URL scheme (RFC 3986: a letter, then
+// letters, digits, "+", "-", ".").
+func validScheme(s string) bool {
+	for i, r := range s {
+		letter := r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z'
+		if !letter && (i == 0 || !(r >= '0' && r <= '9' || r == '+' || r == '-' || r == '.')) {
+			return false
+		}
+	}
+	return s != ""
+}
+
+// parse parses a URL that has no "@".
 func parse(raw string) (Target, error) {
+	if !strings.Contains(raw, "://") {
+		return Target{}, &URLError{URL: raw, Problem: "has no scheme", Fix: "add http:// (or https://) in front, e.g. http://" + strings.TrimPrefix(raw, "//")}
+	}
 	u, err := url.Parse(raw)
 	if err != nil && strings.Contains(strings.ToUpper(raw), "%3A") {
 		if scheme, rest, ok := strings.Cut(raw, "://"); ok {
@@ -81,23 +128,29 @@ func parse(raw string) (Target, error) {
 		}
 	}
 	if err != nil {
-		return Target{}, fmt.Errorf("cannot parse REST URL %q: %w", raw, err)
+		problem := "cannot be parsed"
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			problem += ": " + ue.Err.Error()
+		}
+		return Target{}, &URLError{URL: raw, Problem: problem, Fix: urlFix, Err: err}
 	}
 	t := Target{Raw: raw, Scheme: strings.ToLower(u.Scheme), Host: u.Hostname(), Port: u.Port(), Path: strings.TrimRight(u.EscapedPath(), "/")}
-	if t.Scheme != "http" && t.Scheme != "https" {
-		return Target{}, fmt.Errorf("REST URL %q: scheme must be http or https", raw)
+	refuse := func(problem, fix string) (Target, error) {
+		return Target{}, &URLError{URL: raw, Problem: problem, Fix: fix}
 	}
-	if t.Host == "" {
-		return Target{}, fmt.Errorf("REST URL %q has no host", raw)
-	}
-	if u.User != nil {
-		return Target{}, fmt.Errorf("REST URL %q carries credentials, which are never sent from the URL; give them as CONNECT_INIT_REST_USERNAME and CONNECT_INIT_REST_PASSWORD (or _FILE), and the URL without them", raw)
-	}
-	if u.RawQuery != "" || u.Fragment != "" {
-		return Target{}, fmt.Errorf("REST URL %q has a query or fragment; give scheme, host, port and an optional path prefix", raw)
+	switch {
+	case t.Scheme != "http" && t.Scheme != "https":
+		return refuse("has scheme "+strconv.Quote(u.Scheme)+", not http or https", urlFix)
+	case t.Host == "":
+		return refuse("has no host", urlFix)
+	case u.RawQuery != "" || u.Fragment != "" || u.ForceQuery:
+		return refuse("has a query or fragment", "give scheme, host, port and an optional path prefix, e.g. http://connect-1:8083/kafka-connect")
 	}
 	if t.Port == "" {
 		t.Port = DefaultPort(t.Scheme)
+	} else if n, err := strconv.Atoi(t.Port); err != nil || n < 1 || n > 65535 {
+		return refuse("has port "+t.Port+", not one from 1 to 65535", "give the worker's REST port, e.g. http://connect-1:8083")
 	}
 	return t, nil
 }

@@ -465,7 +465,11 @@ func (c *Config) topicSpec(role string) (TopicSpec, error) {
 	spec := TopicSpec{Role: role, Name: props.Get(prefix+"topic", ""), Configs: map[string]string{}}
 	rf, err := props.Int(prefix+"replication.factor", defaultReplicationFactor)
 	if err != nil {
-		return spec, &ConfigError{Setting: c.setting(prefix + "replication.factor"), Problem: "is not a whole number", Fix: "use e.g. 3, or -1 for the broker default"}
+		problem := "is not a whole number"
+		if v := strings.TrimSpace(props.Get(prefix+"replication.factor", "")); digits(strings.TrimPrefix(v, "-")) {
+			problem = "is too large: at most 32767" // Kafka's replication factor is a 16-bit number
+		}
+		return spec, &ConfigError{Setting: c.setting(prefix + "replication.factor"), Problem: problem, Fix: "use e.g. 3, or -1 for the broker default"}
 	}
 	if rf == 0 || rf < -1 || rf > 32767 {
 		return spec, &ConfigError{Setting: c.setting(prefix + "replication.factor"), Problem: fmt.Sprintf("must be a positive number or -1 (got %d)", rf), Fix: "use e.g. 3, or -1 for the broker default"}
@@ -508,8 +512,11 @@ func (c *Config) expectedBrokers() error {
 		}
 	}
 	if v := Lookup(c.Environ, "CONNECT_CUB_KAFKA_MIN_BROKERS"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 0 {
+		n, err := strconv.Atoi(strings.TrimSpace(v))
+		switch {
+		case err == nil && n > MaxCount, errors.Is(err, strconv.ErrRange) && n > 0:
+			return &ConfigError{Setting: "CONNECT_CUB_KAFKA_MIN_BROKERS", Problem: fmt.Sprintf("is too large (got %q): at most %d", v, MaxCount), Fix: "use the number of brokers, e.g. 3"}
+		case err != nil || n < 0:
 			return &ConfigError{Setting: "CONNECT_CUB_KAFKA_MIN_BROKERS", Problem: fmt.Sprintf("is not a whole number (got %q)", v), Fix: "use the number of brokers, e.g. 3"}
 		}
 		if n > c.ExpectedBrokers {
@@ -630,4 +637,14 @@ func (c *Config) TopicNames() []string {
 		names = append(names, t.Name)
 	}
 	return names
+}
+
+// digits reports whether s is one or more decimal digits.
+func digits(s string) bool {
+	for _, r := range s {
+		if r < '0' || r > '9' {
+			return false
+		}
+	}
+	return s != ""
 }

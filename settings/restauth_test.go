@@ -65,8 +65,13 @@ func TestRESTAuthRefusals(t *testing.T) {
 		"leading space":          {[]string{"CONNECT_INIT_REST_USERNAME=u", "CONNECT_INIT_REST_PASSWORD_FILE=" + write(t, dir, "pw-sp", " hunter2\n")}, []string{"which begins or ends with white space"}},
 		"a control byte":         {[]string{"CONNECT_INIT_REST_TOKEN_FILE=" + write(t, dir, "tok-ctl", "hunter\x01tok")}, []string{"which holds a control character (byte 7)"}},
 		"a tab in a variable":    {[]string{"CONNECT_INIT_REST_TOKEN=hunter\ttok"}, []string{"CONNECT_INIT_REST_TOKEN value holds a control character"}},
-		"a colon in the user":    {[]string{"CONNECT_INIT_REST_USERNAME=a:b", "CONNECT_INIT_REST_PASSWORD=hunter2"}, []string{"CONNECT_INIT_REST_USERNAME value holds ':'"}},
-		"with a bad other":       {[]string{"CONNECT_INIT_REST_TOKEN_FILE=/nope", "CONNECT_INIT_LOCK_PERMITS=0"}, []string{"CONNECT_INIT_REST_TOKEN_FILE names /nope", "CONNECT_INIT_LOCK_PERMITS"}},
+		// Issue 48: a plain variable with white space around it was trimmed
+		// silently, where docs/security.md (and the _FILE forms) refuse it.
+		"space around a password": {[]string{"CONNECT_INIT_REST_USERNAME=u", "CONNECT_INIT_REST_PASSWORD= hunter2 "}, []string{"CONNECT_INIT_REST_PASSWORD value begins or ends with white space"}},
+		"newline after a token":   {[]string{"CONNECT_INIT_REST_TOKEN=hunter-tok\n"}, []string{"CONNECT_INIT_REST_TOKEN value begins or ends with white space"}},
+		"space after a user":      {[]string{"CONNECT_INIT_REST_USERNAME=admin ", "CONNECT_INIT_REST_PASSWORD=hunter2"}, []string{"CONNECT_INIT_REST_USERNAME value begins or ends with white space"}},
+		"a colon in the user":     {[]string{"CONNECT_INIT_REST_USERNAME=a:b", "CONNECT_INIT_REST_PASSWORD=hunter2"}, []string{"CONNECT_INIT_REST_USERNAME value holds ':'"}},
+		"with a bad other":        {[]string{"CONNECT_INIT_REST_TOKEN_FILE=/nope", "CONNECT_INIT_LOCK_PERMITS=0"}, []string{"CONNECT_INIT_REST_TOKEN_FILE names /nope", "CONNECT_INIT_LOCK_PERMITS"}},
 	} {
 		t.Run(name, func(t *testing.T) {
 			_, err := LoadSettings(tc.env)

@@ -208,7 +208,7 @@ func Read(environ []string) Settings {
 		s.set[k] = true
 		if err := r.Set(&s, v); err != nil {
 			ve := err.(*valueError)
-			bad[k] = &ConfigError{Setting: k, Problem: ve.Error(), Fix: settingHint(ve.typeName)}
+			bad[k] = &ConfigError{Setting: k, Problem: ve.Error(), Fix: ve.fix()}
 		}
 	}
 	for _, k := range unknown {
@@ -225,11 +225,10 @@ func Read(environ []string) Settings {
 	if !s.set["CONNECT_INIT_TIMEOUT"] {
 		s.Timeout = 5 * time.Minute
 		if v := Lookup(environ, "CONNECT_CUB_KAFKA_TIMEOUT"); v != "" {
-			secs, err := strconv.Atoi(v)
-			if err != nil || secs <= 0 {
-				s.bad = append(s.bad, &ConfigError{Setting: "CONNECT_CUB_KAFKA_TIMEOUT", Problem: fmt.Sprintf("is not a positive number of seconds (got %q)", v), Fix: "set it to e.g. 40, or set CONNECT_INIT_TIMEOUT=5m"})
+			if d, err := cubTimeout(v); err != nil {
+				s.bad = append(s.bad, err)
 			} else {
-				s.Timeout = time.Duration(secs) * time.Second
+				s.Timeout = d
 			}
 		}
 	}
@@ -240,6 +239,10 @@ func Read(environ []string) Settings {
 // variable's, and messages name the flag.
 func (s *Settings) SetFlag(r Setting, v string) error {
 	if err := r.Set(s, v); err != nil {
+		var ve *valueError
+		if errors.As(err, &ve) {
+			return &ConfigError{Setting: "--" + r.Flag, Problem: ve.Error(), Fix: ve.fix()}
+		}
 		return err
 	}
 	if s.Flags == nil {
@@ -397,4 +400,22 @@ func Each(err error) []error {
 		return p
 	}
 	return []error{err}
+}
+
+// cubTimeout reads Confluent's CONNECT_CUB_KAFKA_TIMEOUT, whole seconds.
+// Seconds beyond what a time.Duration holds are refused as too large: the
+// product would overflow into a timeout of a few milliseconds, or a
+// negative one blamed on CONNECT_INIT_TIMEOUT.
+func cubTimeout(v string) (time.Duration, *ConfigError) {
+	const maxSecs = int64(MaxDuration / time.Second)
+	secs, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+	switch {
+	case errors.Is(err, strconv.ErrRange) && secs > 0, err == nil && secs > maxSecs:
+		return 0, &ConfigError{Setting: "CONNECT_CUB_KAFKA_TIMEOUT", Problem: fmt.Sprintf("is too large (got %q): at most %d seconds", v, maxSecs),
+			Fix: "set it to e.g. 40, or set CONNECT_INIT_TIMEOUT=5m"}
+	case err != nil || secs <= 0:
+		return 0, &ConfigError{Setting: "CONNECT_CUB_KAFKA_TIMEOUT", Problem: fmt.Sprintf("is not a positive whole number of seconds (got %q)", v),
+			Fix: "set it to e.g. 40, or set CONNECT_INIT_TIMEOUT=5m"}
+	}
+	return time.Duration(secs) * time.Second, nil
 }

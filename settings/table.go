@@ -1,14 +1,18 @@
 package settings
 
 import (
+	"errors"
 	"fmt"
+	"math"
 	"net"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/connect-init/connect-init/connect/plugins"
+	"github.com/connect-init/connect-init/restclient"
 	"github.com/connect-init/connect-init/workerconfig"
 )
 
@@ -70,6 +74,14 @@ type Setting struct {
 	// field is the Settings field the value lands in; its type is the
 	// setting's type (time.Duration, int, bool, string, []string).
 	field func(*Settings) any
+	// verbatim keeps the value as given, white space included: a
+	// credential's white space is a mistake badCredential refuses, never
+	// one to trim silently (the _FILE forms are refused alike).
+	verbatim bool
+	// max bounds an int setting (0: the type's own range): a count far
+	// beyond any cluster is a typo, refused as too large rather than
+	// waited for.
+	max int
 	// notPassed, for a setting of lock acquire, says why run does not
 	// pass it to the in-worker lock's child (Settings.Passed); "" passes
 	// it whenever it is set.
@@ -104,7 +116,7 @@ var table = []Setting{
 			Doctor:      "bound on each look at the cluster and the worker group (with --watch, on every look)",
 			ShowConfig:  "not used by config, which connects to nothing: shown, and checked like every setting",
 			Healthcheck: "bound on the one look at the local worker: 5s by default; the variable can only shorten it (its 5m is meant for the gates, and Docker kills a HEALTHCHECK that outlives its own timeout), the flag sets it",
-			Apply:       "bound on finding a worker of the group that answers and proving it ours (the wait for the connectors is --wait)",
+			Apply:       "bound on finding a worker of the group that answers and proving it ours, or with --url on reaching that worker (the wait for the connectors is --wait)",
 			Repair:      "bound on the whole repair: reading the cluster, and with --execute the reassignment and its verification",
 			LockAcquire: "bound on the brokers step before the lock, and afresh on the group and peers checks after it; the wait in the lock queue is not counted",
 			Offsets:     "bound on the whole: reaching the worker, stopping the connector, writing, reading back and putting its state back; 2m unless set",
@@ -112,7 +124,7 @@ var table = []Setting{
 		field: func(s *Settings) any { return &s.Timeout }, check: Settings.checkTimeout},
 	{Env: "CONNECT_INIT_EXPECTED_BROKERS", Common: true, Flag: "expected-brokers", DocDefault: "largest of: distinct bootstrap addresses, highest internal-topic replication factor, `CONNECT_CUB_KAFKA_MIN_BROKERS`", Commands: loaders,
 		Help:  "brokers to wait for",
-		field: func(s *Settings) any { return &s.ExpectedBrokers }, check: Settings.checkExpectedBrokers},
+		field: func(s *Settings) any { return &s.ExpectedBrokers }, check: Settings.checkExpectedBrokers, max: MaxCount},
 	{Env: "CONNECT_INIT_WORKER_CONFIG", Common: true, Flag: "worker-config", Commands: all,
 		Help:  "worker `.properties` file; `CONNECT_*` variables override it",
 		field: func(s *Settings) any { return &s.WorkerConfig }},
@@ -136,7 +148,7 @@ var table = []Setting{
 		field: func(s *Settings) any { return &s.LockLease }, check: Settings.checkLockLease},
 	{Env: "CONNECT_INIT_LOCK_PERMITS", Common: true, Flag: "lock-permits", Default: "1", Commands: []Command{Run, Prepare, Doctor, ShowConfig, LockAcquire},
 		Help:  "workers allowed to start at once",
-		field: func(s *Settings) any { return &s.LockPermits }, check: Settings.checkLockPermits},
+		field: func(s *Settings) any { return &s.LockPermits }, check: Settings.checkLockPermits, max: MaxCount},
 	{Env: "CONNECT_INIT_LOCK_UNAVAILABLE_AFTER", Flag: "lock-unavailable-after", Default: "2m", Commands: []Command{Run, ShowConfig, LockAcquire},
 		Help:  "while the lock topic cannot be written (no leader, or fewer in-sync replicas than `min.insync.replicas`), how long `run` waits in the queue before it starts the worker without the lock, with a warning naming the topic and partition; `0` waits without bound",
 		field: func(s *Settings) any { return &s.LockUnavailableAfter }, check: Settings.checkLockUnavailableAfter},
@@ -187,19 +199,19 @@ var table = []Setting{
 	// have no flag: a command line is visible to every process.
 	{Env: RESTUsername, Flag: "rest-username", Commands: rest,
 		Help:  "HTTP basic user for every call to a worker's REST API (Kafka's `BasicAuthSecurityRestExtension`); with `CONNECT_INIT_REST_PASSWORD`",
-		field: func(s *Settings) any { return &s.RESTUsername }},
+		field: func(s *Settings) any { return &s.RESTUsername }, verbatim: true},
 	{Env: RESTUsername + fileSuffix, Flag: "rest-username-file", Commands: rest,
 		Help:  "a file holding `CONNECT_INIT_REST_USERNAME` (a mounted secret)",
 		field: func(s *Settings) any { return &s.RESTUsernameFile }},
 	{Env: RESTPassword, Secret: true, Commands: rest,
 		Help:  "HTTP basic password for the REST API; prefer `CONNECT_INIT_REST_PASSWORD_FILE`",
-		field: func(s *Settings) any { return &s.RESTPassword }},
+		field: func(s *Settings) any { return &s.RESTPassword }, verbatim: true},
 	{Env: RESTPassword + fileSuffix, Flag: "rest-password-file", Commands: rest,
 		Help:  "a file holding the REST password, such as a Docker or Swarm secret under `/run/secrets/`",
 		field: func(s *Settings) any { return &s.RESTPasswordFile }},
 	{Env: RESTToken, Secret: true, Commands: rest,
 		Help:  "a bearer token for the REST API instead of a user; prefer `CONNECT_INIT_REST_TOKEN_FILE`",
-		field: func(s *Settings) any { return &s.RESTToken }},
+		field: func(s *Settings) any { return &s.RESTToken }, verbatim: true},
 	{Env: RESTToken + fileSuffix, Flag: "rest-token-file", Commands: rest,
 		Help:  "a file holding the REST bearer token",
 		field: func(s *Settings) any { return &s.RESTTokenFile }},
@@ -352,10 +364,15 @@ func (r Setting) Value(s *Settings) string {
 // Set parses v into the setting's field of s. The error is what is wrong
 // with v, for a ConfigError that names the variable or the flag.
 func (r Setting) Set(s *Settings, v string) error {
-	v = strings.TrimSpace(v)
+	if !r.verbatim {
+		v = strings.TrimSpace(v)
+	}
 	switch p := r.field(s).(type) {
 	case *time.Duration:
 		d, err := time.ParseDuration(v)
+		if err != nil && !strings.HasPrefix(v, "-") && durationSyntax.MatchString(v) {
+			return &valueError{typeName: "time.Duration", value: v, tooLarge: MaxDuration.String()}
+		}
 		if err != nil {
 			return parseError("time.Duration", v)
 		}
@@ -364,7 +381,14 @@ func (r Setting) Set(s *Settings, v string) error {
 		// Decimal only, as the docs say: base 0 (envconfig's) read
 		// CONNECT_INIT_EXPECTED_BROKERS=010 as 8 and 0x3 as 3.
 		n, err := strconv.ParseInt(v, 10, strconv.IntSize)
-		if err != nil {
+		switch {
+		case errors.Is(err, strconv.ErrRange) && n > 0, err == nil && r.max > 0 && n > int64(r.max):
+			limit := r.max
+			if limit == 0 {
+				limit = math.MaxInt
+			}
+			return &valueError{typeName: "int", value: v, tooLarge: strconv.Itoa(limit)}
+		case err != nil:
 			return parseError("int", v)
 		}
 		*p = int(n)
@@ -387,14 +411,37 @@ func (r Setting) Set(s *Settings, v string) error {
 	return nil
 }
 
-// valueError is a value a setting's type cannot read.
+// valueError is a value a setting's type cannot read, or a number that is
+// only too large (tooLarge is then the largest allowed, as written).
 type valueError struct {
-	typeName, value string
+	typeName, value, tooLarge string
 }
 
 func (e *valueError) Error() string {
+	if e.tooLarge != "" {
+		return fmt.Sprintf("is too large (got %q): at most %s", e.value, e.tooLarge)
+	}
 	return fmt.Sprintf("cannot be parsed as %s (got %q)", e.typeName, e.value)
 }
+
+// fix is what to give instead.
+func (e *valueError) fix() string {
+	if e.tooLarge != "" {
+		return "use a value up to " + e.tooLarge
+	}
+	return settingHint(e.typeName)
+}
+
+// MaxCount bounds the int settings that count brokers or workers.
+const MaxCount = 10000
+
+// MaxDuration is the largest duration a setting can hold (Go's
+// time.Duration, about 292 years).
+const MaxDuration = time.Duration(math.MaxInt64)
+
+// durationSyntax is a Go duration's form: a value that has it but does
+// not parse is too large, not malformed.
+var durationSyntax = regexp.MustCompile(`^[-+]?((\d+(\.\d*)?|\.\d+)(ns|us|µs|μs|ms|s|m|h))+$`)
 
 func parseError(typeName, v string) error { return &valueError{typeName: typeName, value: v} }
 
@@ -574,7 +621,7 @@ func (s Settings) checkApplyRestartBackoff() error {
 func (s Settings) checkPeers() error {
 	for _, p := range s.Peers {
 		if err := checkPeer(p); err != nil {
-			return &ConfigError{Setting: s.Name("CONNECT_INIT_PEERS"), Problem: fmt.Sprintf("entry %q %s", p, err.Error()),
+			return &ConfigError{Setting: s.Name("CONNECT_INIT_PEERS"), Problem: fmt.Sprintf("entry %q %s", restclient.RedactUserinfo(p), err.Error()),
 				Fix: "list peers as host or host:port (e.g. tasks.connect or connect-1:8083), comma-separated"}
 		}
 	}

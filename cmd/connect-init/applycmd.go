@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
 	"strings"
 	"time"
 
@@ -206,7 +207,7 @@ func (c *cli) applyArgs(args []string) (s settings.Settings, af applyFlags, code
 		fs.StringVar(&af.url, "url", "", "the REST URL of a worker of the group (default: CONNECT_INIT_PEERS, else the group's members)")
 		fs.BoolVar(&af.waitLocal, "wait-local", false, "wait for this container's worker to be ready, then apply once (started by run)")
 		fs.BoolVar(&af.watch, "watch", false, "after applying, keep the desired state: restart FAILED connectors and tasks, put back what drifted (until SIGTERM)")
-		fs.IntVar(&af.maxRestarts, "max-restarts", apply.DefaultMaxRestarts, "with --watch, restarts in a row before a connector is left FAILED")
+		countVar(fs, &af.maxRestarts, "max-restarts", apply.DefaultMaxRestarts, "with --watch, restarts in a row before a connector is left FAILED")
 		fs.DurationVar(&af.writeTimeout, "write-timeout", restclient.DefaultWriteTimeout, "how long one write waits for Connect's answer before it is read back (Connect waits up to 90s for a write it forwards to the leader)")
 	}}
 	s, fs, code, done, problems := c.bootstrap(spec, args, true)
@@ -218,7 +219,13 @@ func (c *cli) applyArgs(args []string) (s settings.Settings, af applyFlags, code
 	c.setResult(apply.PlanDoc{Target: restclient.RedactUserinfo(af.url), Source: af.dir})
 	af.metricsAddr, af.metricsFlag = s.ApplyMetricsAddr, s.Flags["CONNECT_INIT_APPLY_METRICS_ADDR"] != ""
 	if err := mergeProblems(problems, checkApplyFlags(fs, af)); err != nil {
-		reportProblems(c.earlyLogger(s, args), err)
+		log := c.earlyLogger(s, args)
+		reportProblems(log, err)
+		// The files' problems too, when the directory can be read: every
+		// problem of the call at once (issue 52).
+		if fi, serr := os.Stat(af.dir); af.dir != "" && serr == nil && fi.IsDir() {
+			loadDefinitions(log, s, af)
+		}
 		return s, af, exitcode.Config, true
 	}
 	return s, af, 0, false
@@ -250,11 +257,23 @@ func checkApplyFlags(fs *flag.FlagSet, af applyFlags) error {
 	case af.waitLocal && af.url != "":
 		return &settings.ConfigError{Setting: "--url", Problem: "is given with --wait-local, which applies to this container's worker", Fix: "use one of them"}
 	case af.url != "":
-		if _, err := restclient.Parse(af.url); err != nil {
-			return &settings.ConfigError{Setting: "--url", Problem: err.Error(), Fix: "give a worker's REST URL, e.g. http://connect-1:8083"}
-		}
+		return checkURLFlag(af.url)
 	}
 	return nil
+}
+
+// checkURLFlag refuses a bad --url with restclient's refusal (the URL
+// quoted without any credentials) and its fix; nil when it parses.
+func checkURLFlag(raw string) error {
+	_, err := restclient.Parse(raw)
+	var ue *restclient.URLError
+	switch {
+	case err == nil:
+		return nil
+	case errors.As(err, &ue):
+		return &settings.ConfigError{Setting: "--url", Problem: ue.Refusal(), Fix: ue.Fix}
+	}
+	return &settings.ConfigError{Setting: "--url", Problem: "cannot be read as a URL", Fix: "give a worker's REST URL, e.g. http://connect-1:8083"}
 }
 
 // applyOutput is the log and the output of the plan: stdout and stderr, or
@@ -280,8 +299,8 @@ func loadDefinitions(log *slog.Logger, s settings.Settings, af applyFlags) ([]ap
 		// Every bad file, one line each: a directory is fixed in one round.
 		bad := apply.EachFileError(err)
 		for _, fe := range bad {
-			log.Error("bad connector definition", "gate", "apply", "file", fe.File, "line", fe.Line, "error", fe.Error(),
-				"setting", s.Name("CONNECT_INIT_CONNECTORS_DIR"), "fix", "correct the file; nothing was written")
+			log.Error("bad connector definition", "gate", "apply", "file", fe.File, "line", fe.Line, "problem", fe.Problem, "error", fe.Error(),
+				"fix", "correct it (read from the directory "+s.Name("CONNECT_INIT_CONNECTORS_DIR")+" names); nothing was written")
 		}
 		if len(bad) > 1 {
 			log.Error("bad connector definitions; nothing was written", "gate", "apply", "bad_files", len(bad), "dir", af.dir)
@@ -323,7 +342,7 @@ func explicitWorkers(f *workers.Finder, s settings.Settings, af applyFlags, adve
 	for _, p := range s.Peers {
 		u, err := workers.PeerURL(p, advertised)
 		if err != nil {
-			return &settings.ConfigError{Setting: s.Name("CONNECT_INIT_PEERS"), Problem: fmt.Sprintf("entry %q %v", p, err), Fix: "list peers as host or host:port, comma-separated"}
+			return &settings.ConfigError{Setting: s.Name("CONNECT_INIT_PEERS"), Problem: fmt.Sprintf("entry %q %v", restclient.RedactUserinfo(p), err), Fix: "list peers as host or host:port, comma-separated"}
 		}
 		f.Explicit = append(f.Explicit, u)
 	}
@@ -357,7 +376,16 @@ func logApplyResult(log *slog.Logger, res apply.Result, dryRun bool) {
 		return
 	}
 	if res.Code != exitcode.OK {
-		log.Error("apply failed", "gate", "apply", "failed", strings.Join(res.Failed, ","), "exit", res.Code)
+		fix := "see the connectors' and tasks' status above, correct the cause and apply again"
+		problem := "apply failed"
+		if res.Code == exitcode.Config {
+			problem = "apply refused, nothing was written"
+			fix = "correct the definitions as the errors above say (each with its file and line), then apply again"
+		}
+		if len(res.Failed) > 0 {
+			problem += ": " + strings.Join(res.Failed, ", ")
+		}
+		log.Error("apply failed", "gate", "apply", "failed", strings.Join(res.Failed, ","), "exit", res.Code, "problem", problem, "fix", fix)
 		return
 	}
 	log.Info("apply done", "gate", "apply", "created", res.Plan.Count(apply.Create), "updated", res.Plan.Count(apply.Update),
@@ -415,9 +443,20 @@ func (c *cli) applyAt(ctx context.Context, s settings.Settings, af applyFlags, c
 		logConfigError(log, err)
 		return exitcode.Config
 	}
-	api, version, err := apply.Direct(ctx, rest, af.url)
+	// --timeout (CONNECT_INIT_TIMEOUT) bounds finding the worker and
+	// proving it Connect, as it bounds the finder's search without --url.
+	findCtx, cancel := context.WithTimeout(ctx, s.Timeout)
+	api, version, err := apply.Direct(findCtx, rest, af.url)
+	timedOut := findCtx.Err() == context.DeadlineExceeded
+	cancel()
 	if code, stopped := applyInterrupted(ctx, log); stopped {
 		return code
+	}
+	if err != nil && timedOut {
+		log.Error("the worker's REST API did not answer in time", "gate", "apply", "url", af.url, "setting", s.Name("CONNECT_INIT_TIMEOUT"),
+			"timeout", s.Timeout.String(), "error", err.Error(),
+			"fix", "check that --url is a running Connect worker that answers, or give it longer with "+s.Name("CONNECT_INIT_TIMEOUT"))
+		return exitcode.Failed
 	}
 	if err != nil {
 		fix := "give --url of a running Connect worker (or the reverse proxy in front of it, with its path prefix)"

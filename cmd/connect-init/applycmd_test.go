@@ -58,24 +58,24 @@ func TestApplyBadInput(t *testing.T) {
 		wants []string
 	}{
 		{args: nil, wants: []string{"CONNECT_INIT_CONNECTORS_DIR", "is not set"}},
-		{args: []string{"--dir", filepath.Join(dir, "missing")}, wants: []string{"--dir", "cannot read the connectors directory"}},
-		{env: []string{"CONNECT_INIT_CONNECTORS_DIR=" + bad}, wants: []string{badFile + ":3:", "setting=CONNECT_INIT_CONNECTORS_DIR"}},
-		{args: []string{"--dir", bad}, wants: []string{badFile + ":3:", "setting=--dir"}},
+		{args: []string{"--dir", filepath.Join(dir, "missing")}, wants: []string{filepath.Join(dir, "missing"), "cannot read the connectors directory", "--dir"}},
+		{env: []string{"CONNECT_INIT_CONNECTORS_DIR=" + bad}, wants: []string{badFile + ":3:", "read from the directory CONNECT_INIT_CONNECTORS_DIR names"}},
+		{args: []string{"--dir", bad}, wants: []string{badFile + ":3:", "read from the directory --dir names"}},
 		{args: []string{"--dir", good, "--wait=-1s"}, wants: []string{"--wait", "negative"}},
 		{args: []string{"--dir", good, "--url", "ftp://x"}, wants: []string{"--url", "scheme"}},
 		{args: []string{"--dir", good, "--write-timeout=0s"}, wants: []string{"--write-timeout", "not positive"}},
 		{args: []string{"--dir", good, "--watch", "--dry-run"}, wants: []string{"--watch", "--dry-run"}},
 		{args: []string{"--dir", good, "--watch", "--max-restarts=0"}, wants: []string{"--max-restarts", "positive"}},
-		{args: []string{"--dir", good, "--watch", "--watch-interval=0s"}, wants: []string{"setting=--watch-interval", "positive"}},
+		{args: []string{"--dir", good, "--watch", "--watch-interval=0s"}, wants: []string{"flag=--watch-interval", "positive"}},
 		{args: []string{"--dir", good, "--watch"}, env: []string{"CONNECT_INIT_APPLY_RESTART_BACKOFF=-1m"}, wants: []string{"setting=CONNECT_INIT_APPLY_RESTART_BACKOFF", "positive"}},
 		{args: []string{"--dir", good}, env: []string{"CONNECT_INIT_APPLY_WATCH_INTERVAL=soon"}, wants: []string{"CONNECT_INIT_APPLY_WATCH_INTERVAL", "cannot be parsed"}},
 		{args: []string{"--dir", good, "--url", "http://x", "--wait-local"}, wants: []string{"--url", "--wait-local"}},
-		{args: []string{"--dir", good, "--nope"}, wants: []string{"flag provided but not defined: -nope"}},
+		{args: []string{"--dir", good, "--nope"}, wants: []string{"--nope is not a flag of connect-init apply"}},
 		{args: []string{"--dir", good, "extra"}, wants: []string{"takes no arguments"}},
 		{args: []string{"--dir", good, "--json"}, wants: []string{"--json", "without --dry-run"}},
 		{args: []string{"--dir", good, "--metrics-addr=:9464"}, wants: []string{"--metrics-addr", "without --watch"}},
 		{args: []string{"--dir", good, "--watch", "--metrics-addr=9464"}, wants: []string{"--metrics-addr", "not host:port"}},
-		{args: []string{"--dir", good, "--watch", "--metrics-addr=" + busy.Addr().String()}, wants: []string{"setting=--metrics-addr", "address already in use"}},
+		{args: []string{"--dir", good, "--watch", "--metrics-addr=" + busy.Addr().String()}, wants: []string{"flag=--metrics-addr", "address already in use"}},
 		{args: []string{"--dir", good, "--detailed-exitcode"}, wants: []string{"--detailed-exitcode", "without --dry-run"}},
 		{args: []string{"--dir", good, "--allow-empty-prune"}, wants: []string{"--allow-empty-prune", "without --prune"}},
 		{args: []string{"--dir", empty, "--prune"}, wants: []string{"refusing to prune", "defines no connector", "--allow-empty-prune", "jdbc.yaml", "setting=--dir"}},
@@ -87,7 +87,7 @@ func TestApplyBadInput(t *testing.T) {
 		// Incomplete worker settings are a mistake to name, not a CI runner:
 		// --url does not turn them into an apply through the REST API alone.
 		{args: []string{"--dir", good, "--url", "http://127.0.0.1:1"}, env: []string{"CONNECT_GROUP_ID="}, wants: []string{"group.id"}},
-		{args: []string{"--dir", good, "--url", "https://127.0.0.1:1", "--cacert", filepath.Join(dir, "missing.pem")}, wants: []string{"setting=--cacert", "cannot be read"}},
+		{args: []string{"--dir", good, "--url", "https://127.0.0.1:1", "--cacert", filepath.Join(dir, "missing.pem")}, wants: []string{"flag=--cacert", "cannot be read"}},
 		{args: []string{"--dir", good, "--url", "https://127.0.0.1:1", "--cert", badFile}, wants: []string{"CONNECT_INIT_REST_KEY_FILE", "is not set, but --cert is"}},
 	} {
 		var stdout, stderr bytes.Buffer
@@ -170,5 +170,63 @@ func TestDryRunURLUnreachable(t *testing.T) {
 	}
 	if n := conns.Load(); n != 0 {
 		t.Errorf("a dry run through --url opened %d connections to the bootstrap server", n)
+	}
+}
+
+// silentListener accepts connections and never answers on them: a worker
+// whose REST API hangs.
+func silentListener(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var held []net.Conn
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			held = append(held, c)
+		}
+	}()
+	t.Cleanup(func() {
+		ln.Close()
+		<-done
+		for _, c := range held {
+			c.Close()
+		}
+	})
+	return "http://" + ln.Addr().String()
+}
+
+// TestApplyURLHonoursTimeout: apply --url (a dry run, and an apply from a
+// runner without worker settings) gives up on a worker that accepts and
+// never answers when --timeout or CONNECT_INIT_TIMEOUT runs out, not after
+// the REST client's own 10 s per attempt, and says which setting bounded
+// it (issue 48).
+func TestApplyURLHonoursTimeout(t *testing.T) {
+	url := silentListener(t)
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "ok.json"), []byte(`{"name": "ok", "config": {"connector.class": "C"}}`), 0o644)
+	for _, c := range []struct {
+		env     []string
+		args    []string
+		setting string
+	}{
+		{nil, []string{"--dry-run", "--timeout=300ms"}, "setting=--timeout"},
+		{[]string{"CONNECT_INIT_TIMEOUT=300ms"}, []string{"--dry-run"}, "setting=CONNECT_INIT_TIMEOUT"},
+		{[]string{"CONNECT_INIT_TIMEOUT=300ms"}, nil, "setting=CONNECT_INIT_TIMEOUT"},
+	} {
+		var stdout, stderr bytes.Buffer
+		args := append([]string{"apply", "--dir", dir, "--url", url}, c.args...)
+		code := run(context.Background(), args, c.env, &stdout, &stderr)
+		if code != exitcode.Failed || !strings.Contains(stderr.String(), "did not answer in time") ||
+			!strings.Contains(stderr.String(), c.setting) || !strings.Contains(stderr.String(), "timeout=300ms") {
+			t.Errorf("%v %q: exit %d, want 1 naming the timeout that ran out (%s):\n%s", c.env, args, code, c.setting, stderr.String())
+		}
 	}
 }

@@ -191,7 +191,7 @@ func badWorkerInputs() []badInput {
 
 		// usage
 		{name: "unknown command", args: []string{"prepair"}, named: "unknown command", cmds: []string{""}},
-		{name: "version with a flag", args: []string{"version", "--bogus"}, named: "version takes no flags", cmds: []string{""}},
+		{name: "version with a flag", args: []string{"version", "--bogus"}, named: "--bogus is not a flag of connect-init version", cmds: []string{""}},
 		{name: "interval without watch", args: []string{"--interval=10s"}, named: "--interval", cmds: []string{"doctor"}},
 		{name: "watch interval too short", args: []string{"--watch", "--interval=10ms"}, named: "--interval", cmds: []string{"doctor"}},
 		{name: "metrics address without watch", args: []string{"--metrics-addr=127.0.0.1:0"}, named: "--metrics-addr", cmds: []string{"doctor"}},

@@ -1,12 +1,9 @@
 package main
 
 import (
-	"errors"
 	"flag"
-	"fmt"
 	"io"
 	"log/slog"
-	"slices"
 	"strings"
 
 	"github.com/connect-init/connect-init/exitcode"
@@ -47,10 +44,17 @@ func (c *cli) bootstrap(cmd command, args []string, keep bool) (s settings.Setti
 	if cmd.flags != nil {
 		cmd.flags(fs)
 	}
-	if code, done := c.parseCommandFlags(fs, cmd, args); done {
-		return s, fs, code, true, nil
+	// Every bad flag and every bad setting, in one list (issue 52).
+	flagProblems, help := parseAll(fs, cmdPath(cmd), args)
+	if help && c.flagSpy != nil {
+		c.flagSpy(fs, cmd)
+		return s, fs, exitcode.OK, true, nil
 	}
-	problems = s.Validate()
+	if help {
+		commandHelp(c.stdout, fs, cmd)
+		return s, fs, exitcode.OK, true, nil
+	}
+	problems = mergeProblems(problemList(flagProblems), s.Validate())
 	if problems == nil || keep {
 		return s, fs, 0, false, problems
 	}
@@ -135,41 +139,6 @@ func (f *settingFlag) Set(v string) error { return f.s.SetFlag(f.row, v) }
 // IsBoolFlag lets --lock and --strict stand without a value.
 func (f *settingFlag) IsBoolFlag() bool { return f.row.Type() == "bool" }
 
-// parseCommandFlags parses the command's flags. It reports done when the
-// command must end with code: after -h (the command's flags and the
-// settings that are variables only, on stderr, exit 0), or after a bad
-// flag (one configuration event naming the flag, exit 2, nothing touched).
-func (c *cli) parseCommandFlags(fs *flag.FlagSet, cmd command, args []string) (code int, done bool) {
-	err := fs.Parse(args)
-	if err == nil {
-		return 0, false
-	}
-	if errors.Is(err, flag.ErrHelp) {
-		commandHelp(c.stdout, fs, cmd)
-		return exitcode.OK, true
-	}
-	setting := "command line"
-	f := flagName(err)
-	if f != "" {
-		setting = "--" + f
-	}
-	problem := err.Error()
-	if strings.HasPrefix(problem, "flag provided but not defined") {
-		problem = "is not a flag of connect-init " + cmdPath(cmd) + " (" + problem + ")"
-	}
-	reportProblems(c.earlyLogger(settings.Settings{}, append(c.envLogFormat(), args...)), &settings.ConfigError{Setting: setting, Problem: problem, Fix: "see connect-init " + cmdPath(cmd) + " -h"})
-	return exitcode.Config, true
-}
-
-// envLogFormat is --log-format=json when the environment asks for JSON
-// logs: a flag error is logged before the settings are known valid.
-func (c *cli) envLogFormat() []string {
-	if settings.Lookup(c.env, "CONNECT_INIT_LOG_FORMAT") == "json" {
-		return []string{"--log-format=json"}
-	}
-	return nil
-}
-
 // cmdPath is the command as typed: "lock acquire" for the lock's waiter,
 // "offsets" for "offsets export|apply|reset --url U ...": the usage's
 // leading words, up to the first flag, option or alternative.
@@ -184,63 +153,30 @@ func cmdPath(cmd command) string {
 	return strings.Join(words, " ")
 }
 
-// commandHelp is a command's -h: its usage, its flags (settings' and its
-// own), and the settings that mean something for it but are variables only.
-func commandHelp(w io.Writer, fs *flag.FlagSet, cmd command) {
-	fmt.Fprintf(w, "usage of connect-init %s:\n", cmd.usage)
-	fs.VisitAll(func(f *flag.Flag) {
-		if slices.Contains(cmd.hidden, f.Name) {
-			return
-		}
-		var head, help string
-		if sf, ok := f.Value.(*settingFlag); ok {
-			head, help = settingFlagHelp(sf, f.DefValue)
-		} else {
-			name, usage := flag.UnquoteUsage(f)
-			head = "  -" + f.Name
-			if name != "" {
-				head += " " + name
-			}
-			help = usage
-			if f.DefValue != "" && f.DefValue != "false" && f.DefValue != "0" {
-				help += " (default " + f.DefValue + ")"
-			}
-		}
-		fmt.Fprintf(w, "%s\n    \t%s\n", head, help)
-	})
-	var vars []settings.Setting
-	for _, r := range settings.Table() {
-		if r.AppliesTo(cmd.name) && !r.FlagFor(cmd.name) {
-			vars = append(vars, r)
-		}
-	}
-	if len(vars) == 0 {
-		return
-	}
-	fmt.Fprintln(w, "settings without a flag here (variables only):")
-	for _, r := range vars {
-		line := "  " + r.Env + ": " + plainHelp(r.HelpIn(cmd.name))
-		if d := r.ShownDefault(); d != "" {
-			line += " (default " + plainHelp(d) + ")"
-		}
-		fmt.Fprintln(w, line)
-	}
-}
-
 // settingFlagHelp is a setting flag's -h entry: the flag and its type, the
 // help, the variable, the default, and the value the environment set.
 func settingFlagHelp(sf *settingFlag, value string) (head, help string) {
 	r := sf.row
-	head = "  -" + r.Flag
+	head = "  --" + r.Flag
 	if t := r.Type(); t != "bool" {
-		head += " " + t
+		head += " " + settingPlaceholder(r)
 	}
 	help = plainHelp(r.HelpIn(sf.cmd)) + " (" + r.Env
-	if d := r.ShownDefault(); d != "" {
+	// A command whose help states its own default (offsets: 2m unless
+	// set) is not contradicted by the table's.
+	if d := r.ShownDefault(); d != "" && !strings.Contains(help, "unless set") && !strings.Contains(help, "by default") {
 		help += "; default " + plainHelp(d)
 	}
 	if sf.s.Given(r.Env) {
 		help += "; set to " + value
 	}
 	return head, help + ")"
+}
+
+// problemList is errs as one error (nil when there are none).
+func problemList(errs []error) error {
+	if len(errs) == 0 {
+		return nil
+	}
+	return settings.Problems(errs)
 }

@@ -42,35 +42,11 @@ type configDoc struct {
 	Errors []errorEntry `json:"errors,omitempty"`
 }
 
-// errorEntry is one bad setting in a JSON document: what the user set,
-// what is wrong with it, and what to do.
-type errorEntry struct {
-	Setting string `json:"setting,omitempty"`
-	// File and Line name a file's problem (Line 0: the whole file).
-	File    string `json:"file,omitempty"`
-	Line    int    `json:"line,omitempty"`
-	Problem string `json:"problem"`
-	Fix     string `json:"fix,omitempty"`
-}
-
-// errorEntries lists err's problems as entries.
+// errorEntries lists err's problems as entries (entryOf).
 func errorEntries(err error) []errorEntry {
 	var out []errorEntry
 	for _, p := range settings.Each(err) {
-		var ce *settings.ConfigError
-		var we *workerconfig.Error
-		switch {
-		case errors.As(p, &ce):
-			out = append(out, errorEntry{Setting: ce.Setting, Problem: ce.Problem, Fix: ce.Fix})
-		case errors.As(p, &we):
-			problem := strings.TrimPrefix(we.Error(), we.Setting+" ")
-			if we.Fix != "" {
-				problem = strings.TrimSuffix(problem, ": "+we.Fix)
-			}
-			out = append(out, errorEntry{Setting: we.Setting, Problem: problem, Fix: we.Fix})
-		default:
-			out = append(out, errorEntry{Problem: p.Error()})
-		}
+		out = append(out, entryOf(p))
 	}
 	return out
 }
@@ -225,8 +201,12 @@ func buildConfigDoc(env []string, s settings.Settings, cfg *settings.Config, err
 		}
 	}
 	if err != nil {
-		doc.Error = err.Error()
 		doc.Errors = errorEntries(err)
+		var texts []string
+		for _, en := range doc.Errors {
+			texts = append(texts, en.text())
+		}
+		doc.Error = strings.Join(texts, "; ")
 		return doc
 	}
 	d := &derivedDoc{GroupID: cfg.GroupID, BootstrapServers: cfg.BootstrapServers, ExpectedBrokers: cfg.ExpectedBrokers,

@@ -30,9 +30,10 @@ func (c *cli) doctorCommand(ctx context.Context, args []string) int {
 	if done {
 		return code
 	}
-	if problems == nil && fs.NArg() > 0 {
-		problems = &settings.ConfigError{Setting: "command line", Problem: fmt.Sprintf("doctor takes no arguments (got %q)", fs.Args()), Fix: "put flags before nothing else: see connect-init doctor -h"}
+	if fs.NArg() > 0 {
+		problems = mergeProblems(problems, &settings.ConfigError{Setting: "command line", Problem: fmt.Sprintf("doctor takes no arguments (got %q)", fs.Args()), Fix: "put flags before nothing else: see connect-init doctor -h"})
 	}
+	problems = mergeProblems(problems, checkWatchFlags(fs, out))
 	if problems != nil {
 		return c.doctorBadSettings(s, args, c.withWorkerProblems(s, problems))
 	}
@@ -41,6 +42,22 @@ func (c *cli) doctorCommand(ctx context.Context, args []string) int {
 		return c.doctorWatch(ctx, s, log, out)
 	}
 	return c.doctor(ctx, s, log, out.asJSON)
+}
+
+// checkWatchFlags refuses --interval and --metrics-addr without --watch,
+// and an interval below 1s: with the settings' problems, all at once.
+func checkWatchFlags(fs *flag.FlagSet, out outputFlags) error {
+	var errs []error
+	if !out.watch && flagSet(fs, "metrics-addr") {
+		errs = append(errs, &settings.ConfigError{Setting: "--metrics-addr", Problem: "is given without --watch", Fix: "add --watch, or drop --metrics-addr"})
+	}
+	if !out.watch && flagSet(fs, "interval") {
+		errs = append(errs, &settings.ConfigError{Setting: "--interval", Problem: "is given without --watch", Fix: "add --watch, or drop --interval"})
+	}
+	if out.interval < time.Second {
+		errs = append(errs, &settings.ConfigError{Setting: "--interval", Problem: fmt.Sprintf("is %s, below 1s", out.interval), Fix: "use e.g. --interval=5s"})
+	}
+	return problemList(errs)
 }
 
 // outputFlags are doctor's flags that are not settings: how it prints.
@@ -98,7 +115,11 @@ func errorFindings(doc *diag.Document) []errorEntry {
 	var out []errorEntry
 	for _, f := range doc.Findings {
 		if f.Severity == "error" { // checks.Error
-			out = append(out, errorEntry{Problem: f.ID + ": " + f.Subject + ": " + f.Summary, Fix: f.Fix})
+			en := errorEntry{Problem: f.ID + ": " + f.Subject + ": " + f.Summary, Fix: f.Fix}
+			if en.Fix == "" {
+				en.Fix = fallbackFix
+			}
+			out = append(out, en)
 		}
 	}
 	return out
@@ -115,18 +136,7 @@ func errorFindings(doc *diag.Document) []errorEntry {
 // exit. It exits 128+signal, 1 when it cannot write, 2 when the metrics
 // address cannot be listened on.
 func (c *cli) doctorWatch(ctx context.Context, s settings.Settings, log *slog.Logger, out outputFlags) int {
-	interval := out.interval
-	switch {
-	case !out.watch && out.metricsAddr != "":
-		logConfigError(log, &settings.ConfigError{Setting: "--metrics-addr", Problem: "is given without --watch", Fix: "add --watch, or drop --metrics-addr"})
-		return exitcode.Config
-	case !out.watch:
-		logConfigError(log, &settings.ConfigError{Setting: "--interval", Problem: "is given without --watch", Fix: "add --watch, or drop --interval"})
-		return exitcode.Config
-	case interval < time.Second:
-		logConfigError(log, &settings.ConfigError{Setting: "--interval", Problem: fmt.Sprintf("is %s, below 1s", interval), Fix: "use e.g. --interval=5s"})
-		return exitcode.Config
-	}
+	interval := out.interval // checked with every other problem (checkWatchFlags)
 	cfg, clients, err := startup.LoadConfig(c.options, c.env, s, log)
 	if err != nil {
 		logConfigError(log, err)
@@ -154,8 +164,10 @@ func (c *cli) doctorWatch(ctx context.Context, s settings.Settings, log *slog.Lo
 		// on every look and leak the connections of the look before.
 		l := diag.TakeLook(lctx, cfg, log, diag.Options{Clock: c.clock, SkipLocalScan: m != nil, Rejoins: rejoins}, version)
 		m.Observe(l)
-		if l.Failed != "" && ctx.Err() == nil {
+		if l.Failed != "" && ctx.Err() == nil && m != nil {
 			log.Warn("the look failed; connect_init_doctor_look_success is 0", "error", l.Failed, "took", l.Duration.String())
+		} else if l.Failed != "" && ctx.Err() == nil {
+			log.Warn("the look failed; the next look is at the next interval", "error", l.Failed, "took", l.Duration.String())
 		}
 		return l.Document
 	}

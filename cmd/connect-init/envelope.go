@@ -14,9 +14,10 @@ import (
 
 // jsonSchemaVersion is the version of the envelope every --json document
 // shares (docs/json.md, docs/schemas/). 1 was doctor's own document
-// before the envelope; it changes only when a field changes meaning or
-// goes away.
-const jsonSchemaVersion = 2
+// before the envelope; 3 is the one entry shape of errors (a flag is
+// "flag", no longer "setting"; a file's line and key apart; always a fix).
+// It changes only when a field changes meaning or goes away.
+const jsonSchemaVersion = 3
 
 // envelope is every --json document: who printed it, how it ended, every
 // problem found (the same events as the log's errors), and the command's
@@ -117,7 +118,7 @@ func (c *cli) runJSON(ctx context.Context, sc subcommand, args []string, stream 
 func (c *cli) planResult() {
 	var doc apply.PlanDoc
 	if err := json.Unmarshal(c.envelope.planOut.Bytes(), &doc); err != nil {
-		c.envelope.addError(errorEntry{Problem: "the plan could not be read back: " + err.Error()})
+		c.envelope.addError(errorEntry{Problem: "the plan could not be read back: " + err.Error(), Fix: fallbackFix})
 		return
 	}
 	if doc.Error != "" {
@@ -134,7 +135,7 @@ func (c *cli) planResult() {
 					file, line = f.Where[:i], n
 				}
 			}
-			c.envelope.addError(errorEntry{File: file, Line: line, Problem: r.Name + ": " + f.Key + ": " + strings.Join(f.Messages, "; "),
+			c.envelope.addError(errorEntry{File: file, Line: line, Key: f.Key, Problem: r.Name + ": " + strings.Join(f.Messages, "; "),
 				Fix: "correct the definition as Connect's validation says; nothing was written"})
 		}
 	}
@@ -192,23 +193,31 @@ func (h *envelopeHandler) WithGroup(name string) slog.Handler {
 	return &envelopeHandler{Handler: h.Handler.WithGroup(name), env: h.env, attrs: h.attrs}
 }
 
-// errorFromRecord is one error event as an entry: the setting or file and
-// line it names, the problem (the event and its error), and the fix.
+// errorFromRecord is one error event as an entry: what it names (setting,
+// flag, file and line, key), the problem (the "problem" attribute of a
+// bad-input event, else the event and its error), and the fix (a generic
+// one when the event names none: every entry has one).
 func errorFromRecord(r slog.Record, base []slog.Attr) errorEntry {
 	var en errorEntry
-	var cause string
+	var cause, problem string
 	visit := func(a slog.Attr) bool {
 		switch a.Key {
 		case "setting":
 			en.Setting = a.Value.String()
+		case "flag":
+			en.Flag = a.Value.String()
 		case "file":
 			en.File = a.Value.String()
+		case "key":
+			en.Key = a.Value.String()
 		case "line":
 			if n, err := strconv.Atoi(a.Value.String()); err == nil {
 				en.Line = n
 			}
 		case "fix":
 			en.Fix = a.Value.String()
+		case "problem":
+			problem = a.Value.String()
 		case "error":
 			cause = a.Value.String()
 		}
@@ -218,20 +227,19 @@ func errorFromRecord(r slog.Record, base []slog.Attr) errorEntry {
 		visit(a)
 	}
 	r.Attrs(visit)
-	// A ConfigError's text is "setting problem: fix": the entry has them
-	// apart.
-	cause = strings.TrimSuffix(strings.TrimPrefix(cause, en.Setting+" "), ": "+en.Fix)
-	if en.File != "" {
-		cause = strings.TrimPrefix(cause, en.File+":"+strconv.Itoa(en.Line)+": ")
-		cause = strings.TrimPrefix(cause, en.File+": ")
-	}
 	switch {
-	case r.Message == "bad configuration" && cause != "":
-		en.Problem = cause
+	case problem != "":
+		en.Problem = problem
 	case cause != "":
 		en.Problem = r.Message + ": " + cause
 	default:
 		en.Problem = r.Message
+	}
+	if en.File != "" {
+		en.Setting = "" // a file's entry names the file, not the setting that led to it
+	}
+	if en.Fix == "" {
+		en.Fix = fallbackFix
 	}
 	return en
 }

@@ -35,13 +35,13 @@ func TestHelp(t *testing.T) {
 		if code != exitcode.OK || viaFlag != viaHelp {
 			t.Errorf("%s -h: exit %d, differs from help %s:\n%s\n---\n%s", name, code, name, viaFlag, viaHelp)
 		}
-		for _, internal := range []string{"-wait-local", "-watch-stdin"} {
+		for _, internal := range []string{"--wait-local", "--watch-stdin"} {
 			if strings.Contains(viaHelp, "  "+internal) {
 				t.Errorf("help %s lists the internal flag %s", name, internal)
 			}
 		}
-		for _, l := range strings.Split(viaHelp, "\n  -timeout")[1:] {
-			l, _, _ = strings.Cut(l, "\n  -")
+		for _, l := range strings.Split(viaHelp, "\n  --timeout")[1:] {
+			l, _, _ = strings.Cut(l, "\n  --")
 			timeoutHelp[name] = l
 		}
 	}

@@ -67,7 +67,7 @@ func TestFlagsBelongToTheirCommand(t *testing.T) {
 		if args[0] == "healthcheck" {
 			want = exitcode.Unhealthy // Docker reserves 2
 		}
-		if code != want || len(ev) != 1 || !strings.Contains(ev[0], "setting=--"+flagName) || !strings.Contains(ev[0], "is not a flag of connect-init") || stdout != "" {
+		if code != want || len(ev) != 1 || !strings.Contains(ev[0], "flag=--"+flagName) || !strings.Contains(ev[0], "is not a flag of connect-init") || stdout != "" {
 			t.Errorf("%q: exit %d, want %d with one event naming --%s:\n%s%s", args, code, want, flagName, stdout, stderr)
 		}
 	}
@@ -110,16 +110,16 @@ func TestHelpComesFromTheTable(t *testing.T) {
 		name    settings.Command
 		notHere []string
 	}{
-		{[]string{"run", "-h"}, settings.Run, []string{"-json", "-watch", "-interval", "-dir"}},
-		{[]string{"healthcheck", "-h"}, settings.Healthcheck, []string{"-json", "-lock-topic", "-strict"}},
-		{[]string{"apply", "-h"}, settings.Apply, []string{"-strict", "-lock-lease"}},
-		{[]string{"lock", "acquire", "-h"}, settings.LockAcquire, []string{"-json", "-lock\n"}},
+		{[]string{"run", "-h"}, settings.Run, []string{"--json", "--watch", "--interval", "--dir"}},
+		{[]string{"healthcheck", "-h"}, settings.Healthcheck, []string{"--json", "--lock-topic", "--strict"}},
+		{[]string{"apply", "-h"}, settings.Apply, []string{"--strict", "--lock-lease"}},
+		{[]string{"lock", "acquire", "-h"}, settings.LockAcquire, []string{"--json", "--lock\n"}},
 	} {
 		_, help, _ := runIn(t, nil, cmd.args...) // help is on stdout
 		for _, r := range settings.Table() {
 			switch {
-			case r.FlagFor(cmd.name) && !strings.Contains(help, "  -"+r.Flag+" ") && !strings.Contains(help, "  -"+r.Flag+"\n"):
-				t.Errorf("%q does not offer -%s:\n%s", cmd.args, r.Flag, help)
+			case r.FlagFor(cmd.name) && !strings.Contains(help, "  --"+r.Flag+" ") && !strings.Contains(help, "  --"+r.Flag+"\n"):
+				t.Errorf("%q does not offer --%s:\n%s", cmd.args, r.Flag, help)
 			case r.AppliesTo(cmd.name) && !strings.Contains(help, r.Env):
 				t.Errorf("%q does not list %s:\n%s", cmd.args, r.Env, help)
 			case !r.AppliesTo(cmd.name) && strings.Contains(help, r.Env+":"):
@@ -237,7 +237,7 @@ func TestConnectorsDirIsASetting(t *testing.T) {
 		for _, args := range [][]string{{"run", "--", "true"}, {"prepare"}, {"config"}} {
 			code, _, stderr := runIn(t, append(append([]string{}, env...), "CONNECT_INIT_CONNECTORS_DIR="+dir), args...)
 			ev := errorEvents(stderr)
-			if code != exitcode.Config || len(ev) != 1 || !strings.Contains(ev[0], "setting=CONNECT_INIT_CONNECTORS_DIR") || !strings.Contains(ev[0], want) {
+			if code != exitcode.Config || len(ev) != 1 || !strings.Contains(ev[0], "CONNECT_INIT_CONNECTORS_DIR") || !strings.Contains(ev[0], want) {
 				t.Errorf("%q with CONNECT_INIT_CONNECTORS_DIR=%s: exit %d, want 2 naming it and %q:\n%s", args, dir, code, want, stderr)
 			}
 		}

@@ -32,7 +32,7 @@ func (c *cli) lockCommand(ctx context.Context, args []string) int {
 		return exitcode.OK
 	}
 	if len(args) == 0 || args[0] != "acquire" {
-		return c.usageError(fmt.Sprintf("lock takes the subcommand acquire (got %q)", args), "run connect-init lock acquire [--watch-stdin] [flags]: the in-worker startup lock, run by the worker's config provider")
+		return c.usageError(fmt.Sprintf("lock takes the subcommand acquire (got %q)", args), "run connect-init lock acquire [flags]: the in-worker startup lock, run by the worker's config provider")
 	}
 	// The secrets run handed over are read (and their file removed) once,
 	// before anything reads the settings.

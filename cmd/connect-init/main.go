@@ -6,6 +6,7 @@ package main
 
 import (
 	"context"
+	"flag"
 	"io"
 	"os"
 
@@ -44,6 +45,9 @@ type cli struct {
 	// envelope, for a command run with --json, collects the document it
 	// prints whatever the outcome (runJSON); nil otherwise.
 	envelope *envelope
+	// flagSpy, when set, receives a command's flags instead of its -h
+	// (completion.go reads every command's flags so).
+	flagSpy func(fs *flag.FlagSet, cmd command)
 }
 
 // newCLI is the real process's cli.
@@ -54,7 +58,11 @@ func newCLI(env []string, stdout, stderr io.Writer) *cli {
 
 func main() {
 	ctx, stop := entrypoint.NotifyContext(context.Background())
-	code := newCLI(os.Environ(), os.Stdout, os.Stderr).run(ctx, os.Args[1:])
+	var stdout io.Writer = os.Stdout
+	if stdoutClosedAtStart() {
+		stdout = failingWriter{errStdoutClosed}
+	}
+	code := newCLI(os.Environ(), stdout, os.Stderr).run(ctx, os.Args[1:])
 	stop()
 	os.Exit(code)
 }

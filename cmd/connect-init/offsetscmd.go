@@ -3,9 +3,12 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -35,7 +38,7 @@ func (c *cli) offsetsCommand(ctx context.Context, args []string) int {
 	spec := command{name: settings.Offsets, usage: "offsets export|apply|reset --url U --connector N [--file F]", flags: func(fs *flag.FlagSet) {
 		fs.StringVar(&url, "url", "", "the REST URL of a worker of the Connect cluster")
 		fs.StringVar(&name, "connector", "", "the connector's name")
-		fs.StringVar(&file, "file", "", "export: where to write the offsets (default stdout); apply: the offsets document to apply")
+		fs.StringVar(&file, "file", "", "export: where to write the offsets (default stdout); apply: the offsets document to apply; reset takes none")
 	}}
 	verb := ""
 	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
@@ -58,40 +61,7 @@ func (c *cli) offsetsCommand(ctx context.Context, args []string) int {
 	if s.Given("CONNECT_INIT_TIMEOUT") {
 		timeout = s.Timeout
 	}
-	var bad []error
-	add := func(setting, problem, fix string) {
-		bad = append(bad, &settings.ConfigError{Setting: setting, Problem: problem, Fix: fix})
-	}
-	if verb != "export" && verb != "apply" && verb != "reset" {
-		add("command line", fmt.Sprintf("needs export, apply or reset after offsets (got %q)", verb), "e.g. connect-init offsets export --url http://connect:8083 --connector my-source --file my-source.offsets.json")
-	}
-	if fs.NArg() > 0 {
-		add("command line", fmt.Sprintf("takes no arguments (got %q)", fs.Args()), "name the connector with --connector")
-	}
-	if url == "" {
-		add("--url", "is not given", "give a worker's REST URL, e.g. --url http://connect-1:8083")
-	} else if _, perr := restclient.Parse(url); perr != nil {
-		add("--url", perr.Error(), "give a worker's REST URL, e.g. http://connect-1:8083")
-	}
-	if strings.TrimSpace(name) == "" {
-		add("--connector", "is not given", "name the connector whose offsets to "+verb)
-	}
-	var want *apply.Offsets
-	if verb == "apply" && file == "" {
-		add("--file", "is not given", "name the offsets document to apply (as offsets export writes it)")
-	} else if verb == "apply" {
-		data, rerr := os.ReadFile(file)
-		if rerr == nil {
-			want, rerr = apply.ParseOffsets(data)
-		}
-		if rerr != nil {
-			add("--file", fmt.Sprintf("%s: %v", file, rerr), "give an offsets document as offsets export writes it")
-		}
-	}
-	var extra error
-	if len(bad) > 0 {
-		extra = settings.Problems(bad)
-	}
+	want, extra := offsetsProblems(fs, offsetsArgs{verb: verb, url: url, name: name, file: file})
 	if err := mergeProblems(problems, extra); err != nil {
 		reportProblems(c.earlyLogger(s, args), err)
 		return exitcode.Config
@@ -125,10 +95,9 @@ func (c *cli) offsetsCommand(ctx context.Context, args []string) int {
 		}
 		b, _ := json.MarshalIndent(o, "", "  ")
 		b = append(b, '\n')
-		if file == "" {
-			_, _ = c.stdout.Write(b)
-		} else if err := os.WriteFile(file, b, 0o644); err != nil {
-			log.Error("cannot write the offsets", "file", file, "error", err.Error())
+		if err := writeOffsets(c.stdout, file, b); err != nil {
+			log.Error("cannot write the offsets", "connector", name, "file", file, "error", err.Error(),
+				"fix", "give a --file (or a stdout) that can be written, and export again: nothing was exported")
 			return exitcode.Failed
 		}
 		log.Info("offsets exported", "connector", name, "partitions", len(o.Offsets), "file", file)
@@ -146,4 +115,91 @@ func (c *cli) offsetsCommand(ctx context.Context, args []string) int {
 	}
 	log.Info("offsets written and read back", "connector", name, "action", verb, "state_put_back", res.Was)
 	return exitcode.OK
+}
+
+// writeOffsets writes an export to stdout, or to file ("" none), and says
+// whether it was written whole: an export that did not reach its reader
+// is lost, never "exported". A regular file is synced before it counts.
+func writeOffsets(stdout io.Writer, file string, b []byte) error {
+	if file == "" {
+		_, err := stdout.Write(b)
+		return err
+	}
+	f, err := os.OpenFile(file, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(b)
+	if fi, serr := f.Stat(); err == nil && serr == nil && fi.Mode().IsRegular() {
+		err = f.Sync() // not a pipe's or a device's (--file /dev/stdout)
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// exportTarget refuses an export's --file whose directory does not exist
+// or is no directory, before Connect is asked: the file is written only
+// at the end, and a typo in its path must not cost a read of the offsets.
+func exportTarget(file string) error {
+	dir := filepath.Dir(file)
+	fi, err := os.Stat(dir)
+	switch {
+	case err != nil:
+		return fmt.Errorf("%s: its directory %s cannot be used (%v)", file, dir, errors.Unwrap(err))
+	case !fi.IsDir():
+		return fmt.Errorf("%s: %s is not a directory", file, dir)
+	}
+	return nil
+}
+
+// offsetsArgs are the offsets command line's words and own flags.
+type offsetsArgs struct{ verb, url, name, file string }
+
+// offsetsProblems checks the offsets command line, every problem at once,
+// and reads the document offsets apply applies.
+func offsetsProblems(fs *flag.FlagSet, a offsetsArgs) (want *apply.Offsets, problems error) {
+	var bad []error
+	add := func(setting, problem, fix string) {
+		bad = append(bad, &settings.ConfigError{Setting: setting, Problem: problem, Fix: fix})
+	}
+	if a.verb != "export" && a.verb != "apply" && a.verb != "reset" {
+		add("command line", fmt.Sprintf("needs export, apply or reset after offsets (got %q)", a.verb), "e.g. connect-init offsets export --url http://connect:8083 --connector my-source --file my-source.offsets.json")
+	}
+	if fs.NArg() > 0 {
+		add("command line", fmt.Sprintf("offsets %s takes no arguments (got %q)", a.verb, fs.Args()), "name the connector with --connector")
+	}
+	if a.url == "" {
+		add("--url", "is not given", "give a worker's REST URL, e.g. --url http://connect-1:8083")
+	} else if perr := checkURLFlag(a.url); perr != nil {
+		bad = append(bad, perr)
+	}
+	if strings.TrimSpace(a.name) == "" {
+		add("--connector", "is not given", "name the connector with --connector, e.g. --connector my-source")
+	}
+	switch {
+	case a.verb == "reset" && a.file != "":
+		// reset removes every offset; a file would say which to keep,
+		// which is offsets apply's job: never delete what the user
+		// meant to set.
+		add("--file", "is given with offsets reset, which removes every offset of the connector and reads no file",
+			"to set the offsets of a file, run offsets apply --file "+a.file+"; to remove them all, leave --file out")
+	case a.verb == "export" && a.file != "":
+		if err := exportTarget(a.file); err != nil {
+			add("--file", err.Error(), "name a file in a directory that exists and can be written (nothing was read from Connect)")
+		}
+	}
+	if a.verb == "apply" && a.file == "" {
+		add("--file", "is not given", "name the offsets document to apply (as offsets export writes it)")
+	} else if a.verb == "apply" {
+		data, rerr := os.ReadFile(a.file)
+		if rerr == nil {
+			want, rerr = apply.ParseOffsets(data)
+		}
+		if rerr != nil {
+			add("--file", fmt.Sprintf("%s: %v", a.file, rerr), "give an offsets document as offsets export writes it")
+		}
+	}
+	return want, problemList(bad)
 }

@@ -79,27 +79,27 @@ func (c *cli) repairCommand(ctx context.Context, args []string) int {
 // bindRepairFlags declares repair's own flags on fs, each writing into rf;
 // rf holds the defaults.
 func bindRepairFlags(fs *flag.FlagSet, rf *repairFlags) {
-	fs.Func("topics", "what to repair, comma-separated: offsets (__consumer_offsets), internal (Connect's config, offset and status topics); default offsets,internal", func(v string) error {
+	funcVar(fs, "topics", "offsets,internal", "what to repair, comma-separated: offsets (__consumer_offsets), internal (Connect's config, offset and status topics); default offsets,internal", func(v string) error {
 		out, err := parseTopicSets(v)
 		if err != nil {
-			return err
+			return &flagError{problem: err.Error(), fix: "use offsets, internal or offsets,internal"}
 		}
 		rf.topics = out
 		return nil
 	})
-	fs.Func("replication-factor", "target replication factor for every topic repaired (default: offsets.topic.replication.factor for __consumer_offsets, the configured <role>.storage.replication.factor for Connect's topics)", func(v string) error {
-		n, err := strconv.Atoi(strings.TrimSpace(v))
+	funcVar(fs, "replication-factor", "count", "target replication factor for every topic repaired (default: offsets.topic.replication.factor for __consumer_offsets, the configured <role>.storage.replication.factor for Connect's topics)", func(v string) error {
+		n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 32)
 		if err != nil || n < 1 || n > 32767 {
-			return fmt.Errorf("is %q: want a whole number of replicas, at least 1", v)
+			return &flagError{problem: fmt.Sprintf("is %q, not a whole number of replicas from 1 to 32767", v), fix: "use e.g. --replication-factor=3"}
 		}
-		rf.rf = n
+		rf.rf = int(n)
 		return nil
 	})
 	fs.BoolVar(&rf.execute, "execute", false, "carry the plan out (without it repair only prints the plan and changes nothing)")
-	fs.Func("throttle", "replication throttle while replicas copy, e.g. 50MB/s, 10MiB/s; 0 or none for no throttle (default 50MB/s)", func(v string) error {
+	funcVar(fs, "throttle", "rate", "replication throttle while replicas copy, e.g. 50MB/s, 10MiB/s; 0 or none for no throttle (default 50MB/s)", func(v string) error {
 		n, err := parseRate(v)
 		if err != nil {
-			return err
+			return &flagError{problem: err.Error(), fix: "use a rate such as 50MB/s, 10MiB/s or 1000000 (bytes per second), or none"}
 		}
 		rf.rateBytes, rf.throttle = n, v
 		return nil
@@ -111,7 +111,7 @@ func bindRepairFlags(fs *flag.FlagSet, rf *repairFlags) {
 func parseTopicSets(v string) ([]string, error) {
 	var out []string
 	if strings.TrimSpace(v) == "" {
-		return nil, errors.New("is empty: use offsets, internal or offsets,internal")
+		return nil, errors.New("is empty")
 	}
 	for _, p := range strings.Split(v, ",") {
 		switch p = strings.TrimSpace(p); p {
@@ -120,7 +120,7 @@ func parseTopicSets(v string) ([]string, error) {
 				out = append(out, p)
 			}
 		default:
-			return nil, fmt.Errorf("unknown topic set %q: use offsets, internal or offsets,internal", p)
+			return nil, fmt.Errorf("names an unknown topic set %q", p)
 		}
 	}
 	return out, nil
@@ -400,7 +400,7 @@ func parseRate(v string) (int64, error) {
 	}
 	f, err := strconv.ParseFloat(s, 64)
 	if err != nil || f <= 0 || f*float64(mult) < 1 || f*float64(mult) > 1e15 {
-		return 0, fmt.Errorf("is %q: want a rate such as 50MB/s, 10MiB/s or 1000000 (bytes per second), or none", v)
+		return 0, fmt.Errorf("is %q, not a rate of at least 1 byte per second", v)
 	}
 	return int64(f * float64(mult)), nil
 }

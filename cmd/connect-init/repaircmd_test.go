@@ -24,21 +24,21 @@ func TestRepairBadFlags(t *testing.T) {
 	}{
 		{[]string{"--topics=offsets,everything"}, "--topics", `unknown topic set`},
 		{[]string{"--topics="}, "--topics", "is empty"},
-		{[]string{"--replication-factor", "three"}, "--replication-factor", `want a whole number`},
-		{[]string{"--replication-factor=0"}, "--replication-factor", "at least 1"},
-		{[]string{"--replication-factor=-2"}, "--replication-factor", "at least 1"},
-		{[]string{"--throttle=fast"}, "--throttle", `want a rate such as 50MB/s`},
-		{[]string{"--throttle=-5MB/s"}, "--throttle", "want a rate"},
-		{[]string{"--execute=maybe"}, "--execute", "invalid boolean"},
-		{[]string{"--replication-factor"}, "--replication-factor", "needs an argument"},
-		{[]string{"--no-such-flag"}, "--no-such-flag", "not defined"},
+		{[]string{"--replication-factor", "three"}, "--replication-factor", `not a whole number of replicas`},
+		{[]string{"--replication-factor=0"}, "--replication-factor", "from 1 to 32767"},
+		{[]string{"--replication-factor=-2"}, "--replication-factor", "from 1 to 32767"},
+		{[]string{"--throttle=fast"}, "--throttle", `use a rate such as 50MB/s`},
+		{[]string{"--throttle=-5MB/s"}, "--throttle", "not a rate"},
+		{[]string{"--execute=maybe"}, "--execute", "cannot be parsed as bool"},
+		{[]string{"--replication-factor"}, "--replication-factor", "needs a value"},
+		{[]string{"--no-such-flag"}, "--no-such-flag", "is not a flag of connect-init repair"},
 		{[]string{"extra"}, "command line", "takes no arguments"},
-		{[]string{"--timeout=soon"}, "--timeout", "invalid value"},
+		{[]string{"--timeout=soon"}, "--timeout", "cannot be parsed as time.Duration"},
 	} {
 		var stdout, stderr bytes.Buffer
 		code := run(context.Background(), append([]string{"repair"}, tc.args...), env, &stdout, &stderr)
 		out := stderr.String()
-		if code != exitcode.Config || !strings.Contains(out, "setting="+quoteLogfmt(tc.flag)) || !strings.Contains(out, tc.want) || strings.Count(out, "\n") != 1 {
+		if code != exitcode.Config || !strings.Contains(out, entryKind(tc.flag)+"="+quoteLogfmt(tc.flag)) || !strings.Contains(out, tc.want) || strings.Count(out, "\n") != 1 {
 			t.Errorf("repair %v: want exit 2 with one error naming %s and %q, got %d:\n%s", tc.args, tc.flag, tc.want, code, out)
 		}
 		if stdout.Len() != 0 {
@@ -72,7 +72,7 @@ func TestRepairHelpListsFlags(t *testing.T) {
 	if code := run(context.Background(), []string{"repair", "-h"}, nil, &stdout, &stderr); code != exitcode.OK {
 		t.Fatalf("repair -h: exit %d", code)
 	}
-	for _, f := range []string{"-topics", "-replication-factor", "-execute", "-throttle"} {
+	for _, f := range []string{"--topics offsets,internal", "--replication-factor count", "--execute", "--throttle rate"} {
 		if !strings.Contains(stdout.String(), f) {
 			t.Errorf("repair -h does not list %s on stdout:\n%s", f, stdout.String())
 		}
@@ -98,4 +98,13 @@ func TestRanges(t *testing.T) {
 			t.Errorf("ranges(%v) = %q, want %q", in, got, want)
 		}
 	}
+}
+
+// entryKind is the attribute an event names what with: a flag or the
+// command line is a flag, anything else a setting.
+func entryKind(what string) string {
+	if strings.HasPrefix(what, "--") || what == "command line" {
+		return "flag"
+	}
+	return "setting"
 }

@@ -3,9 +3,11 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"log/slog"
+	"slices"
 	"strings"
 
 	"github.com/connect-init/connect-init/apply"
@@ -13,7 +15,6 @@ import (
 	"github.com/connect-init/connect-init/exitcode"
 	"github.com/connect-init/connect-init/settings"
 	"github.com/connect-init/connect-init/startup"
-	"github.com/connect-init/connect-init/step"
 )
 
 // subcommand is one command of connect-init: a small value with its name,
@@ -44,13 +45,22 @@ func subcommands() []subcommand {
 		{"version", "print the version",
 			func(c *cli, _ context.Context, args []string) int { return c.versionCommand(args) }},
 		{"help", "print this help; help COMMAND prints that command's", (*cli).helpCommand},
+		{"completion", "print a completion script: completion bash|zsh|fish", (*cli).completionCommand},
 	}
 }
 
-// run is the whole program: main only wires the process to it. Without a
-// command it is run (`connect-init -- CMD`, `connect-init -h`), except
-// `connect-init --version`.
+// run is the whole program: main only wires the process to it. An answer
+// that could not be written on stdout fails the command (answer.go).
 func (c *cli) run(ctx context.Context, args []string) int {
+	out := &answerWriter{w: c.stdout}
+	c.stdout = out
+	return c.answered(out, c.dispatch(ctx, args))
+}
+
+// dispatch runs the command args name. Without a command it is run
+// (`connect-init -- CMD`, `connect-init -h`), except `connect-init
+// --version`.
+func (c *cli) dispatch(ctx context.Context, args []string) int {
 	if len(args) > 0 && isHelpFlag(args[0]) {
 		usage(c.stdout)
 		return exitcode.OK
@@ -69,8 +79,25 @@ func (c *cli) run(ctx context.Context, args []string) int {
 			return sc.run(c, ctx, args)
 		}
 	}
-	return c.usageError(fmt.Sprintf("unknown command %q", cmd), "run 'connect-init help' for the commands")
+	return c.usageError(fmt.Sprintf("unknown command %q", cmd), commandFix(cmd))
 }
+
+// commandFix is the fix of an unknown command: the command it is a slip
+// of (settings.Suggest, the one did-you-mean rule), else the list.
+func commandFix(typed string) string {
+	var names []string
+	for _, sc := range subcommands() {
+		names = append(names, sc.name)
+	}
+	if near, ok := settings.Suggest(typed, names); ok {
+		return "did you mean connect-init " + near + "? ('connect-init help' lists the commands)"
+	}
+	return "run 'connect-init help' for the commands"
+}
+
+// subcommandWords are the words after a command that help takes (help
+// lock acquire, help offsets export).
+var subcommandWords = map[string][]string{"lock": {"acquire"}, "offsets": {"export", "apply", "reset"}}
 
 // isHelpFlag reports whether a is -h or --help.
 func isHelpFlag(a string) bool { return a == "-h" || a == "--help" || a == "-help" }
@@ -87,22 +114,43 @@ func (c *cli) helpCommand(ctx context.Context, args []string) int {
 		return exitcode.OK
 	}
 	for _, sc := range subcommands() {
-		if sc.name == args[0] && sc.name != "help" {
-			return sc.run(c, ctx, append(append([]string{}, args[1:]...), "-h"))
+		if sc.name != args[0] || sc.name == "help" {
+			continue
 		}
+		// Only a command with subcommands takes a word more (help lock
+		// acquire); anything else is refused as typed, never as the -h
+		// help adds.
+		if len(args) > 2 || len(args) == 2 && !slices.Contains(subcommandWords[sc.name], args[1]) {
+			return c.usageError(fmt.Sprintf("help takes one command (got %q)", strings.Join(args, " ")), "run connect-init help "+sc.name)
+		}
+		return sc.run(c, ctx, append(append([]string{}, args[1:]...), "-h"))
 	}
-	return c.usageError(fmt.Sprintf("help: unknown command %q", strings.Join(args, " ")), "run 'connect-init help' for the commands")
+	return c.usageError(fmt.Sprintf("help: unknown command %q", strings.Join(args, " ")), commandFix(args[0]))
 }
 
-// versionCommand is `connect-init version` (and `connect-init --version`).
+// versionCommand is `connect-init version [--json]` (and `connect-init
+// --version`): --json takes a value as every command's does
+// (--json=true).
 func (c *cli) versionCommand(args []string) int {
-	asJSON := len(args) == 1 && args[0] == "--json"
+	fs := flag.NewFlagSet("connect-init version", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.Bool("json", false, "print one JSON document")
+	problems, help := parseAll(fs, "version", args)
 	switch {
-	case len(args) == 1 && isHelpFlag(args[0]):
-		fmt.Fprintln(c.stdout, "usage of connect-init version [--json]: print the version, the commit it was built from and its time")
+	case help:
+		fmt.Fprintln(c.stdout, "usage of connect-init version [--json]")
+		fmt.Fprintln(c.stdout)
+		writeAbout(c.stdout, "version")
+		fmt.Fprintln(c.stdout, "flags:\n  --json\n      print one JSON document (docs/json.md)")
+		writeExitCodes(c.stdout, "version")
 		return exitcode.OK
-	case len(args) > 0 && !asJSON:
-		return c.usageError(fmt.Sprintf("version takes no flags or arguments but --json (got %q)", args), "run 'connect-init version' or 'connect-init version --json'")
+	case fs.NArg() > 0:
+		problems = append(problems, &settings.ConfigError{Setting: commandLine, Problem: fmt.Sprintf("version takes no arguments (got %q)", fs.Args()),
+			Fix: "run 'connect-init version' or 'connect-init version --json'"})
+	}
+	if len(problems) > 0 {
+		logConfigError(c.earlyLogger(settings.Read(c.env), nil), problemList(problems))
+		return exitcode.Config
 	}
 	info := buildinfo.Read(version)
 	if c.envelope != nil { // --json: the envelope's result (runJSON prints it)
@@ -163,8 +211,8 @@ func (c *cli) withConnectorsDir(s settings.Settings, problems error) error {
 	if _, _, err := apply.Load(s.ConnectorsDir); err != nil {
 		all := settings.Problems(settings.Each(problems))
 		for _, fe := range apply.EachFileError(err) { // every bad file, each named
-			all = append(all, &settings.ConfigError{Setting: s.Name("CONNECT_INIT_CONNECTORS_DIR"), Problem: fe.Error(),
-				Fix: "point it at a readable directory of connector definitions (*.json, *.properties) and correct the file named; or leave it unset"})
+			all = append(all, &fileProblem{FileError: fe,
+				fix: "correct it, or point " + s.Name("CONNECT_INIT_CONNECTORS_DIR") + " at a readable directory of connector definitions (*.json, *.properties), or leave it unset"})
 		}
 		return all
 	}
@@ -185,16 +233,9 @@ func usage(w io.Writer) {
 		fmt.Fprintf(w, "  %-12s %s\n", c.name, c.summary)
 	}
 	fmt.Fprintln(w, "settings come from CONNECT_INIT_* variables or the matching flags (connect-init <command> -h lists a command's; connect-init config shows them all); worker settings from CONNECT_* variables and --worker-config")
-	fmt.Fprintln(w, "connect-init help <command> or connect-init <command> -h prints a command's flags; connect-init --version prints the version")
+	fmt.Fprintln(w, "connect-init help <command> or connect-init <command> -h prints what a command does, examples, its flags and exit codes; connect-init --version prints the version")
+	fmt.Fprintln(w, "a mistyped command, flag or CONNECT_INIT_* name is answered with the nearest one; connect-init completion bash|zsh|fish completes them")
 	fmt.Fprintln(w, "with no command at all, connect-init is connect-init run")
-}
-
-// logConfigError logs a bad setting as one event naming the setting the
-// user set, the problem and the fix.
-func logConfigError(log *slog.Logger, err error) {
-	for _, p := range settings.Each(err) {
-		startup.LogConfigError(log, step.Settings, p)
-	}
 }
 
 // newLogger is the command's logger on stderr; with --json its error

@@ -161,12 +161,12 @@ func TestApplyJSONValidates(t *testing.T) {
 		{"changes pending", []string{"--dir", good, "--url", ok, "--detailed-exitcode"}, 3, true, `"changes_pending": true`},
 		{"plan shown", []string{"--dir", good, "--url", ok}, 0, true, `"action": "create"`},
 		{"nothing to do", []string{"--dir", empty, "--url", ok, "--detailed-exitcode"}, 0, true, `"changes_pending": false`},
-		{"validation refused", []string{"--dir", good, "--url", refusing}, 2, true, `"problem": "sink: topics: Missing required configuration \"topics\""`},
+		{"validation refused", []string{"--dir", good, "--url", refusing}, 2, true, `"key": "topics",`},
 		{"typo in a file", []string{"--dir", typo, "--url", ok}, 2, false, `"line": 3`},
 		{"empty prune", []string{"--dir", empty, "--url", ok, "--prune"}, 2, false, `refusing to prune`},
 		{"connection refused", []string{"--dir", good, "--url", refused}, 1, false, `connection refused`},
-		{"bad flag", []string{"--dir", good, "--bogus"}, 2, false, `"setting": "--bogus"`},
-		{"json without dry-run", []string{"--dir", good}, 2, false, `"setting": "--json"`},
+		{"bad flag", []string{"--dir", good, "--bogus"}, 2, false, `"flag": "--bogus"`},
+		{"json without dry-run", []string{"--dir", good}, 2, false, `"flag": "--json"`},
 	} {
 		args := append([]string{"apply", "--json"}, tc.args...)
 		if tc.name != "json without dry-run" {
@@ -230,13 +230,20 @@ func TestConfigAndDoctorJSONValidate(t *testing.T) {
 // the contract fail them.
 func TestSchemasRefuse(t *testing.T) {
 	for _, tc := range []struct{ schema, doc string }{
-		{"apply", `{"schema_version":2,"command":"apply","version":"v","exit_code":1,"errors":[{"problem":"p"}],"result":{"planned":false,"target":"u","changes_pending":false}}`},
-		{"apply", `{"schema_version":2,"command":"apply","version":"v","exit_code":2,"errors":[],"result":{"planned":false,"target":""}}`},
-		{"apply", `{"schema_version":2,"command":"apply","version":"v","exit_code":3,"errors":[],"result":{"planned":false,"target":""}}`},
-		{"apply", `{"schema_version":2,"command":"apply","version":"v","exit_code":0,"errors":[],"result":null}`},
-		{"config", `{"schema_version":2,"command":"config","version":"v","exit_code":0,"errors":[]}`},
-		{"doctor", `{"schema_version":2,"command":"doctor","version":"v","exit_code":2,"errors":[{"problem":"p"}],"result":{}}`},
-		{"doctor", `{"schema_version":2,"command":"config","version":"v","exit_code":0,"errors":[],"result":null}`},
+		{"apply", `{"schema_version":3,"command":"apply","version":"v","exit_code":1,"errors":[{"problem":"p"}],"result":{"planned":false,"target":"u","changes_pending":false}}`},
+		{"apply", `{"schema_version":3,"command":"apply","version":"v","exit_code":2,"errors":[],"result":{"planned":false,"target":""}}`},
+		{"apply", `{"schema_version":3,"command":"apply","version":"v","exit_code":3,"errors":[],"result":{"planned":false,"target":""}}`},
+		{"apply", `{"schema_version":3,"command":"apply","version":"v","exit_code":0,"errors":[],"result":null}`},
+		{"config", `{"schema_version":3,"command":"config","version":"v","exit_code":0,"errors":[]}`},
+		{"doctor", `{"schema_version":3,"command":"doctor","version":"v","exit_code":2,"errors":[{"problem":"p"}],"result":{}}`},
+		{"doctor", `{"schema_version":3,"command":"config","version":"v","exit_code":0,"errors":[],"result":null}`},
+		// One entry shape: always a fix; one of setting, flag, file; a line only with a file.
+		{"config", `{"schema_version":3,"command":"config","version":"v","exit_code":2,"errors":[{"setting":"X","problem":"p"}],"result":null}`},
+		{"config", `{"schema_version":3,"command":"config","version":"v","exit_code":2,"errors":[{"setting":"X","flag":"--x","problem":"p","fix":"f"}],"result":null}`},
+		{"config", `{"schema_version":3,"command":"config","version":"v","exit_code":2,"errors":[{"setting":"X","file":"f","problem":"p","fix":"f"}],"result":null}`},
+		{"config", `{"schema_version":3,"command":"config","version":"v","exit_code":2,"errors":[{"setting":"X","line":3,"problem":"p","fix":"f"}],"result":null}`},
+		{"config", `{"schema_version":3,"command":"config","version":"v","exit_code":2,"errors":[{"flag":"timeout","problem":"p","fix":"f"}],"result":null}`},
+		{"config", `{"schema_version":2,"command":"config","version":"v","exit_code":2,"errors":[{"setting":"X","problem":"p","fix":"f"}],"result":null}`},
 	} {
 		if err := validate(schemaFor(t, tc.schema), tc.doc); err == nil {
 			t.Errorf("docs/schemas/%s.json accepts %s", tc.schema, tc.doc)
