@@ -224,7 +224,8 @@ func (o RESTOptions) listeners(p Properties) ([]listener, error) {
 				if o.LegacyRESTHostPort {
 					continue // before 3.0, empty entries were skipped
 				}
-				return nil, &Error{Property: "listeners", Problem: "contains an empty URL", Value: raw}
+				return nil, &Error{Property: "listeners", Problem: "contains an empty URL", Value: raw,
+					Fix: "remove the empty entry between the commas, e.g. listeners=http://0.0.0.0:8083"}
 			}
 			items = append(items, it)
 		}
@@ -233,20 +234,22 @@ func (o RESTOptions) listeners(p Properties) ([]listener, error) {
 	for _, it := range items {
 		m := listenerPattern.FindStringSubmatch(it)
 		if m == nil {
-			return nil, &Error{Property: "listeners", Problem: "has an entry not of the form protocol://hostname:port (Connect allows letters, digits and -%._: in the host)", Value: it}
+			return nil, &Error{Property: "listeners", Problem: "has an entry not of the form protocol://hostname:port (Connect allows letters, digits and -%._: in the host)", Value: it,
+				Fix: "write each listener as http://host:port or https://host:port, e.g. listeners=http://0.0.0.0:8083"}
 		}
 		scheme := strings.ToLower(m[1])
 		if scheme != "http" && scheme != "https" {
-			return nil, &Error{Property: "listeners", Problem: `has a protocol other than "http" or "https"`, Value: it}
+			return nil, &Error{Property: "listeners", Problem: `has a protocol other than "http" or "https"`, Value: it,
+				Fix: "use http:// or https:// (Connect's REST server speaks nothing else), e.g. listeners=http://0.0.0.0:8083"}
 		}
 		port, err := strconv.ParseInt(m[3], 10, 32)
 		if err != nil || port < 0 || port > 65535 {
-			return nil, &Error{Property: "listeners", Problem: "has a port outside 0-65535", Value: it}
+			return nil, &Error{Property: "listeners", Problem: "has a port outside 0-65535", Value: it, Fix: "use a port from 1 to 65535, e.g. 8083"}
 		}
 		ls = append(ls, listener{scheme: scheme, host: m[2], port: int(port)})
 	}
 	if len(ls) == 0 {
-		return nil, &Error{Property: "listeners", Problem: "has no URL", Value: raw}
+		return nil, &Error{Property: "listeners", Problem: "has no URL", Value: raw, Fix: "set at least one listener, e.g. listeners=http://0.0.0.0:8083 (Connect's default)"}
 	}
 	return ls, nil
 }
@@ -256,7 +259,7 @@ func advertisedScheme(p Properties) (string, error) {
 	if v, ok := p["rest.advertised.listener"]; ok {
 		s := strings.ToLower(javaTrim(v))
 		if s != "http" && s != "https" {
-			return "", &Error{Property: "rest.advertised.listener", Problem: `must be "http" or "https"`, Value: v}
+			return "", &Error{Property: "rest.advertised.listener", Problem: `must be "http" or "https"`, Value: v, Fix: "set rest.advertised.listener to http or https, or leave it unset to advertise the first listener's protocol"}
 		}
 		return s, nil
 	}

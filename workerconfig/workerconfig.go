@@ -131,8 +131,12 @@ type Error struct {
 // sensitive), fix.
 func (e *Error) Error() string {
 	msg := "worker property " + strconv.Quote(e.Property) + " " + e.Problem
-	if e.Setting != "" {
+	switch {
+	case e.Setting != "" && e.Property != "" && e.Property != "-":
 		msg = e.Setting + " (worker property " + e.Property + ") " + e.Problem
+	case e.Setting != "":
+		// A file or a connect-init setting, not one property ("-").
+		msg = e.Setting + " " + e.Problem
 	}
 	if e.Value != "" && !IsSensitive(e.Property) {
 		msg += " (got " + strconv.Quote(e.Value) + ")"
