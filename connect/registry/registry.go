@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"sort"
 	"time"
 
@@ -61,6 +62,10 @@ type Worker struct {
 	FirstSeen time.Time `json:"first_seen"`
 	LastSeen  time.Time `json:"last_seen"`
 	Offset    int64     `json:"offset"`
+	// Settings is the worker's settings fingerprint (package
+	// connect/parity: setting to effective value, no secret among them);
+	// nil when its connect-init predates the fingerprint.
+	Settings map[string]string `json:"settings,omitempty"`
 }
 
 // View is what the registry says about one group.
@@ -109,6 +114,8 @@ type value struct {
 	Host           string `json:"host,omitempty"`
 	HandedOverFrom string `json:"handed_over_from,omitempty"`
 	FirstSeenMs    int64  `json:"first_seen_ms,omitempty"`
+	// Settings is a worker record's settings fingerprint (Store.Settings).
+	Settings map[string]string `json:"settings,omitempty"`
 }
 
 const (
@@ -140,6 +147,11 @@ type Store struct {
 	// Clock judges RewriteAfter and paces the looks again at "not yet"
 	// answers (nil: the system clock).
 	Clock clock.Clock
+	// Settings is this worker's settings fingerprint (connect/parity.Of),
+	// written in its worker record; a record holding other settings is
+	// written again at once. Nil writes none (a record without settings
+	// reads as a worker whose settings are unknown).
+	Settings map[string]string
 }
 
 // RewriteAfter is the age after which a start rewrites a worker record
@@ -203,7 +215,7 @@ func (s *Store) read(ctx context.Context, kafkaClusterID, group string) (*View, 
 			}
 			claims[k] = Claim{Cluster: val.Cluster, Offset: r.Offset, FirstSeen: r.Timestamp, URL: val.URL, Host: val.Host, HandedOverFrom: val.HandedOverFrom}
 		case kindWorker:
-			w := Worker{Cluster: val.Cluster, URL: key[3], Host: val.Host, FirstSeen: r.Timestamp, LastSeen: r.Timestamp, Offset: r.Offset}
+			w := Worker{Cluster: val.Cluster, URL: key[3], Host: val.Host, FirstSeen: r.Timestamp, LastSeen: r.Timestamp, Offset: r.Offset, Settings: val.Settings}
 			if val.FirstSeenMs > 0 {
 				w.FirstSeen = time.UnixMilli(val.FirstSeenMs)
 			}
@@ -373,14 +385,14 @@ func (s *Store) registerOn(ctx context.Context, v *View, me Cluster, url, host, 
 		reg.Claimed = true
 	}
 	w := v.WorkerByURL(url)
-	if len(msgs) == 0 && w != nil && w.Cluster == me && s.now().Sub(w.LastSeen) < RewriteAfter {
+	if len(msgs) == 0 && w != nil && w.Cluster == me && maps.Equal(w.Settings, s.Settings) && s.now().Sub(w.LastSeen) < RewriteAfter {
 		// Nothing to claim, nothing to take over, and this URL already
-		// recorded for this cluster: nothing to write, nothing of ours to
+		// recorded for this cluster with these settings: nothing to write, nothing of ours to
 		// confirm (registerOver checks that v is still current).
 		reg.View, reg.Unchanged, reg.Written = v, true, w.LastSeen
 		return reg, nil
 	}
-	wv := value{V: 1, Cluster: me, URL: url, Host: host}
+	wv := value{V: 1, Cluster: me, URL: url, Host: host, Settings: s.Settings}
 	if w != nil && w.Same(me) {
 		wv.FirstSeenMs = w.FirstSeen.UnixMilli()
 	}
@@ -444,7 +456,7 @@ func (s *Store) confirmRegistration(ctx context.Context, me Cluster, url string,
 func (s *Store) claimMessages(me Cluster, url, host string) []*sarama.ProducerMessage {
 	return []*sarama.ProducerMessage{
 		s.message(claimKey(me), value{V: 1, Cluster: me, URL: url, Host: host}),
-		s.message(workerKey(me, url), value{V: 1, Cluster: me, URL: url, Host: host}),
+		s.message(workerKey(me, url), value{V: 1, Cluster: me, URL: url, Host: host, Settings: s.Settings}),
 	}
 }
 

@@ -361,3 +361,37 @@ func TestUnchangedRegistrationCostsOneListOffsets(t *testing.T) {
 		t.Error("the registry moved since the view and was not read again")
 	}
 }
+
+// A worker record carries the settings fingerprint; a start with other
+// settings writes it again at once, one with the same settings keeps it
+// (a restart with unchanged settings writes nothing).
+func TestRegistrationCarriesTheSettings(t *testing.T) {
+	s := store(t)
+	ctx := context.Background()
+	a := cluster("a-configs")
+	s.Settings = map[string]string{"value.converter": "J"}
+	if _, err := s.Register(ctx, a, "http://a1:8083/", "a1", "", true); err != nil {
+		t.Fatal(err)
+	}
+	v, _ := s.Read(ctx, "kc", "g")
+	if w := v.WorkerByURL("http://a1:8083/"); w == nil || w.Settings["value.converter"] != "J" {
+		t.Fatalf("the record's settings: %+v", w)
+	}
+	reg, err := s.RegisterOver(ctx, v, a, "http://a1:8083/", "a1", "", true)
+	if err != nil || !reg.Unchanged {
+		t.Fatalf("same settings: %+v, %v", reg, err)
+	}
+	s.Settings = map[string]string{"value.converter": "A"}
+	reg, err = s.RegisterOver(ctx, v, a, "http://a1:8083/", "a1", "", true)
+	if err != nil || reg.Unchanged || reg.View.WorkerByURL("http://a1:8083/").Settings["value.converter"] != "A" {
+		t.Fatalf("other settings: %+v, %v", reg, err)
+	}
+	// A record without settings (connect-init before them) reads as nil.
+	s.Settings = nil
+	if _, err := s.Register(ctx, a, "http://a2:8083/", "a2", "", true); err != nil {
+		t.Fatal(err)
+	}
+	if v, _ := s.Read(ctx, "kc", "g"); v.WorkerByURL("http://a2:8083/").Settings != nil {
+		t.Errorf("a record without settings: %+v", v.WorkerByURL("http://a2:8083/"))
+	}
+}
