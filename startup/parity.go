@@ -27,21 +27,23 @@ import (
 // advertised address when a live member advertises it too. Errors refuse
 // the start before the exec (exit 1); warnings are logged.
 //
-// It runs in run before the exec in both lock modes and in prepare: the
-// in-worker lock's child (`lock acquire`) runs no group step, and needs
-// none, since it reads the very worker settings run judged here, and the
-// worker joins the group only after it.
+// It refuses in run, before the exec, in both lock modes; prepare, which
+// joins nothing (and whose task often carries only the settings it
+// needs), logs the results as warnings. The in-worker lock's child
+// (`lock acquire`) runs no group step, and needs none: it reads the very
+// worker settings run judged here, and the worker joins the group only
+// after it.
 func checkParity(ctx context.Context, st *state, log *slog.Logger) error {
 	rs := parityResults(st.cfg, st.group, func(u string) bool { return listening(ctx, u) })
 	for _, r := range rs {
-		if r.Severity != checks.Error {
+		if r.Severity != checks.Error || !st.withExec {
 			log.Warn("worker settings differ from the group's", "group", st.cfg.GroupID, "check", r.ID, "setting", r.Subject,
 				"summary", r.Summary, "evidence", r.Evidence, "fix", r.Fix)
 		}
 	}
 	errs := checks.Errors(rs)
-	if len(errs) == 0 {
-		return nil
+	if len(errs) == 0 || !st.withExec {
+		return nil // prepare joins nothing: a prepare task often carries only the settings it needs (no converters)
 	}
 	fix := errs[0].Fix
 	for _, e := range errs[1:] {
@@ -49,7 +51,10 @@ func checkParity(ctx context.Context, st *state, log *slog.Logger) error {
 	}
 	msgs := make([]string, len(errs))
 	for i, e := range errs {
-		msgs[i] = e.Summary + " (" + e.Evidence + ")"
+		msgs[i] = e.Summary
+		if e.Evidence != "" {
+			msgs[i] += " (" + e.Evidence + ")"
+		}
 	}
 	return &gate.GateError{Gate: step.Group, Err: fmt.Errorf("settings parity: %w", errors.New(strings.Join(msgs, "; "))), Fix: fix}
 }
