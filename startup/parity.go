@@ -13,6 +13,7 @@ import (
 	"github.com/connect-init/connect-init/checks"
 	"github.com/connect-init/connect-init/connect/parity"
 	"github.com/connect-init/connect-init/gate"
+	"github.com/connect-init/connect-init/internal/clock"
 	"github.com/connect-init/connect-init/settings"
 	"github.com/connect-init/connect-init/step"
 	"github.com/connect-init/connect-init/workerconfig"
@@ -33,8 +34,21 @@ import (
 // (`lock acquire`) runs no group step, and needs none: it reads the very
 // worker settings run judged here, and the worker joins the group only
 // after it.
-func checkParity(ctx context.Context, st *state, log *slog.Logger) error {
+//
+// With exactly.once.source.support preparing or enabled it also judges
+// exactly-once readiness (parity_eos.go).
+func checkParity(ctx context.Context, st *state, log *slog.Logger, clk clock.Clock) error {
 	rs := parityResults(st.cfg, st.group, func(u string) bool { return listening(ctx, u) })
+	row, _ := parity.RowOf(parity.KeyExactlyOnce)
+	support := parity.Normal(row, st.cfg.Worker.Get(parity.KeyExactlyOnce, row.Default))
+	if st.clients != nil && st.clients.Admin != nil {
+		eos, err := eosResults(ctx, st.cfg.GroupID, support, st.group, adminEOS{admin: st.clients.Admin, client: st.clients.Member}, clk)
+		if err != nil {
+			log.Warn("exactly-once readiness not checked", "group", st.cfg.GroupID, "error", err.Error(),
+				"fix", "let the worker's admin client describe __transaction_state and the brokers' configs (DescribeConfigs), or check by hand: docs/settings-parity.md#exactly-once-readiness")
+		}
+		rs = append(rs, eos...)
+	}
 	for _, r := range rs {
 		if r.Severity != checks.Error || !st.withExec {
 			log.Warn("worker settings differ from the group's", "group", st.cfg.GroupID, "check", r.ID, "setting", r.Subject,
