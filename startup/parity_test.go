@@ -1,6 +1,9 @@
 package startup
 
 import (
+	"context"
+	"errors"
+	"log/slog"
 	"strings"
 	"testing"
 
@@ -82,5 +85,28 @@ func TestParityEagerJoiningSessioned(t *testing.T) {
 	rs := checks.Errors(parityResults(me, rep, nil))
 	if len(rs) != 1 || rs[0].ID != parity.IDStagedTransition || !strings.Contains(rs[0].Summary, "connect.protocol (CONNECT_CONNECT_PROTOCOL)=eager") {
 		t.Fatalf("%s", checks.Join(rs))
+	}
+}
+
+// run refuses drift with a group gate error naming the setting and the
+// fix; prepare, which joins nothing, only warns.
+func TestCheckParityRefusesInRunWarnsInPrepare(t *testing.T) {
+	w1 := parityWorker("http://w1:8083", "J")
+	rep := parityGroup(map[string]*settings.Config{w1.AdvertisedURL: w1}, w1.AdvertisedURL)
+	var logs strings.Builder
+	log := slog.New(slog.NewTextHandler(&logs, nil))
+	st := &state{cfg: parityWorker("http://w3:8083", "A"), group: rep, withExec: true}
+	err := checkParity(context.Background(), st, log, nil)
+	var ge *gate.GateError
+	if !errors.As(err, &ge) || ge.Gate != "group" || !strings.Contains(err.Error(), "settings parity: worker http://w3:8083 has value.converter") ||
+		!strings.Contains(ge.Fix, "set value.converter") {
+		t.Fatalf("run: %v", err)
+	}
+	st.withExec = false
+	if err := checkParity(context.Background(), st, log, nil); err != nil {
+		t.Fatalf("prepare refused: %v", err)
+	}
+	if !strings.Contains(logs.String(), "worker settings differ from the group's") {
+		t.Errorf("prepare did not warn:\n%s", logs.String())
 	}
 }
