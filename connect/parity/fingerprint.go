@@ -57,14 +57,17 @@ func redactSecrets(f Fingerprint) Fingerprint {
 }
 
 // Normal is value as the row compares it: lower-cased for a Fold row,
-// its comma-separated items trimmed (in their order) for a List row.
+// its comma-separated items trimmed and sorted for a List row (providers
+// and verification algorithms are sets).
 func Normal(r Row, value string) string {
 	v := strings.TrimSpace(value)
 	if r.Fold {
 		v = strings.ToLower(v)
 	}
 	if r.List {
-		v = strings.Join(splitList(v), ",")
+		items := splitList(v)
+		sort.Strings(items) // a set: the order means nothing to Connect
+		v = strings.Join(items, ",")
 	}
 	return v
 }
