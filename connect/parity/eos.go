@@ -82,7 +82,9 @@ func EOSChecks() []checks.Check[EOS] {
 				return fmt.Sprintf("a transaction on the config topic %s stays open (last stable offset %d below the high watermark over %s): workers reading it read_committed cannot pass it, miss worker.sync.timeout.ms and back off",
 					e.ConfigTopic, e.HangingAt, e.Window)
 			},
-			Evidence: func(EOS) string { return "KafkaConfigBackingStore reads the config topic read_committed under exactly.once.source.support=enabled" },
+			Evidence: func(EOS) string {
+				return "KafkaConfigBackingStore reads the config topic read_committed under exactly.once.source.support=enabled"
+			},
 			Fix: func(e EOS) string {
 				return fmt.Sprintf("find the producer (kafka-transactions --bootstrap-server ... find-hanging --topic %s) and abort its transaction (kafka-transactions ... abort); a stopped leader's transaction ends at its transaction.timeout.ms", e.ConfigTopic)
 			}},
