@@ -72,6 +72,15 @@ func TestParityRefusesDriftBeforeTheJoin(t *testing.T) {
 			t.Logf("refused: %s", msg)
 		})
 	}
+	// A start with the settings of a running worker (prepare, with its
+	// very properties) finds its registration unchanged: the fingerprint
+	// of real settings is the same from start to start, so a restart with
+	// unchanged settings writes nothing (issue 50's restart budget).
+	res := runCLI(ctx, t, connectInitEnv(ws[0].Spec.Props), "prepare")
+	if res.code != 0 || !strings.Contains(res.stderr, "not written again") {
+		t.Errorf("prepare with worker a's settings exited %d, want 0 with its registration unchanged:\n%s", res.code, logTail(res.stderr, 4000))
+	}
+	t.Logf("prepare with unchanged settings: %s", firstLine(res.stderr, "start-up profile"))
 	// The group is as it was: both workers healthy, both still members.
 	for _, w := range ws {
 		if err := w.WaitHealthy(ctx); err != nil {
