@@ -96,3 +96,58 @@ func TestParityRefusesDriftBeforeTheJoin(t *testing.T) {
 		t.Errorf("the group after the refusals: %+v, %v; want Stable with the 2 workers", descs, err)
 	}
 }
+
+// TestParityExactlyOnceStages: a group whose two workers (through
+// connect-init) run exactly.once.source.support=enabled, and pass the
+// exactly-once readiness checks; a worker left on disabled (two steps) is
+// refused before the exec, and one on preparing (one step, a rolling
+// change) is only warned about (judged by prepare, which reports the same
+// results without joining).
+func TestParityExactlyOnceStages(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
+	defer cancel()
+	group := merge(uniqueGroup(t, "parity-eos"), map[string]string{"exactly.once.source.support": "enabled"})
+	g := group["group.id"]
+	var ws []*testbed.Worker
+	for _, name := range []string{"a", "b"} {
+		wp, err := cluster.WorkerProps(group)
+		if err != nil {
+			t.Fatal(err)
+		}
+		spec, err := cluster.NewWorkerSpec(g+"-"+name, wp, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		w, err := cluster.StartWorkerCommand(spec, append([]string{binary, "run", "--"}, spec.Argv...), connectInitEnv(wp))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { w.Stop(20 * time.Second) })
+		if err := w.WaitHealthy(ctx); err != nil {
+			t.Fatalf("worker %s: %v; log:\n%s", name, err, logTail(w.Log(), 3000))
+		}
+		ws = append(ws, w)
+	}
+	for _, w := range ws {
+		waitStableMember(ctx, t, g, group["config.storage.topic"], w.Spec.RESTURL)
+	}
+	code, log, _ := runOurs(ctx, t, "disabled", merge(group, map[string]string{"exactly.once.source.support": "disabled"}), "run", "CONNECT_INIT_LOCK=true")
+	msg := assertRefused(t, code, log, "settings parity", "has exactly.once.source.support", "=disabled", "enabled on ", "2 steps apart", "fix: move exactly.once.source.support")
+	t.Logf("refused: %s", msg)
+
+	wp, err := cluster.WorkerProps(merge(group, map[string]string{"exactly.once.source.support": "preparing"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := runCLI(ctx, t, connectInitEnv(wp), "prepare")
+	warn := firstLine(res.stderr, "worker settings differ from the group's")
+	if res.code != 0 || !strings.Contains(warn, "check=worker-setting-transition") || !strings.Contains(warn, "one step apart") {
+		t.Errorf("preparing beside enabled: exit %d, want 0 with a one-step warning:\n%s", res.code, logTail(res.stderr, 4000))
+	}
+	t.Logf("warned: %s", warn)
+	for _, w := range ws {
+		if err := w.WaitHealthy(ctx); err != nil {
+			t.Errorf("worker %s after the refusal: %v", w.Spec.Name, err)
+		}
+	}
+}
