@@ -24,6 +24,7 @@ func Diagnose(s *Snapshot) []checks.Result {
 	d.group()
 	d.peers()
 	d.plugins()
+	d.parity() // settings parity (parity.go)
 	d.rebalance()
 	// Errors first; a group that does not settle is said first of all:
 	// while it storms, every other look is a moment of a moving target.

@@ -378,6 +378,7 @@ func writeGroup(p *printer, c Cluster) {
 	}
 	tw.Flush()
 	printRegistry(p, g.Identity)
+	printParity(p, g) // the settings side by side (parity.go)
 }
 
 func writePeers(p *printer, c Cluster) {

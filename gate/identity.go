@@ -14,6 +14,7 @@ import (
 	"github.com/IBM/sarama"
 
 	"github.com/connect-init/connect-init/checks"
+	"github.com/connect-init/connect-init/connect/parity"
 	"github.com/connect-init/connect-init/connect/proto"
 	"github.com/connect-init/connect-init/connect/registry"
 	"github.com/connect-init/connect-init/connect/store"
@@ -187,7 +188,7 @@ func NewIdentity(cfg *settings.Config, clients *kafka.Clients, register bool) *I
 	id.OwnURL = cfg.AdvertisedURL // derived and checked by the settings gate
 	id.Host, _ = os.Hostname()
 	id.Registry = &registry.Store{Client: clients.Member, Admin: clients.Admin, Brokers: cfg.BootstrapServers,
-		Sarama: clients.MemberConfig, Topic: RegistryTopic(cfg), ReplicationFactor: rf}
+		Sarama: clients.MemberConfig, Topic: RegistryTopic(cfg), ReplicationFactor: rf, Settings: parity.Of(cfg.Worker, "")}
 	return id
 }
 

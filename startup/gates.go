@@ -221,6 +221,9 @@ func (g realGates) group(ctx context.Context, st *state) error {
 		return err
 	}
 	st.group = rep
+	if err := checkParity(ctx, st, g.log, g.clock); err != nil {
+		return err // settings drifted from the group's: refused before the join (startup/parity.go)
+	}
 	if rep.Window != nil {
 		st.profile.Set(ProfileGroupWindow, rep.Window.Span)
 	}

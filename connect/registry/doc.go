@@ -33,7 +33,14 @@
 //	     "status_topic":..,"kafka_cluster_id":..,"url":..,"host":..,
 //	     "handed_over_from":..}
 //	["worker", <kafka cluster id>, <group.id>, <advertised URL>]
-//	    {"v":1, same cluster fields, "url":..,"host":..,"first_seen_ms":..}
+//	    {"v":1, same cluster fields, "url":..,"host":..,"first_seen_ms":..,
+//	     "settings":{<setting>: <effective value>, ...}}
+//
+// A worker record's "settings" is its settings fingerprint (package
+// connect/parity: the settings a group must agree on, effective values,
+// no secret among them); a record without it is a worker whose
+// connect-init predates it, read as unknown. A start whose fingerprint
+// differs from its record writes the record again.
 //
 // A Connect cluster is identified by its Kafka cluster id, group.id and
 // config topic: the config topic is what a member's config offset and

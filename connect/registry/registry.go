@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"sort"
 	"time"
 
@@ -61,6 +62,10 @@ type Worker struct {
 	FirstSeen time.Time `json:"first_seen"`
 	LastSeen  time.Time `json:"last_seen"`
 	Offset    int64     `json:"offset"`
+	// Settings is the worker's settings fingerprint (package
+	// connect/parity: setting to effective value, no secret among them);
+	// nil when its connect-init predates the fingerprint.
+	Settings map[string]string `json:"settings,omitempty"`
 }
 
 // View is what the registry says about one group.
@@ -75,6 +80,10 @@ type View struct {
 	// OtherKafkaClusters counts records of this group written under another
 	// Kafka cluster id (ignored).
 	OtherKafkaClusters int `json:"other_kafka_clusters,omitempty"`
+	// End is the registry partition's high watermark the view was read up
+	// to: the view is still the registry's state while the partition ends
+	// there (registerOver's check of an unchanged registration).
+	End int64 `json:"end_offset"`
 }
 
 // Owner returns the owning claim, nil when the group is unclaimed.
@@ -105,6 +114,8 @@ type value struct {
 	Host           string `json:"host,omitempty"`
 	HandedOverFrom string `json:"handed_over_from,omitempty"`
 	FirstSeenMs    int64  `json:"first_seen_ms,omitempty"`
+	// Settings is a worker record's settings fingerprint (Store.Settings).
+	Settings map[string]string `json:"settings,omitempty"`
 }
 
 const (
@@ -136,6 +147,11 @@ type Store struct {
 	// Clock judges RewriteAfter and paces the looks again at "not yet"
 	// answers (nil: the system clock).
 	Clock clock.Clock
+	// Settings is this worker's settings fingerprint (connect/parity.Of),
+	// written in its worker record; a record holding other settings is
+	// written again at once. Nil writes none (a record without settings
+	// reads as a worker whose settings are unknown).
+	Settings map[string]string
 }
 
 // RewriteAfter is the age after which a start rewrites a worker record
@@ -173,7 +189,7 @@ func (s *Store) read(ctx context.Context, kafkaClusterID, group string) (*View, 
 	v := &View{Topic: s.Topic, Exists: true, Claims: []Claim{}, Workers: []Worker{}}
 	claims := map[string]Claim{}
 	workers := map[string]Worker{}
-	_, err := kafkalog.ReadAll(ctx, s.Client, s.Topic, 0, func(r kafkalog.Record) error {
+	end, err := kafkalog.ReadAll(ctx, s.Client, s.Topic, 0, func(r kafkalog.Record) error {
 		var key []string
 		if json.Unmarshal(r.Key, &key) != nil || len(key) != 4 || key[2] != group {
 			return nil
@@ -199,7 +215,7 @@ func (s *Store) read(ctx context.Context, kafkaClusterID, group string) (*View, 
 			}
 			claims[k] = Claim{Cluster: val.Cluster, Offset: r.Offset, FirstSeen: r.Timestamp, URL: val.URL, Host: val.Host, HandedOverFrom: val.HandedOverFrom}
 		case kindWorker:
-			w := Worker{Cluster: val.Cluster, URL: key[3], Host: val.Host, FirstSeen: r.Timestamp, LastSeen: r.Timestamp, Offset: r.Offset}
+			w := Worker{Cluster: val.Cluster, URL: key[3], Host: val.Host, FirstSeen: r.Timestamp, LastSeen: r.Timestamp, Offset: r.Offset, Settings: val.Settings}
 			if val.FirstSeenMs > 0 {
 				w.FirstSeen = time.UnixMilli(val.FirstSeenMs)
 			}
@@ -214,6 +230,7 @@ func (s *Store) read(ctx context.Context, kafkaClusterID, group string) (*View, 
 	if err != nil {
 		return nil, fmt.Errorf("read cluster registry: %w", err)
 	}
+	v.End = end
 	for _, c := range claims {
 		v.Claims = append(v.Claims, c)
 	}
@@ -296,8 +313,12 @@ func (s *Store) Register(ctx context.Context, me Cluster, url, host, handover st
 // members and then registers, and the second read cost every start four
 // round trips (issue 39). The write is judged on v; confirmRegistration
 // still reads the registry back after it, which is what settles a race
-// with another cluster's claim. A nil v, or one of a topic that did not
-// exist, is Register.
+// with another cluster's claim. A registration that writes nothing
+// (Unchanged) is judged on v only while the partition still ends where v
+// was read (one ListOffsets); past it the registry is read again and the
+// registration judged on that, so a handover or another cluster's claim
+// since v is refused here, lock or no lock (issue 48). A nil v, or one of
+// a topic that did not exist, is Register.
 func (s *Store) RegisterOver(ctx context.Context, v *View, me Cluster, url, host, handover string, claim bool) (*Registration, error) {
 	if v == nil || !v.Exists {
 		return s.Register(ctx, me, url, host, handover, claim)
@@ -307,6 +328,45 @@ func (s *Store) RegisterOver(ctx context.Context, v *View, me Cluster, url, host
 
 // registerOver writes what Register writes, judged on v.
 func (s *Store) registerOver(ctx context.Context, v *View, me Cluster, url, host, handover string, claim bool) (*Registration, error) {
+	reg, err := s.registerOn(ctx, v, me, url, host, handover, claim)
+	if err != nil || !reg.Unchanged {
+		return reg, err
+	}
+	// Nothing written, so nothing read back: v is the registry's state
+	// only if nothing was written since it was read.
+	end, err := s.endOffset(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if end == v.End {
+		return reg, nil
+	}
+	fresh, err := s.Read(ctx, me.KafkaClusterID, me.GroupID)
+	if err != nil {
+		return nil, err
+	}
+	return s.registerOn(ctx, fresh, me, url, host, handover, claim)
+}
+
+// endOffset is the registry partition's high watermark now: one
+// ListOffsets to its leader, where a Read is at least a Fetch of the
+// whole partition.
+func (s *Store) endOffset(ctx context.Context) (int64, error) {
+	var end int64
+	err := s.lookingAgain(ctx, func() error {
+		var err error
+		if end, err = s.Client.GetOffset(s.Topic, 0, sarama.OffsetNewest); err != nil {
+			return fmt.Errorf("cluster registry %q: end offset: %w", s.Topic, err)
+		}
+		return nil
+	})
+	return end, err
+}
+
+// registerOn is one registration judged on v: Unchanged when v already
+// holds it (the caller decides whether v is current), else written and
+// read back.
+func (s *Store) registerOn(ctx context.Context, v *View, me Cluster, url, host, handover string, claim bool) (*Registration, error) {
 	reg := &Registration{}
 	msgs, handedOver, err := s.handoverMessages(v, me, handover)
 	if err != nil {
@@ -325,14 +385,14 @@ func (s *Store) registerOver(ctx context.Context, v *View, me Cluster, url, host
 		reg.Claimed = true
 	}
 	w := v.WorkerByURL(url)
-	if len(msgs) == 0 && w != nil && w.Cluster == me && s.now().Sub(w.LastSeen) < RewriteAfter {
+	if len(msgs) == 0 && w != nil && w.Cluster == me && maps.Equal(w.Settings, s.Settings) && s.now().Sub(w.LastSeen) < RewriteAfter {
 		// Nothing to claim, nothing to take over, and this URL already
-		// recorded for this cluster: the view read a moment ago is the
-		// registry's state, with nothing of ours to confirm.
+		// recorded for this cluster with these settings: nothing to write, nothing of ours to
+		// confirm (registerOver checks that v is still current).
 		reg.View, reg.Unchanged, reg.Written = v, true, w.LastSeen
 		return reg, nil
 	}
-	wv := value{V: 1, Cluster: me, URL: url, Host: host}
+	wv := value{V: 1, Cluster: me, URL: url, Host: host, Settings: s.Settings}
 	if w != nil && w.Same(me) {
 		wv.FirstSeenMs = w.FirstSeen.UnixMilli()
 	}
@@ -396,7 +456,7 @@ func (s *Store) confirmRegistration(ctx context.Context, me Cluster, url string,
 func (s *Store) claimMessages(me Cluster, url, host string) []*sarama.ProducerMessage {
 	return []*sarama.ProducerMessage{
 		s.message(claimKey(me), value{V: 1, Cluster: me, URL: url, Host: host}),
-		s.message(workerKey(me, url), value{V: 1, Cluster: me, URL: url, Host: host}),
+		s.message(workerKey(me, url), value{V: 1, Cluster: me, URL: url, Host: host, Settings: s.Settings}),
 	}
 }
 

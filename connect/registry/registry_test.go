@@ -283,3 +283,115 @@ func TestRegisterReadsAgainAtANotYetAnswer(t *testing.T) {
 		})
 	}
 }
+
+// countRequests counts the requests of key the cluster answers from now
+// on, leaving the answers to it.
+func countRequests(c *kfake.Cluster, key kmsg.Key) *atomic.Int32 {
+	var n atomic.Int32
+	c.ControlKey(int16(key), func(kmsg.Request) (kmsg.Response, error, bool) {
+		c.KeepControl()
+		n.Add(1)
+		return nil, nil, false
+	})
+	return &n
+}
+
+// A registration kept unchanged writes nothing and so reads nothing back;
+// a handover to another cluster between the caller's read and now must
+// still be refused there (issue 48: it returned Unchanged from the stale
+// view, and with CONNECT_INIT_LOCK=false nothing else caught it).
+func TestUnchangedRegistrationSeesAHandoverSinceTheRead(t *testing.T) {
+	s := store(t)
+	ctx := context.Background()
+	a, b := cluster("a-configs"), cluster("b-configs")
+	if _, err := s.Register(ctx, a, "http://a1:8083/", "a1", "", true); err != nil {
+		t.Fatal(err)
+	}
+	stale, err := s.Read(ctx, "kc", "g")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Register(ctx, b, "http://b1:8083/", "b1", "a-configs", true); err != nil {
+		t.Fatalf("B's handover: %v", err)
+	}
+	s.Clock = clock.NewStepping(stale.WorkerByURL("http://a1:8083/").LastSeen.Add(time.Minute))
+	reg, err := s.RegisterOver(ctx, stale, a, "http://a1:8083/", "a1", "", true)
+	var ce *ClaimedError
+	if !errors.As(err, &ce) || ce.Owner.ConfigTopic != "b-configs" {
+		t.Fatalf("A on the view before the handover: %+v, %v; want the group claimed by b-configs", reg, err)
+	}
+	if v, _ := s.Read(ctx, "kc", "g"); v.WorkerByURL("http://a1:8083/") != nil || v.Owner().ConfigTopic != "b-configs" {
+		t.Errorf("A wrote after the handover: %+v", v)
+	}
+}
+
+// The check of an unchanged registration costs one ListOffsets and no
+// read of the registry while nothing was written since the caller's read
+// (a restart with unchanged settings, issue 39's budget); a write of
+// another worker since (same cluster) costs one read and stays unchanged.
+func TestUnchangedRegistrationCostsOneListOffsets(t *testing.T) {
+	s, c := storeOn(t)
+	ctx := context.Background()
+	a := cluster("a-configs")
+	if _, err := s.Register(ctx, a, "http://a1:8083/", "a1", "", true); err != nil {
+		t.Fatal(err)
+	}
+	v, err := s.Read(ctx, "kc", "g")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Clock = clock.NewStepping(v.WorkerByURL("http://a1:8083/").LastSeen.Add(time.Minute))
+	fetches, lists, produces := countRequests(c, kmsg.Fetch), countRequests(c, kmsg.ListOffsets), countRequests(c, kmsg.Produce)
+	reg, err := s.RegisterOver(ctx, v, a, "http://a1:8083/", "a1", "", true)
+	if err != nil || !reg.Unchanged {
+		t.Fatalf("unchanged: %+v, %v", reg, err)
+	}
+	if f, l, p := fetches.Load(), lists.Load(), produces.Load(); f != 0 || l != 1 || p != 0 {
+		t.Errorf("an unchanged registration on a current view: %d fetches, %d ListOffsets, %d produces; want 0, 1, 0", f, l, p)
+	}
+	if _, err := s.Register(ctx, a, "http://a2:8083/", "a2", "", true); err != nil {
+		t.Fatal(err)
+	}
+	fetches.Store(0)
+	reg, err = s.RegisterOver(ctx, v, a, "http://a1:8083/", "a1", "", true)
+	if err != nil || !reg.Unchanged || reg.View.WorkerByURL("http://a2:8083/") == nil {
+		t.Fatalf("unchanged after a peer's registration: %+v, %v", reg, err)
+	}
+	if f := fetches.Load(); f == 0 {
+		t.Error("the registry moved since the view and was not read again")
+	}
+}
+
+// A worker record carries the settings fingerprint; a start with other
+// settings writes it again at once, one with the same settings keeps it
+// (a restart with unchanged settings writes nothing).
+func TestRegistrationCarriesTheSettings(t *testing.T) {
+	s := store(t)
+	ctx := context.Background()
+	a := cluster("a-configs")
+	s.Settings = map[string]string{"value.converter": "J"}
+	if _, err := s.Register(ctx, a, "http://a1:8083/", "a1", "", true); err != nil {
+		t.Fatal(err)
+	}
+	v, _ := s.Read(ctx, "kc", "g")
+	if w := v.WorkerByURL("http://a1:8083/"); w == nil || w.Settings["value.converter"] != "J" {
+		t.Fatalf("the record's settings: %+v", w)
+	}
+	reg, err := s.RegisterOver(ctx, v, a, "http://a1:8083/", "a1", "", true)
+	if err != nil || !reg.Unchanged {
+		t.Fatalf("same settings: %+v, %v", reg, err)
+	}
+	s.Settings = map[string]string{"value.converter": "A"}
+	reg, err = s.RegisterOver(ctx, v, a, "http://a1:8083/", "a1", "", true)
+	if err != nil || reg.Unchanged || reg.View.WorkerByURL("http://a1:8083/").Settings["value.converter"] != "A" {
+		t.Fatalf("other settings: %+v, %v", reg, err)
+	}
+	// A record without settings (connect-init before them) reads as nil.
+	s.Settings = nil
+	if _, err := s.Register(ctx, a, "http://a2:8083/", "a2", "", true); err != nil {
+		t.Fatal(err)
+	}
+	if v, _ := s.Read(ctx, "kc", "g"); v.WorkerByURL("http://a2:8083/").Settings != nil {
+		t.Errorf("a record without settings: %+v", v.WorkerByURL("http://a2:8083/"))
+	}
+}

@@ -84,7 +84,7 @@ var layer = map[string]int{
 	"connect/proto": 0, "kafka/kafkalog": 0, "kafka/notyet": 0, "gate/peers/peerstest": 0, "security/securitytest": 0,
 	// Domain libraries: Kafka's and Connect's formats, TLS and SASL, REST.
 	"security": 1, "restclient": 1, "entrypoint": 1, "connect/plugins": 1, "connect/store": 1, "connect/registry": 1,
-	"lock": 1, "repair": 1,
+	"connect/parity": 1, "lock": 1, "repair": 1,
 	// connect-init's own settings, read as the image hands them over.
 	"settings": 2, "apply": 2,
 	// Kafka clients built from those settings.
