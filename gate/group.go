@@ -235,6 +235,11 @@ type GroupGate struct {
 	// blame until ctx's deadline, so run waits for calm; doctor does not.
 	ConfirmEvery, StormWindow time.Duration
 	UntilCalm                 bool
+	// BeforeRegister, when set, is the caller's own rule over the judged
+	// report (run's settings parity), run after the group rules passed and
+	// before this worker's registration is written, so that a refused
+	// worker leaves no record in the cluster registry.
+	BeforeRegister func(ctx context.Context, rep *GroupReport) error
 
 	// coordinator is the coordinator the brokers step found
 	// (UseCoordinator): DescribeGroups goes to it without asking sarama's

@@ -585,6 +585,11 @@ func (g *GroupGate) identify(ctx context.Context, rep *GroupReport, ahead func()
 	if err != nil {
 		return err
 	}
+	if g.BeforeRegister != nil {
+		if err := g.BeforeRegister(ctx, rep); err != nil {
+			return err
+		}
+	}
 	if !id.Register || id.Registry == nil && g.registerFn == nil {
 		return nil
 	}

@@ -322,3 +322,26 @@ func TestIdentityStatusTopicAndUnverified(t *testing.T) {
 		}
 	})
 }
+
+// A caller's rule that refuses before the registration (run's settings
+// parity) leaves no record in the registry: the refused worker writes
+// nothing.
+func TestBeforeRegisterRefusalWritesNothing(t *testing.T) {
+	mine := worker("mine", "http://mine:8083/", 4, []string{"a"}, nil, nil)
+	view := &registry.View{Exists: true, Workers: []registry.Worker{{Cluster: us, URL: "http://mine:8083/"}}}
+	g, registered, _ := identityGate(identityCase{in: &identityInputs{config: configLog("a"), view: view}}, mine)
+	called := 0
+	g.BeforeRegister = func(_ context.Context, rep *GroupReport) error {
+		called++
+		if rep == nil || len(rep.Verdicts) != 1 {
+			t.Errorf("BeforeRegister got report %+v", rep)
+		}
+		return errors.New("settings drifted")
+	}
+	if _, err := g.Check(context.Background()); err == nil || err.Error() != "settings drifted" {
+		t.Fatalf("want the caller's refusal, got %v", err)
+	}
+	if called != 1 || *registered != 0 {
+		t.Errorf("BeforeRegister called %d times, registrations written %d; want 1 and 0", called, *registered)
+	}
+}

@@ -216,13 +216,23 @@ func (g realGates) group(ctx context.Context, st *state) error {
 	gg.UseCoordinator(st.coordinatorSeen)
 	gg.Identity.Register = true
 	gg.UntilCalm = true // a rolling start settles: wait for it, within the timeout
+	// Settings parity (startup/parity.go) judges the report before this
+	// worker is registered: a worker whose settings drifted from the
+	// group's is refused before the join and leaves no record.
+	parityDone := false
+	gg.BeforeRegister = func(ctx context.Context, rep *gate.GroupReport) error {
+		st.group, parityDone = rep, true
+		return checkParity(ctx, st, g.log, g.clock)
+	}
 	rep, err := gg.Check(ctx)
 	if err != nil {
 		return err
 	}
 	st.group = rep
-	if err := checkParity(ctx, st, g.log, g.clock); err != nil {
-		return err // settings drifted from the group's: refused before the join (startup/parity.go)
+	if !parityDone {
+		if err := checkParity(ctx, st, g.log, g.clock); err != nil {
+			return err
+		}
 	}
 	if rep.Window != nil {
 		st.profile.Set(ProfileGroupWindow, rep.Window.Span)
