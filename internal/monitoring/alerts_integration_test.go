@@ -48,7 +48,7 @@ func incidentCoordinator(t *testing.T) {
 	fireAt, a := p.waitAlert(ctx, t, "ConnectInitCoordinatorNotAvailable", "firing")
 	t.Logf("MEASURE ConnectInitCoordinatorNotAvailable pending %s, firing %s after broker 3 was killed (for: 30s); labels %v",
 		pendAt.Sub(killed).Round(100*time.Millisecond), fireAt.Sub(killed).Round(100*time.Millisecond), a.Labels)
-	if a.Labels["group"] != g {
+	if a.Labels["group_id"] != g {
 		t.Errorf("alert labels %v, want group %s", a.Labels, g)
 	}
 
@@ -190,10 +190,10 @@ func seedConfigTopic(t *testing.T, topic string, n int) {
 func waitLooks(ctx context.Context, t *testing.T, w *watcher, n float64) {
 	t.Helper()
 	_, mfs := w.scrape(t)
-	from, _ := value(mfs, "connect_init_doctor_looks_total", map[string]string{"result": "ok"})
+	from := okLooks(mfs)
 	for {
 		_, mfs = w.scrape(t)
-		if v, _ := value(mfs, "connect_init_doctor_looks_total", map[string]string{"result": "ok"}); v >= from+n {
+		if okLooks(mfs) >= from+n {
 			return
 		}
 		select {
@@ -209,8 +209,8 @@ func waitLooks(ctx context.Context, t *testing.T, w *watcher, n float64) {
 func logMemory(t *testing.T, w *watcher, when string) {
 	t.Helper()
 	_, mfs := w.scrape(t)
-	ok, _ := value(mfs, "connect_init_doctor_looks_total", map[string]string{"result": "ok"})
-	failed, _ := value(mfs, "connect_init_doctor_looks_total", map[string]string{"result": "failed"})
+	ok := okLooks(mfs)
+	failed, _ := value(mfs, "connect_init_doctor_look_failures_total", nil)
 	rss, _ := value(mfs, "process_resident_memory_bytes", nil)
 	heap, _ := value(mfs, "go_memstats_heap_inuse_bytes", nil)
 	fds, _ := value(mfs, "process_open_fds", nil)

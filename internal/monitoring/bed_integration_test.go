@@ -187,6 +187,13 @@ func (w *watcher) scrape(t *testing.T) (string, map[string]*dto.MetricFamily) {
 	return string(body), mfs
 }
 
+// okLooks are the watcher's successful looks: all looks less the failed.
+func okLooks(mfs map[string]*dto.MetricFamily) float64 {
+	all, _ := value(mfs, "connect_init_doctor_looks_total", nil)
+	failed, _ := value(mfs, "connect_init_doctor_look_failures_total", nil)
+	return all - failed
+}
+
 // value is the first sample of name whose labels include want; ok false
 // when there is none.
 func value(mfs map[string]*dto.MetricFamily, name string, want map[string]string) (float64, bool) {
