@@ -168,3 +168,14 @@ func TestEveryRuleIsTested(t *testing.T) {
 		}
 	}
 }
+
+// Every rule's runbook_url points to a section of docs/runbooks.md.
+func TestRunbooks(t *testing.T) {
+	md, err := os.ReadFile("../docs/runbooks.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, a := range metrics.MissingRunbooks(AlertRules(), md) {
+		t.Errorf("%s: docs/runbooks.md has no section ## %s (its runbook_url's anchor)", a, a)
+	}
+}

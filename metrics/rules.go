@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strings"
 	"time"
+	"unicode"
 
 	"go.yaml.in/yaml/v3"
 )
@@ -122,4 +123,33 @@ func UntestedRules(rules []Rule, testFile []byte) ([]string, error) {
 	}
 	sort.Strings(missing)
 	return missing, nil
+}
+
+// MissingRunbooks lists the rules whose runbook section (Anchor) is not a
+// heading of markdown (docs/runbooks.md), by the ids GitHub gives
+// headings: lower case, punctuation but hyphens dropped, spaces as hyphens.
+func MissingRunbooks(rules []Rule, markdown []byte) []string {
+	anchors := map[string]bool{}
+	for _, line := range strings.Split(string(markdown), "\n") {
+		if !strings.HasPrefix(line, "#") {
+			continue
+		}
+		var b strings.Builder
+		for _, r := range strings.ToLower(strings.TrimSpace(strings.TrimLeft(line, "#"))) {
+			switch {
+			case r == ' ':
+				b.WriteRune('-')
+			case r == '-' || r == '_' || unicode.IsLetter(r) || unicode.IsDigit(r):
+				b.WriteRune(r)
+			}
+		}
+		anchors[b.String()] = true
+	}
+	var missing []string
+	for _, r := range rules {
+		if !anchors[r.Anchor()] {
+			missing = append(missing, r.Alert)
+		}
+	}
+	return missing
 }
