@@ -171,3 +171,32 @@ func TestRunbooks(t *testing.T) {
 		t.Errorf("%s: docs/runbooks.md has no section ## %s (its runbook_url's anchor)", a, a)
 	}
 }
+
+const prometheusRulePath = "../examples/kubernetes/prometheus-operator/prometheusrule.yaml"
+
+// The Kubernetes example's PrometheusRule is AlertRules rendered for the
+// PodMonitor's job.
+func TestPrometheusRuleFile(t *testing.T) {
+	want, err := PrometheusRuleFile(KubernetesNamespace, KubernetesWatcher)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if *update {
+		if err := os.MkdirAll(filepath.Dir(prometheusRulePath), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(prometheusRulePath, want, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	have, err := os.ReadFile(prometheusRulePath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(have, want) {
+		t.Errorf("%s differs from doctor.AlertRulesFor: run go test ./doctor -run TestPrometheusRuleFile -update and review the change", prometheusRulePath)
+	}
+	if !strings.Contains(string(want), `absent(connect_init_doctor_look_success{job="kafka-connect/connect-init-doctor"})`) {
+		t.Errorf("the PrometheusRule does not select the PodMonitor's job:\n%s", want)
+	}
+}

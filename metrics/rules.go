@@ -49,25 +49,43 @@ const (
 	Warning  = "warning"
 )
 
-// RulesFile renders rules as a Prometheus rules file of one group named
-// group, after the comment lines of header.
-func RulesFile(group, header string, rules []Rule) ([]byte, error) {
-	type rule struct {
-		Alert       string            `yaml:"alert"`
-		Expr        string            `yaml:"expr"`
-		For         string            `yaml:"for,omitempty"`
-		Labels      map[string]string `yaml:"labels"`
-		Annotations map[string]string `yaml:"annotations"`
-	}
-	var out []rule
+// RuleGroup is a rule group as Prometheus' rules files and the
+// Prometheus operator's PrometheusRule spell it.
+type RuleGroup struct {
+	Name  string         `yaml:"name"`
+	Rules []renderedRule `yaml:"rules"`
+}
+
+type renderedRule struct {
+	Alert       string            `yaml:"alert"`
+	Expr        string            `yaml:"expr"`
+	For         string            `yaml:"for,omitempty"`
+	Labels      map[string]string `yaml:"labels"`
+	Annotations map[string]string `yaml:"annotations"`
+}
+
+// Group renders rules as the group name.
+func Group(name string, rules []Rule) RuleGroup {
+	g := RuleGroup{Name: name}
 	for _, r := range rules {
 		ann := map[string]string{"summary": r.Summary, "description": r.Summary + "; fix: " + r.Fix, "runbook_url": r.Runbook()}
 		if r.Check != "" {
 			ann["doctor_check"] = r.Check
 		}
-		out = append(out, rule{Alert: r.Alert, Expr: r.Expr, For: PromDuration(r.For), Labels: map[string]string{"severity": r.Severity}, Annotations: ann})
+		g.Rules = append(g.Rules, renderedRule{Alert: r.Alert, Expr: r.Expr, For: PromDuration(r.For), Labels: map[string]string{"severity": r.Severity}, Annotations: ann})
 	}
-	doc := map[string]any{"groups": []map[string]any{{"name": group, "rules": out}}}
+	return g
+}
+
+// RulesFile renders rules as a Prometheus rules file of one group named
+// group, after the comment lines of header.
+func RulesFile(group, header string, rules []Rule) ([]byte, error) {
+	return YAML(header, map[string]any{"groups": []RuleGroup{Group(group, rules)}})
+}
+
+// YAML is doc in YAML (two-space indent) after the comment lines of
+// header: the form of every generated file of examples/.
+func YAML(header string, doc any) ([]byte, error) {
 	var b bytes.Buffer
 	for _, l := range strings.Split(strings.TrimRight(header, "\n"), "\n") {
 		b.WriteString("# " + l + "\n")
