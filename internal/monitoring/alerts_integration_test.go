@@ -121,40 +121,6 @@ func incidentForeign(t *testing.T) {
 	logMemory(t, w, "incident 1, after")
 }
 
-// startWorker starts a bare Connect worker of cluster name and waits until
-// it serves.
-func startWorker(ctx context.Context, t *testing.T, name string, props map[string]string) *testbed.Worker {
-	t.Helper()
-	w := startBareWorker(t, name, props)
-	if err := w.WaitHealthy(ctx); err != nil {
-		t.Fatal(err)
-	}
-	return w
-}
-
-func startBareWorker(t *testing.T, name string, props map[string]string) *testbed.Worker {
-	t.Helper()
-	wp, err := cluster.WorkerProps(props)
-	if err != nil {
-		t.Fatal(err)
-	}
-	spec, err := cluster.NewWorkerSpec(props["group.id"]+"-"+name, wp, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	w, err := cluster.StartWorker(spec)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		w.Stop(20 * time.Second)
-		if t.Failed() {
-			t.Logf("worker %s log tail:\n%s", name, testbed.Tail(w.Log(), 3000))
-		}
-	})
-	return w
-}
-
 // seedConfigTopic creates a Connect config topic (1 partition, compacted)
 // holding n records that Connect reads past and discards.
 func seedConfigTopic(t *testing.T, topic string, n int) {
