@@ -16,6 +16,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -308,23 +309,25 @@ func TestWatchMetricsScraped(t *testing.T) {
 		b.ReadFrom(resp.Body)
 		return b.String()
 	}
+	// Every series carries the worker group (group_id, set by the command
+	// from the worker settings; empty without them).
 	want := []string{
-		`connect_init_watch_task_state{connector="metrics-broken",state="FAILED",task="0"} 1`,
-		`connect_init_watch_restarts_total{connector="metrics-broken"} 2`,
-		`connect_init_watch_last_look_success 1`,
-		`connect_init_watch_active 1`,
+		`connect_init_apply_task_state{connector="metrics-broken",group_id="[^"]*",state="FAILED",task="0"} 1`,
+		`connect_init_apply_restarts_total{connector="metrics-broken",group_id="[^"]*"} 2`,
+		`connect_init_apply_last_look_success{group_id="[^"]*"} 1`,
+		`connect_init_apply_active{group_id="[^"]*"} 1`,
 	}
 	deadline := time.Now().Add(2 * time.Minute)
 	for {
 		body, missing := scrape(), ""
 		for _, w := range want {
-			if !strings.Contains(body, w) {
+			if !regexp.MustCompile(`(?m)^` + strings.ReplaceAll(strings.ReplaceAll(w, "{", `\{`), "}", `\}`) + `$`).MatchString(body) {
 				missing = w
 				break
 			}
 		}
 		if missing == "" {
-			t.Logf("scraped:\n%s", grepLines(body, "metrics-broken", "connect_init_watch_last", "connect_init_watch_active"))
+			t.Logf("scraped:\n%s", grepLines(body, "metrics-broken", "connect_init_apply_last", "connect_init_apply_active"))
 			break
 		}
 		if time.Now().After(deadline) {

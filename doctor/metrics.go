@@ -4,6 +4,7 @@ import (
 	"sort"
 	"strconv"
 	"sync"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -15,17 +16,39 @@ import (
 // Metrics are doctor --watch --metrics-addr's Prometheus metrics: the last
 // look, so that between deployments an alert rule watches what the gates
 // check at start-up. Every series carries the worker group as the label
-// group. Each finding id is exported at each severity it can have, 0 when
-// absent, so that one rule per severity covers every check and an alert
-// resolves when its finding clears.
+// group_id (group is a common target label, which Prometheus would rename
+// exported_group). Each finding id is exported at each severity it can
+// have, 0 when absent, so that one rule per severity covers every check
+// and an alert resolves when its finding clears.
+//
+// A look that fails (no broker answers, a describe fails) cannot say what
+// it did not see: the topic, coordinator, group and lock series then keep
+// the value of the last look that saw them, and the findings the last
+// successful look's, beside connect_init_doctor_last_successful_look_timestamp_seconds
+// that says how old they are. An outage therefore keeps the critical
+// alerts firing, and the looks-failing rule says the values are stale.
 type Metrics struct {
-	looks *prometheus.CounterVec
+	looks    prometheus.Counter
+	failures prometheus.Counter
 	// rebalances adds up the rebalances each look's window counted: the
 	// rate of a group that rebalances between looks too is higher.
 	rebalances prometheus.Counter
 
 	mu   sync.Mutex
 	last *Look
+	// good is the last look that did not fail; parts holds, for each
+	// part of a look, the last look that saw it.
+	good  *Look
+	parts lookParts
+}
+
+// lookParts are the parts of the last looks that saw each: a failed look
+// replaces only the parts it saw.
+type lookParts struct {
+	topics      *gate.TopicReport
+	coordinator *gate.CoordinatorReport
+	group       *Document
+	lock        *LockLook
 }
 
 // findingSeverities lists every finding id doctor reports, with the
@@ -61,13 +84,17 @@ func desc(name, help string, labels ...string) *prometheus.Desc {
 
 var (
 	findingsDesc = desc("connect_init_doctor_findings",
-		"Findings of the last look by check id and severity (0 when the check found nothing): doctor's findings, one alert rule per severity covers every check.", "check", "severity")
+		"Findings by check id and severity (0 when the check found nothing): doctor's findings, one alert rule per severity covers every check. After a failed look, the last successful look's, or the failed look's own when higher.", "check", "finding_severity")
 	lookDurationDesc = desc("connect_init_doctor_look_duration_seconds", "How long the last look took.")
 	lookSuccessDesc  = desc("connect_init_doctor_look_success",
 		"Whether the last look saw the whole cluster (1) or failed (0): no broker answered, a describe failed, or it ran out of time.")
-	lookTimeDesc     = desc("connect_init_doctor_last_look_timestamp_seconds", "When the last look began (Unix time).")
-	lookRequestsDesc = desc("connect_init_doctor_look_kafka_requests", "Kafka requests the last look sent, over every connection.")
-	brokersDesc      = desc("connect_init_brokers", "Brokers by state: registered (in the metadata), reachable (answering from here), expected (what run waits for).", "state")
+	lookTimeDesc = desc("connect_init_doctor_last_look_timestamp_seconds", "When the last look began (Unix time).")
+	lookGoodDesc = desc("connect_init_doctor_last_successful_look_timestamp_seconds",
+		"When the last look that saw the whole cluster began (Unix time; 0: none yet): how old the values a failed look kept are.")
+	lookRequestsDesc    = desc("connect_init_doctor_look_kafka_requests", "Kafka requests the last look sent, over every connection.")
+	brokersRegisteredDs = desc("connect_init_brokers_registered", "Brokers the cluster's metadata lists.")
+	brokersReachableDs  = desc("connect_init_brokers_reachable", "Brokers that answer on their advertised listener from the watcher.")
+	brokersExpectedDs   = desc("connect_init_brokers_expected", "Brokers run waits for (CONNECT_INIT_EXPECTED_BROKERS; 0: not set).")
 
 	topicPartitionsDesc = desc("connect_init_internal_topic_partitions", "Partitions of the internal topic (0 when it does not exist).", "role", "topic")
 	topicExistsDesc     = desc("connect_init_internal_topic_exists", "Whether the internal topic exists.", "role", "topic")
@@ -82,14 +109,13 @@ var (
 	coordAvailableDesc = desc("connect_init_coordinator_available", "Whether FindCoordinator found the worker group's coordinator.")
 	coordISRDesc       = desc("connect_init_coordinator_partition_in_sync_replicas", "In-sync replicas of the group's __consumer_offsets partition.", "partition")
 	coordReplicasDesc  = desc("connect_init_coordinator_partition_replicas", "Replicas of the group's __consumer_offsets partition.", "partition")
-	coordLeaderDesc    = desc("connect_init_coordinator_partition_leader", "Broker id leading the group's __consumer_offsets partition (-1: none).", "partition")
+	coordHasLeaderDesc = desc("connect_init_coordinator_partition_has_leader", "Whether the group's __consumer_offsets partition has a leader.", "partition")
+	coordLeaderDesc    = desc("connect_init_coordinator_partition_leader_info", "The broker leading the group's __consumer_offsets partition, as the label broker_id (absent: none).", "partition", "broker_id")
 
 	groupStateDesc      = desc("connect_init_group_state", "The worker group's state at the last look (1 for the current one).", "state")
 	groupMembersDesc    = desc("connect_init_group_members", "Members of the worker group.")
 	groupForeignDesc    = desc("connect_init_group_foreign_members", "Members a group-identity rule proved foreign (another Connect cluster or a stale worker).")
 	groupUnverifiedDesc = desc("connect_init_group_unverified_members", "Members neither proven ours nor foreign.")
-	groupRateDesc       = desc("connect_init_group_rebalances_per_minute",
-		"Rebalances per minute the last look's window counted (DescribeGroups carries no generation id: rebalances are seen as state and membership changes).")
 
 	rejoinDesc = desc("connect_init_group_rejoin_longest_seconds",
 		"The longest recent time a restarted or replaced worker was away from the group, between two bounds (bound: at_least, at_most) set by the looks' interval; absent until the watcher has seen a worker leave and come back. scheduled.rebalance.max.delay.ms should exceed it.", "bound")
@@ -106,36 +132,56 @@ var (
 
 // NewMetrics registers the watcher's metrics on reg (metrics.NewRegistry,
 // shared with apply --watch's when both run), each series labelled with
-// the worker group.
+// the worker group (group_id).
 func NewMetrics(reg prometheus.Registerer, groupID string) *Metrics {
 	m := &Metrics{
-		looks: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "connect_init_doctor_looks_total",
-			Help: "Looks the watcher took, by result (ok, failed)."}, []string{"result"}),
+		looks: prometheus.NewCounter(prometheus.CounterOpts{Name: "connect_init_doctor_looks_total",
+			Help: "Looks the watcher took, failed ones included."}),
+		failures: prometheus.NewCounter(prometheus.CounterOpts{Name: "connect_init_doctor_look_failures_total",
+			Help: "Looks that did not see the whole cluster: no broker answered, a describe failed, or the look ran out of time."}),
 		rebalances: prometheus.NewCounter(prometheus.CounterOpts{Name: "connect_init_group_rebalances_total",
-			Help: "Rebalances the looks' windows counted, added up (a lower bound: the group is not watched between looks)."}),
+			Help: "Rebalances the looks' windows counted, added up (a lower bound: the group is not watched between looks); rules read increase() of it."}),
 	}
-	m.looks.WithLabelValues("ok")
-	m.looks.WithLabelValues("failed")
-	prometheus.WrapRegistererWith(prometheus.Labels{"group": groupID}, reg).MustRegister(m.looks, m.rebalances, (*lastLook)(m))
+	prometheus.WrapRegistererWith(prometheus.Labels{GroupLabel: groupID}, reg).MustRegister(m.looks, m.failures, m.rebalances, (*lastLook)(m))
 	return m
 }
+
+// GroupLabel is the label every watcher series carries the worker
+// group's id in.
+const GroupLabel = "group_id"
 
 // Observe records a look; a nil *Metrics ignores it.
 func (m *Metrics) Observe(l *Look) {
 	if m == nil {
 		return
 	}
-	result := "ok"
+	m.looks.Inc()
 	if l.Failed != "" {
-		result = "failed"
+		m.failures.Inc()
 	}
-	m.looks.WithLabelValues(result).Inc()
 	if g := l.Document.Cluster.Group; g != nil && g.Window != nil {
 		m.rebalances.Add(float64(g.Window.Rebalances))
 	}
 	m.mu.Lock()
+	defer m.mu.Unlock()
 	m.last = l
-	m.mu.Unlock()
+	if l.Failed == "" {
+		m.good = l
+	}
+	if s := l.Snapshot; s != nil {
+		if s.Topics != nil {
+			m.parts.topics = s.Topics
+		}
+		if s.Coordinator != nil {
+			m.parts.coordinator = s.Coordinator
+		}
+	}
+	if l.Document.Cluster.Group != nil {
+		m.parts.group = l.Document
+	}
+	if l.Lock != nil && (l.Lock.Err == "" || l.Failed == "") {
+		m.parts.lock = l.Lock
+	}
 }
 
 // lastLook emits the last look's values, so that a topic renamed or a
@@ -143,10 +189,11 @@ func (m *Metrics) Observe(l *Look) {
 type lastLook Metrics
 
 func (c *lastLook) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{findingsDesc, lookDurationDesc, lookSuccessDesc, lookTimeDesc, lookRequestsDesc, brokersDesc,
+	for _, d := range []*prometheus.Desc{findingsDesc, lookDurationDesc, lookSuccessDesc, lookTimeDesc, lookGoodDesc, lookRequestsDesc,
+		brokersRegisteredDs, brokersReachableDs, brokersExpectedDs,
 		topicPartitionsDesc, topicExistsDesc, topicRFDesc, topicISRDesc, topicURPDesc, topicLeaderlessDesc, topicMinISRDesc, topicCompactDesc, configEndDesc,
-		coordAvailableDesc, coordISRDesc, coordReplicasDesc, coordLeaderDesc,
-		groupStateDesc, groupMembersDesc, groupForeignDesc, groupUnverifiedDesc, groupRateDesc, rejoinDesc, rejoinsDesc,
+		coordAvailableDesc, coordISRDesc, coordReplicasDesc, coordHasLeaderDesc, coordLeaderDesc,
+		groupStateDesc, groupMembersDesc, groupForeignDesc, groupUnverifiedDesc, rejoinDesc, rejoinsDesc,
 		lockExistsDesc, lockWritableDesc, lockQueueDesc, lockWaitersDesc, lockAgeDesc, lockLeaseDesc, lockReadDesc} {
 		ch <- d
 	}
@@ -154,7 +201,7 @@ func (c *lastLook) Describe(ch chan<- *prometheus.Desc) {
 
 func (c *lastLook) Collect(ch chan<- prometheus.Metric) {
 	c.mu.Lock()
-	l := c.last
+	l, good, parts := c.last, c.good, c.parts
 	c.mu.Unlock()
 	if l == nil {
 		return
@@ -162,38 +209,62 @@ func (c *lastLook) Collect(ch chan<- prometheus.Metric) {
 	g := func(d *prometheus.Desc, v float64, labels ...string) {
 		ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v, labels...)
 	}
-	doc, s := l.Document, l.Snapshot
+	doc := l.Document
 	g(lookDurationDesc, l.Duration.Seconds())
 	g(lookSuccessDesc, one(l.Failed == ""))
-	g(lookTimeDesc, float64(l.Started.UnixNano())/1e9)
+	g(lookTimeDesc, unixSeconds(l.Started))
 	g(lookRequestsDesc, float64(l.KafkaRequests))
-	collectFindings(g, doc.Findings)
-	if b := doc.Cluster.Brokers; b != nil {
-		g(brokersDesc, float64(b.Registered), "registered")
-		g(brokersDesc, float64(b.Reachable), "reachable")
-		g(brokersDesc, float64(b.Expected), "expected")
+	var kept []checks.Result
+	if good != nil {
+		g(lookGoodDesc, unixSeconds(good.Started))
+		if good != l {
+			kept = good.Document.Findings
+		}
+	} else {
+		g(lookGoodDesc, 0)
 	}
-	if s.Topics != nil {
-		for _, t := range s.Topics.Topics {
+	collectFindings(g, doc.Findings, kept)
+	if b := doc.Cluster.Brokers; b != nil {
+		g(brokersRegisteredDs, float64(b.Registered))
+		g(brokersReachableDs, float64(b.Reachable))
+		g(brokersExpectedDs, float64(b.Expected))
+	}
+	if parts.topics != nil {
+		for _, t := range parts.topics.Topics {
 			collectTopic(g, t)
 		}
 	}
-	collectCoordinator(g, s.Coordinator)
-	collectGroup(g, doc)
+	collectCoordinator(g, parts.coordinator)
+	if parts.group != nil {
+		collectGroup(g, parts.group)
+	}
 	ch <- prometheus.MustNewConstMetric(rejoinsDesc, prometheus.CounterValue, float64(l.Rejoins))
 	if r := l.Rejoin; r != nil {
 		g(rejoinDesc, r.AtLeast.Seconds(), "at_least")
 		g(rejoinDesc, max(r.AtMost, r.AtLeast).Seconds(), "at_most")
 	}
-	collectLock(g, l.Lock)
+	collectLock(g, parts.lock)
 }
+
+func unixSeconds(t time.Time) float64 { return float64(t.UnixNano()) / 1e9 }
 
 type gaugeFunc func(d *prometheus.Desc, v float64, labels ...string)
 
-func collectFindings(g gaugeFunc, findings []checks.Result) {
-	counts := map[[2]string]int{}
-	for _, f := range findings {
-		counts[[2]string{f.ID, string(f.Severity)}]++
+// collectFindings counts the findings by id and severity. kept are the
+// last successful look's findings when the last look failed: each count is
+// then the higher of the two looks' (a check the failed look could not
+// run keeps its last known count).
+func collectFindings(g gaugeFunc, findings, kept []checks.Result) {
+	count := func(fs []checks.Result) map[[2]string]int {
+		c := map[[2]string]int{}
+		for _, f := range fs {
+			c[[2]string{f.ID, string(f.Severity)}]++
+		}
+		return c
+	}
+	counts := count(findings)
+	for k, n := range count(kept) {
+		counts[k] = max(counts[k], n)
 	}
 	for id, sevs := range findingSeverities() {
 		for _, sev := range sevs {
@@ -244,7 +315,10 @@ func collectCoordinator(g gaugeFunc, c *gate.CoordinatorReport) {
 	p := strconv.Itoa(int(c.Partition))
 	g(coordISRDesc, float64(len(c.ISR)), p)
 	g(coordReplicasDesc, float64(len(c.Replicas)), p)
-	g(coordLeaderDesc, float64(c.Leader), p)
+	g(coordHasLeaderDesc, one(c.Leader >= 0), p)
+	if c.Leader >= 0 {
+		g(coordLeaderDesc, 1, p, strconv.Itoa(int(c.Leader)))
+	}
 }
 
 func collectGroup(g gaugeFunc, doc *Document) {
@@ -269,11 +343,6 @@ func collectGroup(g gaugeFunc, doc *Document) {
 		}
 	}
 	g(groupUnverifiedDesc, float64(unverified))
-	if w := gr.Window; w != nil && w.Span > 0 {
-		g(groupRateDesc, float64(w.Rebalances)/w.Span.Minutes())
-	} else {
-		g(groupRateDesc, 0)
-	}
 }
 
 func collectLock(g gaugeFunc, l *LockLook) {

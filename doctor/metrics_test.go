@@ -46,34 +46,37 @@ func TestMetricsOfALook(t *testing.T) {
 	want := `
 # HELP connect_init_coordinator_partition_in_sync_replicas In-sync replicas of the group's __consumer_offsets partition.
 # TYPE connect_init_coordinator_partition_in_sync_replicas gauge
-connect_init_coordinator_partition_in_sync_replicas{group="connect-cluster",partition="13"} 1
-# HELP connect_init_group_rebalances_per_minute Rebalances per minute the last look's window counted (DescribeGroups carries no generation id: rebalances are seen as state and membership changes).
-# TYPE connect_init_group_rebalances_per_minute gauge
-connect_init_group_rebalances_per_minute{group="connect-cluster"} 60
+connect_init_coordinator_partition_in_sync_replicas{group_id="connect-cluster",partition="13"} 1
+# HELP connect_init_group_rebalances_total Rebalances the looks' windows counted, added up (a lower bound: the group is not watched between looks); rules read increase() of it.
+# TYPE connect_init_group_rebalances_total counter
+connect_init_group_rebalances_total{group_id="connect-cluster"} 5
+# HELP connect_init_coordinator_partition_leader_info The broker leading the group's __consumer_offsets partition, as the label broker_id (absent: none).
+# TYPE connect_init_coordinator_partition_leader_info gauge
+connect_init_coordinator_partition_leader_info{broker_id="2",group_id="connect-cluster",partition="13"} 1
 # HELP connect_init_group_foreign_members Members a group-identity rule proved foreign (another Connect cluster or a stale worker).
 # TYPE connect_init_group_foreign_members gauge
-connect_init_group_foreign_members{group="connect-cluster"} 1
+connect_init_group_foreign_members{group_id="connect-cluster"} 1
 # HELP connect_init_internal_topic_leaderless_partitions Partitions of the internal topic without a leader.
 # TYPE connect_init_internal_topic_leaderless_partitions gauge
-connect_init_internal_topic_leaderless_partitions{group="connect-cluster",role="config",topic="c"} 0
-connect_init_internal_topic_leaderless_partitions{group="connect-cluster",role="offset",topic="o"} 1
-connect_init_internal_topic_leaderless_partitions{group="connect-cluster",role="status",topic="s"} 0
+connect_init_internal_topic_leaderless_partitions{group_id="connect-cluster",role="config",topic="c"} 0
+connect_init_internal_topic_leaderless_partitions{group_id="connect-cluster",role="offset",topic="o"} 1
+connect_init_internal_topic_leaderless_partitions{group_id="connect-cluster",role="status",topic="s"} 0
 # HELP connect_init_internal_topic_compacted Whether the internal topic's cleanup.policy is exactly compact (absent when unreadable).
 # TYPE connect_init_internal_topic_compacted gauge
-connect_init_internal_topic_compacted{group="connect-cluster",role="config",topic="c"} 1
-connect_init_internal_topic_compacted{group="connect-cluster",role="offset",topic="o"} 1
-connect_init_internal_topic_compacted{group="connect-cluster",role="status",topic="s"} 0
+connect_init_internal_topic_compacted{group_id="connect-cluster",role="config",topic="c"} 1
+connect_init_internal_topic_compacted{group_id="connect-cluster",role="offset",topic="o"} 1
+connect_init_internal_topic_compacted{group_id="connect-cluster",role="status",topic="s"} 0
 # HELP connect_init_lock_holder_age_seconds How long the oldest holder of the startup lock has held it (0: none).
 # TYPE connect_init_lock_holder_age_seconds gauge
-connect_init_lock_holder_age_seconds{group="connect-cluster",topic="_connect-init-lock"} 240
+connect_init_lock_holder_age_seconds{group_id="connect-cluster",topic="_connect-init-lock"} 240
 # HELP connect_init_lock_queue_length Live holders and waiters in the worker group's startup lock queue.
 # TYPE connect_init_lock_queue_length gauge
-connect_init_lock_queue_length{group="connect-cluster",topic="_connect-init-lock"} 3
+connect_init_lock_queue_length{group_id="connect-cluster",topic="_connect-init-lock"} 3
 # HELP connect_init_doctor_look_kafka_requests Kafka requests the last look sent, over every connection.
 # TYPE connect_init_doctor_look_kafka_requests gauge
-connect_init_doctor_look_kafka_requests{group="connect-cluster"} 42
+connect_init_doctor_look_kafka_requests{group_id="connect-cluster"} 42
 `
-	names := []string{"connect_init_coordinator_partition_in_sync_replicas", "connect_init_group_rebalances_per_minute", "connect_init_group_foreign_members",
+	names := []string{"connect_init_coordinator_partition_in_sync_replicas", "connect_init_group_rebalances_total", "connect_init_coordinator_partition_leader_info", "connect_init_group_foreign_members",
 		"connect_init_internal_topic_leaderless_partitions", "connect_init_internal_topic_compacted", "connect_init_lock_holder_age_seconds",
 		"connect_init_lock_queue_length", "connect_init_doctor_look_kafka_requests"}
 	if err := testutil.GatherAndCompare(reg, strings.NewReader(want), names...); err != nil {
@@ -94,7 +97,7 @@ connect_init_doctor_look_kafka_requests{group="connect-cluster"} 42
 				for _, lp := range mm.GetLabel() {
 					l[lp.GetName()] = lp.GetValue()
 				}
-				if l["check"] == id && l["severity"] == sev {
+				if l["check"] == id && l["finding_severity"] == sev {
 					return mm.GetGauge().GetValue()
 				}
 			}
@@ -108,7 +111,7 @@ connect_init_doctor_look_kafka_requests{group="connect-cluster"} 42
 	}{{checks.IDConfigTopicPartitions, "error", 1}, {checks.IDTopicNotCompacted, "error", 1}, {checks.IDTopicUnderReplicated, "error", 1},
 		{checks.IDConsumerOffsetsSingle, "warning", 1}, {checks.IDGroupRebalanceStorm, "error", 1}, {checks.IDCoordinatorNotAvailable, "error", 0}} {
 		if got := finding(c.id, c.sev); got != c.want {
-			t.Errorf("findings{check=%q,severity=%q} = %v, want %v", c.id, c.sev, got, c.want)
+			t.Errorf("findings{check=%q,finding_severity=%q} = %v, want %v", c.id, c.sev, got, c.want)
 		}
 	}
 
@@ -117,21 +120,58 @@ connect_init_doctor_look_kafka_requests{group="connect-cluster"} 42
 	if got := finding(checks.IDTopicNotCompacted, "error"); got != 0 {
 		t.Errorf("a cleared finding reads %v, want 0", got)
 	}
-	m.Observe(look(&Snapshot{GroupID: "connect-cluster", Brokers: &gate.BrokerReport{BootstrapErrs: map[string]string{"k1:9092": "refused"}}}, nil, "no bootstrap server answered"))
+	// The coordinator is lost and a foreign member joined; then every
+	// broker stops: the failed look keeps what it could not see, so the
+	// alerts on them stay firing, and says since when.
+	lost := healthy()
+	lost.Coordinator = &gate.CoordinatorReport{GroupID: "connect-cluster", CoordinatorID: -1, Partition: -1, FindError: "coordinator not available"}
+	lost.Group.Foreign = []gate.ForeignMember{{MemberID: "b1"}}
+	bad := look(lost, nil, "")
+	bad.Started = time.Unix(200, 0)
+	m.Observe(bad)
+	down := look(&Snapshot{GroupID: "connect-cluster", Brokers: &gate.BrokerReport{BootstrapErrs: map[string]string{"k1:9092": "refused"}}}, nil, "no bootstrap server answered")
+	down.Started = time.Unix(300, 0)
+	m.Observe(down)
 	want = `
 # HELP connect_init_doctor_look_success Whether the last look saw the whole cluster (1) or failed (0): no broker answered, a describe failed, or it ran out of time.
 # TYPE connect_init_doctor_look_success gauge
-connect_init_doctor_look_success{group="connect-cluster"} 0
-# HELP connect_init_doctor_looks_total Looks the watcher took, by result (ok, failed).
+connect_init_doctor_look_success{group_id="connect-cluster"} 0
+# HELP connect_init_doctor_looks_total Looks the watcher took, failed ones included.
 # TYPE connect_init_doctor_looks_total counter
-connect_init_doctor_looks_total{group="connect-cluster",result="failed"} 1
-connect_init_doctor_looks_total{group="connect-cluster",result="ok"} 2
+connect_init_doctor_looks_total{group_id="connect-cluster"} 4
+# HELP connect_init_doctor_look_failures_total Looks that did not see the whole cluster: no broker answered, a describe failed, or the look ran out of time.
+# TYPE connect_init_doctor_look_failures_total counter
+connect_init_doctor_look_failures_total{group_id="connect-cluster"} 1
+# HELP connect_init_doctor_last_successful_look_timestamp_seconds When the last look that saw the whole cluster began (Unix time; 0: none yet): how old the values a failed look kept are.
+# TYPE connect_init_doctor_last_successful_look_timestamp_seconds gauge
+connect_init_doctor_last_successful_look_timestamp_seconds{group_id="connect-cluster"} 200
+# HELP connect_init_doctor_last_look_timestamp_seconds When the last look began (Unix time).
+# TYPE connect_init_doctor_last_look_timestamp_seconds gauge
+connect_init_doctor_last_look_timestamp_seconds{group_id="connect-cluster"} 300
+# HELP connect_init_coordinator_available Whether FindCoordinator found the worker group's coordinator.
+# TYPE connect_init_coordinator_available gauge
+connect_init_coordinator_available{group_id="connect-cluster"} 0
+# HELP connect_init_group_foreign_members Members a group-identity rule proved foreign (another Connect cluster or a stale worker).
+# TYPE connect_init_group_foreign_members gauge
+connect_init_group_foreign_members{group_id="connect-cluster"} 1
 `
-	if err := testutil.GatherAndCompare(reg, strings.NewReader(want), "connect_init_doctor_look_success", "connect_init_doctor_looks_total"); err != nil {
+	if err := testutil.GatherAndCompare(reg, strings.NewReader(want), "connect_init_doctor_look_success", "connect_init_doctor_looks_total",
+		"connect_init_doctor_look_failures_total", "connect_init_doctor_last_successful_look_timestamp_seconds", "connect_init_doctor_last_look_timestamp_seconds",
+		"connect_init_coordinator_available", "connect_init_group_foreign_members"); err != nil {
 		t.Error(err)
 	}
 	if got := finding(IDBrokerUnreachable, "error"); got != 1 {
 		t.Errorf("broker-unreachable after a failed look = %v, want 1", got)
+	}
+	for _, id := range []string{checks.IDForeignGroupMember, checks.IDCoordinatorNotAvailable} {
+		if got := finding(id, "error"); got != 1 {
+			t.Errorf("%s after a failed look = %v, want the last successful look's 1", id, got)
+		}
+	}
+	// A look that sees the cluster again replaces every kept value.
+	m.Observe(look(healthy(), nil, ""))
+	if got := finding(checks.IDForeignGroupMember, "error"); got != 0 {
+		t.Errorf("foreign-group-member after the cluster healed = %v, want 0", got)
 	}
 }
 

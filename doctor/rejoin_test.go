@@ -169,11 +169,11 @@ func TestWatchMeasuresRejoin(t *testing.T) {
 	want := `
 # HELP connect_init_group_rejoin_longest_seconds The longest recent time a restarted or replaced worker was away from the group, between two bounds (bound: at_least, at_most) set by the looks' interval; absent until the watcher has seen a worker leave and come back. scheduled.rebalance.max.delay.ms should exceed it.
 # TYPE connect_init_group_rejoin_longest_seconds gauge
-connect_init_group_rejoin_longest_seconds{bound="at_least",group="g"} 70
-connect_init_group_rejoin_longest_seconds{bound="at_most",group="g"} 90
+connect_init_group_rejoin_longest_seconds{bound="at_least",group_id="g"} 70
+connect_init_group_rejoin_longest_seconds{bound="at_most",group_id="g"} 90
 # HELP connect_init_group_rejoins_total Workers the watcher saw leave the group and come back (or be replaced) since it started.
 # TYPE connect_init_group_rejoins_total counter
-connect_init_group_rejoins_total{group="g"} 1
+connect_init_group_rejoins_total{group_id="g"} 1
 `
 	if err := testutil.GatherAndCompare(reg, strings.NewReader(want), "connect_init_group_rejoin_longest_seconds", "connect_init_group_rejoins_total"); err != nil {
 		t.Error(err)

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -26,6 +27,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 	k8syaml "k8s.io/apimachinery/pkg/util/yaml"
 
+	"github.com/connect-init/connect-init/doctor"
 	"github.com/connect-init/connect-init/lock"
 	"github.com/connect-init/connect-init/settings"
 )
@@ -532,5 +534,173 @@ func checkContainerSettings(t *testing.T, where string, c corev1.Container, vali
 	}
 	if _, err := settings.LoadSettings(literalEnv(c)); err != nil {
 		t.Errorf("%s: %v", where, err)
+	}
+}
+
+// TestKubernetesWatcher checks the watcher of the Kubernetes example
+// (kubernetes/watcher.yaml) and its Prometheus operator objects
+// (kubernetes/prometheus-operator/): one replica of connect-init doctor
+// --watch serving the port named metrics, with the workers' Connect
+// cluster settings; the Service and the PodMonitor select its pods and
+// that port; the PodMonitor's job (<namespace>/<name>) is the one every
+// rule of the PrometheusRule that names a job selects; the rules are
+// valid (promtool check rules).
+func TestKubernetesWatcher(t *testing.T) {
+	var worker, watcher *corev1.Container
+	var dep *appsv1.Deployment
+	var svc *corev1.Service
+	for _, obj := range loadK8s(t, "kubernetes/statefulset.yaml") {
+		if sts, ok := obj.(*appsv1.StatefulSet); ok {
+			worker = &sts.Spec.Template.Spec.Containers[0]
+		}
+	}
+	for _, obj := range loadK8s(t, "kubernetes/watcher.yaml") {
+		switch o := obj.(type) {
+		case *appsv1.Deployment:
+			dep = o
+		case *corev1.Service:
+			svc = o
+		}
+	}
+	if worker == nil || dep == nil || svc == nil {
+		t.Fatalf("want the StatefulSet's worker, the watcher's Deployment and its Service: %v %v %v", worker != nil, dep != nil, svc != nil)
+	}
+	where := "kubernetes/watcher.yaml: Deployment " + dep.Name
+	if dep.Spec.Replicas == nil || *dep.Spec.Replicas != 1 {
+		t.Errorf("%s: replicas %v, want 1 (one watcher per Connect cluster)", where, dep.Spec.Replicas)
+	}
+	pod := dep.Spec.Template
+	if sel, err := metav1.LabelSelectorAsSelector(dep.Spec.Selector); err != nil || sel.Empty() || !sel.Matches(labels.Set(pod.Labels)) {
+		t.Errorf("%s: selector %v does not select its pod labels %v", where, dep.Spec.Selector, pod.Labels)
+	}
+	if len(pod.Spec.Containers) != 1 {
+		t.Fatalf("%s: %d containers, want the watcher alone", where, len(pod.Spec.Containers))
+	}
+	watcher = &pod.Spec.Containers[0]
+	argv := append(append([]string{}, watcher.Command...), watcher.Args...)
+	inv := invocations(argv)
+	if checkSubcommands(t, where, argv) != "doctor" || len(inv) != 1 {
+		t.Fatalf("%s: runs %q, want connect-init doctor --watch", where, argv)
+	}
+	args := strings.Join(inv[0], " ")
+	m := regexp.MustCompile(`--metrics-addr=:(\d+)\b`).FindStringSubmatch(args)
+	if !strings.Contains(args, "--watch") || m == nil || strings.Contains(args, " -- ") {
+		t.Fatalf("%s: connect-init %s: want doctor --watch --metrics-addr=:PORT, execing nothing", where, args)
+	}
+	port, _ := strconv.Atoi(m[1])
+	named := false
+	for _, p := range watcher.Ports {
+		named = named || (p.Name == "metrics" && int(p.ContainerPort) == port)
+	}
+	if !named {
+		t.Errorf("%s: no container port named metrics on %d, the port --metrics-addr serves", where, port)
+	}
+	env := func(c *corev1.Container) map[string]string {
+		out := map[string]string{}
+		for _, e := range c.Env {
+			out[e.Name] = e.Value
+		}
+		return out
+	}
+	we, ww := env(worker), env(watcher)
+	for _, k := range []string{"CONNECT_BOOTSTRAP_SERVERS", "CONNECT_GROUP_ID", "CONNECT_CONFIG_STORAGE_TOPIC", "CONNECT_OFFSET_STORAGE_TOPIC",
+		"CONNECT_STATUS_STORAGE_TOPIC", "CONNECT_INIT_EXPECTED_BROKERS"} {
+		if we[k] == "" || ww[k] != we[k] {
+			t.Errorf("%s: %s=%q, the workers' is %q: the watcher must watch their Connect cluster", where, k, ww[k], we[k])
+		}
+	}
+	if ww["CONNECT_INIT_LOCK"] == "false" {
+		t.Errorf("%s: CONNECT_INIT_LOCK=false hides the startup lock's queue from the watcher", where)
+	}
+	if !labels.SelectorFromSet(svc.Spec.Selector).Matches(labels.Set(pod.Labels)) || len(svc.Spec.Selector) == 0 ||
+		len(svc.Spec.Ports) != 1 || svc.Spec.Ports[0].TargetPort.String() != "metrics" {
+		t.Errorf("kubernetes/watcher.yaml: Service %s does not select the watcher's pods and its metrics port", svc.Name)
+	}
+
+	// The Prometheus operator's objects, decoded strictly by their fields.
+	var pm struct {
+		APIVersion string `yaml:"apiVersion"`
+		Kind       string `yaml:"kind"`
+		Metadata   struct {
+			Name      string            `yaml:"name"`
+			Namespace string            `yaml:"namespace"`
+			Labels    map[string]string `yaml:"labels"`
+		} `yaml:"metadata"`
+		Spec struct {
+			Selector struct {
+				MatchLabels map[string]string `yaml:"matchLabels"`
+			} `yaml:"selector"`
+			PodMetricsEndpoints []struct {
+				Port     string `yaml:"port"`
+				Path     string `yaml:"path"`
+				Interval string `yaml:"interval"`
+			} `yaml:"podMetricsEndpoints"`
+		} `yaml:"spec"`
+	}
+	strictYAML(t, "kubernetes/prometheus-operator/podmonitor.yaml", &pm)
+	if pm.APIVersion != "monitoring.coreos.com/v1" || pm.Kind != "PodMonitor" {
+		t.Errorf("podmonitor.yaml: %s %s, want monitoring.coreos.com/v1 PodMonitor", pm.APIVersion, pm.Kind)
+	}
+	if !labels.SelectorFromSet(pm.Spec.Selector.MatchLabels).Matches(labels.Set(pod.Labels)) || len(pm.Spec.Selector.MatchLabels) == 0 {
+		t.Errorf("podmonitor.yaml: selector %v does not select the watcher's pods %v", pm.Spec.Selector.MatchLabels, pod.Labels)
+	}
+	if len(pm.Spec.PodMetricsEndpoints) != 1 || pm.Spec.PodMetricsEndpoints[0].Port != "metrics" || pm.Spec.PodMetricsEndpoints[0].Path != "/metrics" {
+		t.Errorf("podmonitor.yaml: endpoints %+v, want the port named metrics at /metrics", pm.Spec.PodMetricsEndpoints)
+	}
+	job := pm.Metadata.Namespace + "/" + pm.Metadata.Name
+	if job != doctor.KubernetesNamespace+"/"+doctor.KubernetesWatcher {
+		t.Errorf("podmonitor.yaml: job %s, the PrometheusRule is generated for %s/%s", job, doctor.KubernetesNamespace, doctor.KubernetesWatcher)
+	}
+
+	var pr struct {
+		APIVersion string `yaml:"apiVersion"`
+		Kind       string `yaml:"kind"`
+		Metadata   struct {
+			Name      string            `yaml:"name"`
+			Namespace string            `yaml:"namespace"`
+			Labels    map[string]string `yaml:"labels"`
+		} `yaml:"metadata"`
+		Spec struct {
+			Groups []map[string]any `yaml:"groups"`
+		} `yaml:"spec"`
+	}
+	strictYAML(t, "kubernetes/prometheus-operator/prometheusrule.yaml", &pr)
+	if pr.APIVersion != "monitoring.coreos.com/v1" || pr.Kind != "PrometheusRule" || pr.Metadata.Namespace != pm.Metadata.Namespace {
+		t.Errorf("prometheusrule.yaml: %s %s in %q, want monitoring.coreos.com/v1 PrometheusRule in the PodMonitor's namespace %q",
+			pr.APIVersion, pr.Kind, pr.Metadata.Namespace, pm.Metadata.Namespace)
+	}
+	rules, err := yaml.Marshal(map[string]any{"groups": pr.Spec.Groups})
+	if err != nil {
+		t.Fatal(err)
+	}
+	jobs := regexp.MustCompile(`job="([^"]*)"`).FindAllStringSubmatch(string(rules), -1)
+	if len(jobs) < 2 {
+		t.Errorf("prometheusrule.yaml: %d job selectors, want the watcher's absent and down rules'", len(jobs))
+	}
+	for _, j := range jobs {
+		if j[1] != job {
+			t.Errorf("prometheusrule.yaml: a rule selects job %q, the PodMonitor's job is %q", j[1], job)
+		}
+	}
+	file := filepath.Join(t.TempDir(), "rules.yml")
+	if err := os.WriteFile(file, rules, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := exec.Command(promtool(t), "check", "rules", file).CombinedOutput(); err != nil {
+		t.Errorf("promtool check rules on prometheusrule.yaml's spec: %v\n%s", err, out)
+	}
+}
+
+// strictYAML decodes file into v, refusing a field v does not have.
+func strictYAML(t *testing.T, file string, v any) {
+	t.Helper()
+	data, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	dec.KnownFields(true)
+	if err := dec.Decode(v); err != nil {
+		t.Fatalf("%s: %v", file, err)
 	}
 }

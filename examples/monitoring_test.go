@@ -19,14 +19,16 @@ func promtool(t *testing.T) string {
 	return p
 }
 
-// The shipped alert rules are valid, and their unit tests (which alert
-// fires after how long on which series, with which summary) pass; the
-// example Prometheus configuration loads them.
+// The shipped alert rules, doctor's and apply's, are valid, and their unit
+// tests (which alert fires after how long on which series, with which
+// annotations) pass; the example Prometheus configuration loads them.
 func TestMonitoringRules(t *testing.T) {
 	tool := promtool(t)
 	for _, args := range [][]string{
 		{"check", "rules", "monitoring/connect-init.rules.yml"},
 		{"test", "rules", "monitoring/connect-init.rules.test.yml"},
+		{"check", "rules", "monitoring/connect-init-apply.rules.yml"},
+		{"test", "rules", "monitoring/connect-init-apply.rules.test.yml"},
 		{"check", "config", "monitoring/prometheus.yml"},
 	} {
 		out, err := exec.Command(tool, args...).CombinedOutput()

@@ -11,6 +11,8 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"runtime"
+	"runtime/debug"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -20,11 +22,36 @@ import (
 
 // NewRegistry is a registry with the process collector (resident memory,
 // open file descriptors, CPU) and the Go runtime collector, which is what
-// a long-running watcher's leaks show up in.
+// a long-running watcher's leaks show up in, and connect_init_build_info,
+// which tells a dashboard or an alert which build serves the series (a
+// rule's behaviour changes with the binary that feeds it).
 func NewRegistry() *prometheus.Registry {
 	reg := prometheus.NewRegistry()
-	reg.MustRegister(collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}), collectors.NewGoCollector())
+	reg.MustRegister(collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}), collectors.NewGoCollector(), buildInfo())
 	return reg
+}
+
+// buildInfo is the constant series connect_init_build_info{version,
+// revision, goversion} 1 (the Prometheus convention for build
+// information: join it on instance to label other series). It reads the
+// binary's build information itself, as package buildinfo does, because
+// this package stays a leaf (internal/layers): the version is the module
+// version the toolchain recorded, not an -ldflags stamp.
+func buildInfo() prometheus.Collector {
+	labels := prometheus.Labels{"version": "(devel)", "revision": "", "goversion": runtime.Version()}
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		if bi.Main.Version != "" {
+			labels["version"] = bi.Main.Version
+		}
+		for _, s := range bi.Settings {
+			if s.Key == "vcs.revision" {
+				labels["revision"] = s.Value
+			}
+		}
+	}
+	return prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "connect_init_build_info",
+		Help:        "The build of connect-init serving these metrics (always 1): its module version, VCS revision and Go version.",
+		ConstLabels: labels}, func() float64 { return 1 })
 }
 
 // Serve listens on addr (host:port) and serves g at /metrics until ctx

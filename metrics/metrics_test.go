@@ -30,7 +30,7 @@ func TestServeRegistry(t *testing.T) {
 	}
 	body, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
-	for _, want := range []string{"process_resident_memory_bytes", "go_goroutines"} {
+	for _, want := range []string{"process_resident_memory_bytes", "go_goroutines", "connect_init_build_info{goversion=\"go"} {
 		if !strings.Contains(string(body), want) {
 			t.Errorf("/metrics lacks %s", want)
 		}

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -134,6 +135,40 @@ func watcherEnv(t *testing.T, props map[string]string) []string {
 	return append(append(testbed.BaseEnv(), testbed.EnvFromProps(wp)...), "CONNECT_INIT_TIMEOUT=20s")
 }
 
+// startWorker starts a bare Connect worker of cluster name and waits until
+// it serves.
+func startWorker(ctx context.Context, t *testing.T, name string, props map[string]string) *testbed.Worker {
+	t.Helper()
+	w := startBareWorker(t, name, props)
+	if err := w.WaitHealthy(ctx); err != nil {
+		t.Fatal(err)
+	}
+	return w
+}
+
+func startBareWorker(t *testing.T, name string, props map[string]string) *testbed.Worker {
+	t.Helper()
+	wp, err := cluster.WorkerProps(props)
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec, err := cluster.NewWorkerSpec(props["group.id"]+"-"+name, wp, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := cluster.StartWorker(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		w.Stop(20 * time.Second)
+		if t.Failed() {
+			t.Logf("worker %s log tail:\n%s", name, testbed.Tail(w.Log(), 3000))
+		}
+	})
+	return w
+}
+
 // watcher is a running connect-init doctor --watch --metrics-addr.
 type watcher struct {
 	*testbed.Process
@@ -187,6 +222,13 @@ func (w *watcher) scrape(t *testing.T) (string, map[string]*dto.MetricFamily) {
 	return string(body), mfs
 }
 
+// okLooks are the watcher's successful looks: all looks less the failed.
+func okLooks(mfs map[string]*dto.MetricFamily) float64 {
+	all, _ := value(mfs, "connect_init_doctor_looks_total", nil)
+	failed, _ := value(mfs, "connect_init_doctor_look_failures_total", nil)
+	return all - failed
+}
+
 // value is the first sample of name whose labels include want; ok false
 // when there is none.
 func value(mfs map[string]*dto.MetricFamily, name string, want map[string]string) (float64, bool) {
@@ -225,21 +267,32 @@ type prometheus struct {
 
 func startPrometheus(t *testing.T, target string) *prometheus {
 	t.Helper()
+	return startPrometheusJobs(t, map[string]string{"connect-init-doctor": target})
+}
+
+// startPrometheusJobs is Prometheus scraping each job's target, with
+// doctor's and apply's shipped rules.
+func startPrometheusJobs(t *testing.T, jobs map[string]string) *prometheus {
+	t.Helper()
 	bin := "prometheus"
-	rules, err := filepath.Abs("../../examples/monitoring/connect-init.rules.yml")
-	if err != nil {
-		t.Fatal(err)
+	var rules []string
+	for _, f := range []string{"connect-init.rules.yml", "connect-init-apply.rules.yml"} {
+		abs, err := filepath.Abs("../../examples/monitoring/" + f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rules = append(rules, strconv.Quote(abs))
 	}
 	dir := t.TempDir()
 	conf := fmt.Sprintf(`global:
   scrape_interval: 1s
   evaluation_interval: 1s
-rule_files: [%q]
+rule_files: [%s]
 scrape_configs:
-  - job_name: connect-init-doctor
-    static_configs:
-      - targets: [%q]
-`, rules, target)
+`, strings.Join(rules, ", "))
+	for job, target := range jobs {
+		conf += fmt.Sprintf("  - job_name: %s\n    static_configs:\n      - targets: [%q]\n", job, target)
+	}
 	if err := os.WriteFile(filepath.Join(dir, "prometheus.yml"), []byte(conf), 0o644); err != nil {
 		t.Fatal(err)
 	}

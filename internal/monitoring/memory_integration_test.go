@@ -45,7 +45,7 @@ func TestWatcherMemory(t *testing.T) {
 	take := func() sample {
 		_, mfs := w.scrape(t)
 		var s sample
-		s.looks, _ = value(mfs, "connect_init_doctor_looks_total", map[string]string{"result": "ok"})
+		s.looks = okLooks(mfs)
 		s.rss, _ = value(mfs, "process_resident_memory_bytes", nil)
 		s.heap, _ = value(mfs, "go_memstats_heap_inuse_bytes", nil)
 		s.fds, _ = value(mfs, "process_open_fds", nil)
@@ -63,7 +63,7 @@ func TestWatcherMemory(t *testing.T) {
 			last.looks, time.Since(start).Round(time.Second), last.rss/(1<<20), last.heap/(1<<20), last.fds, last.gor)
 	}
 	_, mfs := w.scrape(t)
-	failed, _ := value(mfs, "connect_init_doctor_looks_total", map[string]string{"result": "failed"})
+	failed, _ := value(mfs, "connect_init_doctor_look_failures_total", nil)
 	reqs, _ := value(mfs, "connect_init_doctor_look_kafka_requests", nil)
 	t.Logf("MEASURE %.0f looks in %s (%.0f failed), last look %.0f Kafka requests; from look %.0f to %.0f: RSS %.1f -> %.1f MiB, heap %.1f -> %.1f MiB, fds %.0f -> %.0f, goroutines %.0f -> %.0f",
 		last.looks, time.Since(start).Round(time.Second), failed, reqs, first.looks, last.looks, first.rss/(1<<20), last.rss/(1<<20), first.heap/(1<<20), last.heap/(1<<20), first.fds, last.fds, first.gor, last.gor)

@@ -69,7 +69,7 @@ func TestWatcherMeasuresRejoin(t *testing.T) {
 		}
 	}
 	wt := startWatcher(t, g, env, time.Second)
-	grp := map[string]string{"group": g}
+	grp := map[string]string{"group_id": g}
 	waitFor := func(what string, ok func() bool) {
 		t.Helper()
 		for !ok() {
@@ -101,7 +101,7 @@ func TestWatcherMeasuresRejoin(t *testing.T) {
 	_, mfs := wt.scrape(t)
 	least, okL := value(mfs, "connect_init_group_rejoin_longest_seconds", map[string]string{"bound": "at_least"})
 	most, okM := value(mfs, "connect_init_group_rejoin_longest_seconds", map[string]string{"bound": "at_most"})
-	finding, _ := value(mfs, "connect_init_doctor_findings", map[string]string{"check": "rebalance-delay-below-rejoin", "severity": "warning"})
+	finding, _ := value(mfs, "connect_init_doctor_findings", map[string]string{"check": "rebalance-delay-below-rejoin", "finding_severity": "warning"})
 	t.Logf("MEASURE b stopped and started again: /health 200 after %.1fs; the watcher (1 s looks) measured its rejoin at least %.1fs, at most %.1fs (seen %.1fs after the stop)",
 		healthy.Seconds(), least, most, back.Seconds())
 	// A worker's JVM start and join take seconds: the looks that saw it

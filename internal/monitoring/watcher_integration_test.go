@@ -41,7 +41,7 @@ func TestWatcherScrape(t *testing.T) {
 	for looks := 0.0; looks < 2; {
 		b, parsed := w.scrape(t)
 		body = b
-		looks, _ = value(parsed, "connect_init_doctor_looks_total", map[string]string{"result": "ok"})
+		looks = okLooks(parsed)
 		select {
 		case <-ctx.Done():
 			t.Fatalf("no two successful looks: %v; /metrics:\n%s", ctx.Err(), body)
@@ -56,14 +56,14 @@ func TestWatcherScrape(t *testing.T) {
 		t.Errorf("promlint: %s: %s", p.Metric, p.Text)
 	}
 	_, mfs := w.scrape(t)
-	grp := map[string]string{"group": g}
+	grp := map[string]string{"group_id": g}
 	for _, c := range []struct {
 		name   string
 		labels map[string]string
 		want   float64
 	}{
 		{"connect_init_doctor_look_success", grp, 1},
-		{"connect_init_brokers", map[string]string{"state": "reachable"}, 3},
+		{"connect_init_brokers_reachable", grp, 3},
 		{"connect_init_internal_topic_partitions", map[string]string{"role": "config"}, 1},
 		{"connect_init_internal_topic_compacted", map[string]string{"role": "offset"}, 1},
 		{"connect_init_internal_topic_in_sync_replicas", map[string]string{"role": "status"}, 3},
@@ -71,8 +71,8 @@ func TestWatcherScrape(t *testing.T) {
 		{"connect_init_coordinator_available", grp, 1},
 		{"connect_init_coordinator_partition_in_sync_replicas", map[string]string{"partition": itoa(partition)}, 1},
 		{"connect_init_group_members", grp, 0},
-		{"connect_init_doctor_findings", map[string]string{"check": "consumer-offsets-single-replica", "severity": "warning"}, 1},
-		{"connect_init_doctor_findings", map[string]string{"check": "group-rebalance-storm", "severity": "error"}, 0},
+		{"connect_init_doctor_findings", map[string]string{"check": "consumer-offsets-single-replica", "finding_severity": "warning"}, 1},
+		{"connect_init_doctor_findings", map[string]string{"check": "group-rebalance-storm", "finding_severity": "error"}, 0},
 		{"connect_init_lock_topic_exists", grp, 0},
 	} {
 		got, ok := value(mfs, c.name, c.labels)
@@ -92,7 +92,7 @@ func TestWatcherScrape(t *testing.T) {
 	start := time.Now()
 	at, a := p.waitAlert(ctx, t, "ConnectInitCoordinatorPartitionUnderReplicated", "pending")
 	t.Logf("ConnectInitCoordinatorPartitionUnderReplicated %s %s after Prometheus started; labels %v", a.State, at.Sub(start).Round(100*time.Millisecond), a.Labels)
-	if a.Labels["group"] != g || a.Labels["partition"] != itoa(partition) {
+	if a.Labels["group_id"] != g || a.Labels["partition"] != itoa(partition) {
 		t.Errorf("alert labels %v, want group %s partition %d", a.Labels, g, partition)
 	}
 	if v, ok := p.query(t, `up{job="connect-init-doctor"}`); !ok || v != 1 {
