@@ -312,10 +312,10 @@ func TestWatchMetricsScraped(t *testing.T) {
 	// Every series carries the worker group (group_id, set by the command
 	// from the worker settings; empty without them).
 	want := []string{
-		`connect_init_apply_task_state{connector="metrics-broken",group_id="[^"]*",state="FAILED",task="0"} 1`,
-		`connect_init_apply_restarts_total{connector="metrics-broken",group_id="[^"]*"} 2`,
-		`connect_init_apply_last_look_success{group_id="[^"]*"} 1`,
-		`connect_init_apply_active{group_id="[^"]*"} 1`,
+		`connect_init_apply_task_state{connector="metrics-broken",group_id="[^"]+",state="FAILED",task="0"} 1`,
+		`connect_init_apply_restarts_total{connector="metrics-broken",group_id="[^"]+"} 2`,
+		`connect_init_apply_last_look_success{group_id="[^"]+"} 1`,
+		`connect_init_apply_active{group_id="[^"]+"} 1`,
 	}
 	deadline := time.Now().Add(2 * time.Minute)
 	for {

@@ -64,6 +64,11 @@
 //	cluster-registry-unreadable        warning         the cluster registry could not be read, so the group is not proven this cluster's
 //	unverified-group-member            warning         a member neither the registry nor Connect's own records prove ours or foreign (an error for run and prepare with CONNECT_INIT_STRICT)
 //	member-behind-unjudged             error           a member stayed behind the assignment until the timeout without a verdict (neither 2 rebalances nor gate.BehindFor at one offset, nor caught up)
+//	worker-setting-differs             error           a setting every worker of a group must share differs between live registered workers (connect/parity's table: the internal topics, converters, config.providers, ...)
+//	worker-signature-not-verified      error           a worker's inter.worker.signature.algorithm is not in another worker's inter.worker.verification.algorithms
+//	worker-setting-transition          warning|error   a staged setting (connect.protocol, exactly.once.source.support) one step apart between workers (error two steps apart)
+//	worker-leader-setting-differs      warning         a setting only the group's leader applies differs between workers (scheduled.rebalance.max.delay.ms, the session key's settings)
+//	worker-advertised-url-shared       error           two live workers advertise one REST URL
 //	member-config-offset-behind        warning         a member joined with a config offset below the assignment's (the endless rebalance loop, seen from the cluster whose topic is longer)
 //	assignment-config-mismatch         error           an assignment carries error CONFIG_MISMATCH (the leader cannot read up to a member's offset)
 //	duplicate-advertised-url           error           two members advertise the same REST URL

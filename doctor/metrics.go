@@ -9,6 +9,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/connect-init/connect-init/checks"
+	"github.com/connect-init/connect-init/connect/parity"
 	"github.com/connect-init/connect-init/connect/plugins"
 	"github.com/connect-init/connect-init/gate"
 )
@@ -69,6 +70,8 @@ func findingSeverities() map[string][]checks.Severity {
 		plugins.IDPluginVersionDiffers: {w}, plugins.IDPluginVersionUnverified: {i}, plugins.IDPluginNoManifest: {i, w},
 		plugins.IDPluginPathProblem: {w}, IDCheckFailed: {w}, IDRESTCredentialsRefused: {e},
 		checks.IDRebalanceDelayDefault: {w}, checks.IDRebalanceDelayBelowRejoin: {w}, checks.IDMemberBehindUnjudged: {e},
+		parity.IDSettingDiffers: {e}, parity.IDSignatureNotVerified: {e}, parity.IDStagedTransition: {w, e},
+		parity.IDLeaderSettingDiffers: {w}, parity.IDAdvertisedURLShared: {e},
 	}
 }
 

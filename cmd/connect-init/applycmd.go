@@ -107,6 +107,7 @@ func (c *cli) applyCommand(ctx context.Context, args []string) int {
 		return exitcode.Config
 	}
 	defer clients.Close()
+	metrics.SetGroupID(cfg.GroupID) // the label group_id: two clusters' connectors of one name stay apart
 	if err := c.connectBrokers(ctx, cfg, clients, log); err != nil {
 		if code, stopped := applyInterrupted(ctx, log); stopped {
 			return code
