@@ -266,7 +266,7 @@ func (g *BrokerGate) Wait(ctx context.Context) (*BrokerReport, error) {
 	}
 	start := clock.Now()
 	lastLog := start
-	backoff := 50 * time.Millisecond
+	pause := pace{first: 50 * time.Millisecond, max: maxBackoff, jitter: jitter}
 	var refused refusals
 	// last is the last look that ran to its end. A look the deadline cut
 	// short says only that time ran out ("no answer in time" from brokers
@@ -299,11 +299,7 @@ func (g *BrokerGate) Wait(ctx context.Context) (*BrokerReport, error) {
 			g.Log.Info("waiting for brokers", "gate", step.Brokers, "status", rep.Summary())
 			lastLog = clock.Now()
 		}
-		sleep := time.Duration(float64(backoff) * (0.5 + jitter()))
-		if sleep > maxBackoff {
-			sleep = maxBackoff
-		}
-		backoff *= 2
+		sleep := pause.wait()
 		last = rep
 		select {
 		case <-ctx.Done():
