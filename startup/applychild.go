@@ -41,8 +41,14 @@ func startApplyChild(st *state, executable func() (string, error), log *slog.Log
 		log.Warn("cannot start the connector apply beside the worker", "gate", step.Exec, "error", err.Error(), "fix", "run connect-init apply as a one-shot job instead")
 		return
 	}
+	env, err := applyChildEnv(st.env)
+	if err != nil {
+		log.Warn("cannot start the connector apply beside the worker", "gate", step.Exec, "error", err.Error(),
+			"fix", "give the REST credentials as CONNECT_INIT_REST_PASSWORD_FILE or CONNECT_INIT_REST_TOKEN_FILE, or run connect-init apply as a one-shot job instead")
+		return
+	}
 	child := exec.Command(self, applyChildArgs(s)...)
-	child.Env = st.env
+	child.Env = env
 	child.Stdout, child.Stderr = os.Stderr, os.Stderr
 	child.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	if err := child.Start(); err != nil {
@@ -51,6 +57,40 @@ func startApplyChild(st *state, executable func() (string, error), log *slog.Log
 	}
 	log.Info("started the connector apply beside the worker", "gate", step.Exec, "pid", child.Process.Pid, "dir", s.ConnectorsDir)
 	_ = child.Process.Release()
+}
+
+// applyChildEnv is env for the apply child: each secret setting of the
+// table given as a value (CONNECT_INIT_REST_PASSWORD, _TOKEN) moves into a
+// hand-over file (handover.go) that its _FILE form names, which the child
+// reads as a mounted secret, at every request. The child lives as long as
+// the worker and reads the file again at every request, so the file stays
+// while the worker runs; the next start of this user removes it once the
+// worker is gone. /proc/<pid>/environ of the child, which every process
+// of the same user can read (connector code included), held the plain
+// password before (issue 48).
+func applyChildEnv(env []string) ([]string, error) {
+	out := make([]string, 0, len(env))
+	var h *handover
+	for _, kv := range env {
+		k, v, _ := strings.Cut(kv, "=")
+		if r, ok := settings.Find(k); !ok || !r.Secret || v == "" {
+			out = append(out, kv)
+			continue
+		}
+		if h == nil {
+			var err error
+			if h, err = newHandover("apply"); err != nil {
+				return nil, err
+			}
+		}
+		path, err := h.write(strings.ToLower(k), []byte(v))
+		if err != nil {
+			h.remove()
+			return nil, err
+		}
+		out = append(out, k+"_FILE="+path)
+	}
+	return out, nil
 }
 
 // applyChildArgs is the command line of run's apply child: apply
