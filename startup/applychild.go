@@ -1,6 +1,7 @@
 package startup
 
 import (
+	"fmt"
 	"log/slog"
 	"os"
 	"os/exec"
@@ -41,14 +42,20 @@ func startApplyChild(st *state, executable func() (string, error), log *slog.Log
 		log.Warn("cannot start the connector apply beside the worker", "gate", step.Exec, "error", err.Error(), "fix", "run connect-init apply as a one-shot job instead")
 		return
 	}
-	env, err := applyChildEnv(st.env)
+	env, secrets, err := applyChildEnv(st.env)
 	if err != nil {
 		log.Warn("cannot start the connector apply beside the worker", "gate", step.Exec, "error", err.Error(),
 			"fix", "give the REST credentials as CONNECT_INIT_REST_PASSWORD_FILE or CONNECT_INIT_REST_TOKEN_FILE, or run connect-init apply as a one-shot job instead")
 		return
 	}
+	defer func() {
+		for _, f := range secrets {
+			f.Close()
+		}
+	}()
 	child := exec.Command(self, applyChildArgs(s)...)
 	child.Env = env
+	child.ExtraFiles = secrets
 	child.Stdout, child.Stderr = os.Stderr, os.Stderr
 	child.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	if err := child.Start(); err != nil {
@@ -61,16 +68,27 @@ func startApplyChild(st *state, executable func() (string, error), log *slog.Log
 
 // applyChildEnv is env for the apply child: each secret setting of the
 // table given as a value (CONNECT_INIT_REST_PASSWORD, _TOKEN) moves into a
-// hand-over file (handover.go) that its _FILE form names, which the child
-// reads as a mounted secret, at every request. The child lives as long as
-// the worker and reads the file again at every request, so the file stays
-// while the worker runs; the next start of this user removes it once the
-// worker is gone. /proc/<pid>/environ of the child, which every process
-// of the same user can read (connector code included), held the plain
-// password before (issue 48).
-func applyChildEnv(env []string) ([]string, error) {
-	out := make([]string, 0, len(env))
+// file that the child inherits open (files, fds 3, 4, ...) and that its
+// _FILE form names as /proc/self/fd/<n>: the child reads it as a mounted
+// secret, again at every request, and the file has no name on any file
+// system: it is written into a hand-over (handover.go), opened, and the
+// hand-over removed at once, so nothing is left behind whatever happens
+// to the child or the worker. /proc/<pid>/environ of the child, which
+// every process of the same user can read (connector code included), held
+// the plain password before (issue 48). The caller closes files once the
+// child has started.
+func applyChildEnv(env []string) (out []string, files []*os.File, err error) {
+	out = make([]string, 0, len(env))
 	var h *handover
+	defer func() {
+		h.remove()
+		if err != nil {
+			for _, f := range files {
+				f.Close()
+			}
+			files = nil
+		}
+	}()
 	for _, kv := range env {
 		k, v, _ := strings.Cut(kv, "=")
 		if r, ok := settings.Find(k); !ok || !r.Secret || v == "" {
@@ -78,19 +96,22 @@ func applyChildEnv(env []string) ([]string, error) {
 			continue
 		}
 		if h == nil {
-			var err error
 			if h, err = newHandover("apply"); err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 		}
 		path, err := h.write(strings.ToLower(k), []byte(v))
 		if err != nil {
-			h.remove()
-			return nil, err
+			return nil, nil, err
 		}
-		out = append(out, k+"_FILE="+path)
+		f, err := os.Open(path)
+		if err != nil {
+			return nil, nil, fmt.Errorf("opening the child's secret settings: %w", err)
+		}
+		files = append(files, f)
+		out = append(out, fmt.Sprintf("%s_FILE=/proc/self/fd/%d", k, 2+len(files)))
 	}
-	return out, nil
+	return out, files, nil
 }
 
 // applyChildArgs is the command line of run's apply child: apply

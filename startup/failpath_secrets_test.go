@@ -8,11 +8,11 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/connect-init/connect-init/entrypoint"
 	"github.com/connect-init/connect-init/exitcode"
@@ -162,8 +162,12 @@ func (b *handoverBed) children() int {
 				t.Errorf("apply child %d carries the secret in %s", pid, k)
 			}
 		}
-		if !strings.Contains(string(environ), "CONNECT_INIT_REST_PASSWORD_FILE=") {
-			t.Errorf("apply child %d has no CONNECT_INIT_REST_PASSWORD_FILE: it cannot reach an authenticated worker", pid)
+		// The password reaches the child as an open file without a name,
+		// which its _FILE setting names through /proc/self/fd.
+		if !strings.Contains(string(environ), "CONNECT_INIT_REST_PASSWORD_FILE=/proc/self/fd/3\x00") {
+			t.Errorf("apply child %d has no CONNECT_INIT_REST_PASSWORD_FILE=/proc/self/fd/3: it cannot reach an authenticated worker", pid)
+		} else if body, err := os.ReadFile(fmt.Sprintf("/proc/%d/fd/3", pid)); err != nil || string(body) != fpPassword {
+			t.Errorf("apply child %d: fd 3 does not hold the password (%v)", pid, err)
 		}
 		p, err := os.FindProcess(pid)
 		if err == nil {
@@ -214,56 +218,62 @@ func TestHandoverStepFails(t *testing.T) {
 }
 
 // The exec succeeds and the worker (the JVM) dies before its provider
-// reads the lock's hand-over, and the apply child is killed: the
-// container restarts with its temporary directory kept, and run (the same
-// PID in a container) removes both hand-overs at start, before any step;
-// another live process's hand-over stays, a dead one's goes.
+// reads the lock's hand-over, and the apply child is killed: the apply
+// child's secret has no file left by then (it was opened and removed
+// before the child started); the next start of this process (its PID, as
+// in a container) removes the lock's hand-over before any step. Of the
+// others, a live process's stays, a dead one's goes, the old form goes,
+// and one of another PID namespace (another container sharing the
+// directory, or this container's earlier incarnation) goes only once it
+// is older than handoverMaxAge.
 func TestHandoverStaleRemovedAtStart(t *testing.T) {
 	b := newHandoverBed(t)
 	if code := b.run(false, false, nil, ""); code != exitcode.OK {
 		t.Fatalf("run = %d", code)
 	}
 	left := b.left()
-	var lockDir, applyDir bool
-	for _, p := range left {
-		lockDir = lockDir || strings.HasPrefix(p, "connect-init-lock-p"+strconv.Itoa(os.Getpid())+"-")
-		applyDir = applyDir || strings.HasPrefix(p, "connect-init-apply-p"+strconv.Itoa(os.Getpid())+"-")
-		if info, err := os.Lstat(filepath.Join(b.base, p)); err == nil && !info.IsDir() {
-			if info.Mode().Perm() != 0o600 {
-				t.Errorf("%s: mode %v, want 0600", p, info.Mode().Perm())
-			}
-			if strings.HasSuffix(p, "connect_init_rest_password") {
-				if body, _ := os.ReadFile(filepath.Join(b.base, p)); string(body) != fpPassword {
-					t.Errorf("%s does not hold the password", p)
-				}
-			}
-		}
+	own := fmt.Sprintf("connect-init-lock-n%d-p%d-", pidNamespace(), os.Getpid())
+	if len(left) != 2 || !strings.HasPrefix(left[0], own) || left[1] != left[0]+"/"+childSecretsName {
+		t.Fatalf("after a started worker the base holds %v, want the lock's hand-over %s* only", left, own)
 	}
-	if !lockDir || !applyDir {
-		t.Fatalf("after a started worker the base holds %v, want the lock's and the apply child's hand-overs", left)
+	if info, err := os.Lstat(filepath.Join(b.base, left[1])); err != nil || info.Mode().Perm() != 0o600 {
+		t.Errorf("%s: %v, %v; want mode 0600", left[1], info, err)
 	}
-	b.children() // the apply child is killed
-	// A hand-over of a live process (this test's parent stands for
-	// another worker on a shared /tmp) and of a dead one.
-	live := filepath.Join(b.base, fmt.Sprintf("connect-init-lock-p%d-1", os.Getppid()))
-	dead := filepath.Join(b.base, "connect-init-lock-p2147483646-1")
-	old := filepath.Join(b.base, "connect-init-lock-123456")
-	other := filepath.Join(b.base, "someone-else-p1")
-	for _, d := range []string{live, dead, old, other} {
-		if err := os.MkdirAll(d, 0o700); err != nil {
+	if n := b.children(); n != 1 { // checked, then killed
+		t.Errorf("%d apply children, want 1", n)
+	}
+	ns := pidNamespace()
+	dirs := map[string]bool{ // name: kept
+		fmt.Sprintf("connect-init-lock-n%d-p%d-1", ns, os.Getppid()): true,  // a live process here
+		fmt.Sprintf("connect-init-lock-n%d-p2147483646-1", ns):       false, // a dead one
+		"connect-init-lock-123456":                                   false, // the old form
+		"connect-init-lock-n1-p1-young":                              true,  // another namespace, young
+		"connect-init-lock-n1-p1-old":                                false, // another namespace, 2 h old
+		"someone-else-p1":                                            true,
+	}
+	for d := range dirs {
+		dir := filepath.Join(b.base, d)
+		if err := os.MkdirAll(dir, 0o700); err != nil {
 			t.Fatal(err)
 		}
-		if err := os.WriteFile(filepath.Join(d, childSecretsName), []byte("{}"), 0o600); err != nil {
+		if err := os.WriteFile(filepath.Join(dir, childSecretsName), []byte("{}"), 0o600); err != nil {
 			t.Fatal(err)
+		}
+		if strings.HasSuffix(d, "-old") {
+			old := time.Now().Add(-2 * time.Hour)
+			if err := os.Chtimes(dir, old, old); err != nil {
+				t.Fatal(err)
+			}
 		}
 	}
 	if code := b.run(false, false, nil, step.Brokers); code == exitcode.OK {
 		t.Fatal("run succeeded with a failing brokers step")
 	}
 	var want []string
-	for _, d := range []string{live, other} {
-		rel, _ := filepath.Rel(b.base, d)
-		want = append(want, rel, rel+"/"+childSecretsName)
+	for d, kept := range dirs {
+		if kept {
+			want = append(want, d, d+"/"+childSecretsName)
+		}
 	}
 	if got := b.left(); strings.Join(got, " ") != strings.Join(slices.Sorted(slices.Values(want)), " ") {
 		t.Errorf("after the restart the base holds %v, want only %v", got, slices.Sorted(slices.Values(want)))

@@ -7,10 +7,10 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"sync"
 	"syscall"
+	"time"
 
 	"github.com/connect-init/connect-init/step"
 )
@@ -22,17 +22,28 @@ import (
 // (Connect logs those). The file rests where it is least likely to reach a
 // disk and least likely to outlive the container: /dev/shm when writable,
 // else $TMPDIR; in a directory of mode 0700 made for it, named after run's
-// PID (which the worker keeps after the exec), created with O_EXCL and
-// O_NOFOLLOW, mode 0600. Run removes it on every path where the worker
+// PID namespace and PID (which the worker keeps after the exec), created
+// with O_EXCL and O_NOFOLLOW, mode 0600. Run removes it on every path where the worker
 // did not start (a half-done write, a failed wiring, a failed exec), the
-// lock's child removes it once read, and run removes at start the
-// hand-overs of this user whose process is gone: a JVM that died before
-// its provider read the file, in a container restarted with its /tmp or
-// /dev/shm kept (issue 48).
+// lock's child removes it once read, the apply child's is removed as soon
+// as it is open (applychild.go), and run removes at start the hand-overs
+// of this user whose process is gone: a JVM that died before its provider
+// read the file, in a container restarted with its /tmp or /dev/shm kept
+// (issue 48).
 
 // handoverPrefix starts the name of every hand-over directory:
-// connect-init-<kind>-p<pid>-<random>.
+// connect-init-<kind>-n<pid namespace>-p<pid>-<random>.
 const handoverPrefix = "connect-init-"
+
+// handoverMaxAge is how old a hand-over of another PID namespace must be
+// before a start removes it. Its process cannot be seen from here: it is
+// either this container's earlier incarnation (a restarted container gets
+// a new PID namespace) or another container sharing /dev/shm or /tmp (the
+// containers of a Kubernetes pod share /dev/shm, an emptyDir may be
+// mounted in several); the lock's child reads its hand-over when the
+// worker resolves its config providers, minutes at most after the exec,
+// so an hour-old one is no live worker's.
+const handoverMaxAge = time.Hour
 
 // handoverKinds are the hand-overs' kinds: the in-worker lock's child and
 // the apply child.
@@ -50,7 +61,7 @@ type handover struct{ dir string }
 func newHandover(kind string) (*handover, error) {
 	var errs []error
 	for _, base := range handoverBases() {
-		dir, err := os.MkdirTemp(base, fmt.Sprintf("%s%s-p%d-*", handoverPrefix, kind, os.Getpid()))
+		dir, err := os.MkdirTemp(base, fmt.Sprintf("%s%s-n%d-p%d-*", handoverPrefix, kind, pidNamespace(), os.Getpid()))
 		if err == nil {
 			h := &handover{dir: dir}
 			pending.add(h)
@@ -129,19 +140,25 @@ func (s *handovers) removeAll() {
 }
 
 // sweepStaleHandovers removes, in every base, the hand-over directories of
-// this user whose process is gone: the PID in the name is no process, or
-// is this very process (a restarted container's run has the PID its
-// worker had). A directory without a PID (written before issue 48) has
+// this user whose process is gone: in this PID namespace, the PID in the
+// name is no process, or is this very process (an earlier process with
+// this PID wrote it); of another PID namespace, it is older than
+// handoverMaxAge. A directory without them (written before issue 48) has
 // no process to wait for either. Another live worker's hand-over on a
-// shared /tmp is left alone.
+// shared /tmp or /dev/shm is left alone.
 func sweepStaleHandovers(log *slog.Logger) {
+	now := time.Now()
 	for _, base := range handoverBases() {
 		entries, err := os.ReadDir(base)
 		if err != nil {
 			continue
 		}
 		for _, e := range entries {
-			if !e.IsDir() || !staleHandover(e.Name()) || !ownedByMe(e) {
+			if !e.IsDir() || !strings.HasPrefix(e.Name(), handoverPrefix) {
+				continue
+			}
+			info, err := e.Info()
+			if err != nil || !ownedByMe(info) || !staleHandover(e.Name(), now.Sub(info.ModTime())) {
 				continue
 			}
 			dir := filepath.Join(base, e.Name())
@@ -154,33 +171,46 @@ func sweepStaleHandovers(log *slog.Logger) {
 	}
 }
 
-// staleHandover reports whether name is a hand-over directory whose
-// process is gone.
-func staleHandover(name string) bool {
+// staleHandover reports whether name, a directory age old, is a hand-over
+// whose process is gone.
+func staleHandover(name string, age time.Duration) bool {
 	for _, kind := range handoverKinds {
 		rest, ok := strings.CutPrefix(name, handoverPrefix+kind+"-")
 		if !ok {
 			continue
 		}
-		pidText, _, hasPID := strings.Cut(strings.TrimPrefix(rest, "p"), "-")
-		if !strings.HasPrefix(rest, "p") || !hasPID {
-			return kind == "lock" // the old form, connect-init-lock-<random>
+		var ns uint64
+		var pid int
+		if _, err := fmt.Sscanf(rest, "n%d-p%d-", &ns, &pid); err != nil || pid <= 0 {
+			// The old form, connect-init-lock-<random>: no process to
+			// wait for.
+			return kind == "lock" && !strings.HasPrefix(rest, "n")
 		}
-		pid, err := strconv.Atoi(pidText)
-		if err != nil || pid <= 0 {
-			return false
+		if ns != pidNamespace() {
+			return age > handoverMaxAge
 		}
 		return pid == os.Getpid() || errors.Is(syscall.Kill(pid, 0), syscall.ESRCH)
 	}
 	return false
 }
 
-// ownedByMe reports whether the directory entry belongs to this user.
-func ownedByMe(e fs.DirEntry) bool {
-	info, err := e.Info()
+// pidNamespace is the inode number of this process's PID namespace (0
+// when /proc does not say): PIDs of another namespace name other
+// processes.
+func pidNamespace() uint64 {
+	link, err := os.Readlink("/proc/self/ns/pid")
 	if err != nil {
-		return false
+		return 0
 	}
+	var ns uint64
+	if _, err := fmt.Sscanf(link, "pid:[%d]", &ns); err != nil {
+		return 0
+	}
+	return ns
+}
+
+// ownedByMe reports whether the file belongs to this user.
+func ownedByMe(info fs.FileInfo) bool {
 	st, ok := info.Sys().(*syscall.Stat_t)
 	return ok && int(st.Uid) == os.Getuid()
 }
