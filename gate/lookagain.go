@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"math/rand/v2"
 	"time"
 
 	"github.com/connect-init/connect-init/internal/clock"
@@ -15,6 +16,17 @@ const (
 	lookAgainEvery = 200 * time.Millisecond
 	waitLineEvery  = 5 * time.Second
 )
+
+// lookAgainJitter returns a number in [0,1) that spreads the pauses of the
+// steps' fixed-pace loops; a variable so that tests fix it.
+var lookAgainJitter = rand.Float64
+
+// jittered is d spread over [0.75, 1.25) of it: workers started together
+// (a compose up, a rolling update) do not look at the cluster in step,
+// and the pace stays bounded both ways (issue 48).
+func jittered(d time.Duration) time.Duration {
+	return time.Duration(float64(d) * (0.75 + 0.5*lookAgainJitter()))
+}
 
 // pace is the one rule of how often a wait loop of the gates looks
 // again: the first pause is first, each next one doubles, up to max, and
@@ -89,7 +101,7 @@ func lookAgain[T any](ctx context.Context, clk clock.Clock, log *slog.Logger, st
 		select {
 		case <-ctx.Done():
 			return v, last
-		case <-clk.After(lookAgainEvery):
+		case <-clk.After(jittered(lookAgainEvery)):
 		}
 	}
 }

@@ -23,14 +23,14 @@ func (c *countingLost) RefreshCoordinator(g string) error {
 
 // Waiting costs nothing (issue 48): the coordinator step, with the group's
 // __consumer_offsets partition leaderless for two hours of injected time,
-// asks for the coordinator at most every 200 ms and writes one progress
+// asks for the coordinator every 150-250 ms (jittered) and writes one progress
 // line every 5 s.
 func TestCoordinatorWaitPace(t *testing.T) {
 	const group = "connect-cluster"
 	p := GroupPartition(group, 50)
 	regs := []kafka.Registration{{ID: 1, Addr: "k1:9092"}, {ID: 3, Addr: "k3:9092", Fenced: true}}
 	const horizon = 2 * time.Hour
-	limit := int(horizon/(200*time.Millisecond)) + 10
+	limit := int(horizon/(150*time.Millisecond)) + 10
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	clk := newHorizonClock(horizon, 2*limit, cancel)
@@ -45,7 +45,7 @@ func TestCoordinatorWaitPace(t *testing.T) {
 	if waited := clk.Now().Sub(clk.start); waited < horizon {
 		t.Fatalf("the step stopped after %v of injected time, want %v", waited, horizon)
 	}
-	clk.assertPace(t, 200*time.Millisecond, int(time.Minute/(200*time.Millisecond))+1)
+	clk.assertPace(t, 150*time.Millisecond, int(time.Minute/(150*time.Millisecond))+1)
 	if n := client.asked.Load(); n > int64(limit) {
 		t.Errorf("%d look-ups in %v, want at most %d", n, horizon, limit)
 	}
