@@ -52,13 +52,16 @@ release-check: release
 	CITEST_DIST=$(CURDIR)/dist $(GO) test -tags release -count=1 -run '^TestRelease$$' -v ./buildinfo/
 
 ## reproducible: make release twice, in two fresh clones of HEAD at different paths, each with an empty Go
-## build cache and Maven output, and compare the two dist/SHA256SUMS (several minutes: two cold builds)
+## build cache and Maven output, the second clone and build under umask 077 (the jar's entries carried the
+## file modes, issue 48), and compare the two dist/SHA256SUMS (several minutes: two cold builds)
 reproducible:
 	@set -e; tmp=$$(mktemp -d); trap 'chmod -R u+w $$tmp; rm -rf $$tmp' EXIT; rev=$$(git rev-parse HEAD); \
-	for d in one two/deeper; do \
-	  git clone --quiet --no-checkout "$(CURDIR)" $$tmp/$$d; \
-	  git -C $$tmp/$$d checkout --quiet --detach $$rev; \
-	  GOCACHE=$$tmp/cache-$${d%%/*} $(MAKE) --no-print-directory -C $$tmp/$$d release >/dev/null; \
+	for d in one:022 two/deeper:077; do \
+	  m=$${d#*:}; d=$${d%%:*}; \
+	  ( umask $$m; \
+	    git clone --quiet --no-checkout "$(CURDIR)" $$tmp/$$d; \
+	    git -C $$tmp/$$d checkout --quiet --detach $$rev; \
+	    GOCACHE=$$tmp/cache-$${d%%/*} $(MAKE) --no-print-directory -C $$tmp/$$d release >/dev/null ); \
 	done; \
 	if cmp -s $$tmp/one/dist/SHA256SUMS $$tmp/two/deeper/dist/SHA256SUMS; then \
 	  echo "reproducible: two builds of $$rev are the same bytes:"; cat $$tmp/one/dist/SHA256SUMS; \

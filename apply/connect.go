@@ -25,6 +25,11 @@ type API struct {
 	Clock clock.Clock
 	// version is the worker's version, read by Version.
 	version string
+	// unproven, set by Direct, says why this worker is not proven a
+	// member of the directory's cluster: Run takes it as
+	// Options.Unproven when that is empty, so that a dry run through
+	// --url alone runs the prune's guard as the apply does (issue 48).
+	unproven string
 }
 
 // TaskStatus is one task's runtime status.

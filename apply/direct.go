@@ -15,14 +15,15 @@ import (
 // Connect's REST API (apply --dry-run --url on a CI runner, which often
 // reaches no broker): the worker must answer GET / as Connect does and be
 // ready (restclient.Health), and nothing more is proven. A dry run writes
-// nothing, so the proof that the worker is a member of our group, which
-// needs the brokers, guards nothing there; the log says it was not made.
+// nothing, but its plan must be what the apply would do: the API carries
+// that the worker is unproven, so that the prune's guard (Options.Unproven)
+// runs in the dry run as in the apply.
 func Direct(ctx context.Context, rest *restclient.Client, raw string) (*API, string, error) {
 	t, err := restclient.Parse(raw)
 	if err != nil {
 		return nil, "", err
 	}
-	a := &API{REST: rest, Target: t}
+	a := &API{REST: rest, Target: t, unproven: directUnproven}
 	v, err := a.Version(ctx)
 	if err != nil {
 		return nil, "", err
@@ -34,6 +35,10 @@ func Direct(ctx context.Context, rest *restclient.Client, raw string) (*API, str
 	}
 	return a, v, nil
 }
+
+// directUnproven is why a worker reached through Direct is not proven a
+// member of the cluster the definitions are for.
+const directUnproven = "the worker is not proven a member of the group (that needs the brokers)"
 
 // Version is the worker's version (GET /, Connect's "version"), read once
 // and kept.

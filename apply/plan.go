@@ -73,6 +73,11 @@ func (s Step) WritesConfig() bool { return s.Kind == Create || s.Kind == Update 
 type Plan struct {
 	Steps []Step
 	Kept  []string
+	// KeptRefusal, when set, is why --prune would refuse to delete Kept
+	// (the worker is unproven and the cluster holds none of the
+	// directory's connectors): the plan then does not promise that
+	// --prune deletes them.
+	KeptRefusal string
 }
 
 // Count returns how many steps are of kind k.

@@ -34,6 +34,9 @@ type PlanDoc struct {
 	// Kept are the cluster's connectors no file defines, left alone
 	// without --prune.
 	Kept []string `json:"kept"`
+	// KeptRefusal, when set, is why --prune would refuse to delete Kept
+	// (Plan.KeptRefusal): the plan does not promise that it deletes them.
+	KeptRefusal string `json:"kept_refusal,omitempty"`
 	// Refused are the definitions Connect's validation refused (exit 2).
 	Refused []RefusedDoc `json:"refused,omitempty"`
 	// Error is why there is no plan (Planned false, exit 1), "" when there
@@ -96,6 +99,9 @@ func (p Plan) Doc(target, source string) PlanDoc {
 		Summary: map[Kind]int{Create: p.Count(Create), Update: p.Count(Update), Unchanged: p.Count(Unchanged), Delete: p.Count(Delete)}}
 	if d.Kept == nil {
 		d.Kept = []string{}
+	}
+	if len(p.Kept) > 0 {
+		d.KeptRefusal = p.KeptRefusal
 	}
 	for _, s := range p.Steps {
 		c := ConnectorDoc{Name: s.Name, Action: s.Kind, File: s.File}

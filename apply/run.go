@@ -153,6 +153,9 @@ type runner struct {
 // again, write, wait.
 func Run(ctx context.Context, api *API, desired []Connector, o Options) Result {
 	o.defaults()
+	if o.Unproven == "" {
+		o.Unproven = api.unproven
+	}
 	r := &runner{api: api, desired: desired, o: o, out: &printer{w: o.Out}, red: NewRedactor(), clk: clock.Or(o.Clock)}
 	if o.JSON {
 		r.out = &printer{w: io.Discard}
@@ -225,12 +228,18 @@ func (r *runner) prepare(ctx context.Context) (*Listing, Plan, Result, bool) {
 		return nil, Plan{}, Result{Code: exitcode.Failed}, true
 	}
 	plan := Compute(r.desired, listing.Current, r.o.Prune)
-	if err := r.unprovenPrune(plan); err != nil && !r.o.DryRun {
+	// The dry run runs the guard too, and refuses as the apply would: a
+	// plan that promises a prune the apply refuses is a lie (issue 48).
+	if err := r.unprovenPrune(plan); err != nil {
 		printPlan(r.out, plan, r.red, r.api.Target.Raw, r.o.Source)
 		r.out.f("\n%v; nothing was written\n", err)
+		r.planJSON(plan, nil, err)
 		r.o.Log.Error("refusing to prune; nothing was written", "gate", "apply", "error", err.Error(),
 			"fix", "check that --url reaches the Connect cluster this directory is for; then run apply with the worker settings (CONNECT_*) where the brokers are reachable, which prove the cluster, or once without --prune if the cluster is new")
 		return nil, plan, Result{Code: exitcode.Config, Plan: plan}, true
+	}
+	if !r.o.Prune && len(plan.Kept) > 0 && r.pruneRefusal(plan, len(plan.Kept)) != nil {
+		plan.KeptRefusal = "the cluster holds none of the directory's connectors and the worker is not proven ours"
 	}
 	r.learn(listing)
 	// Validation first: nothing is written unless every new or changed
@@ -284,7 +293,17 @@ func (r *runner) prepare(ctx context.Context) (*Listing, Plan, Result, bool) {
 // connectors (those this process created do not count): nothing then
 // shows it is the cluster the files are for.
 func (r *runner) unprovenPrune(plan Plan) error {
-	if r.o.Unproven == "" || !r.o.Prune || r.o.AllowEmptyPrune || plan.Count(Delete) == 0 {
+	if !r.o.Prune {
+		return nil
+	}
+	return r.pruneRefusal(plan, plan.Count(Delete))
+}
+
+// pruneRefusal is unprovenPrune's rule for a prune that would delete n
+// connectors: the plan's deletes, or, for a plan without --prune, the
+// connectors it keeps (whether --prune would delete them).
+func (r *runner) pruneRefusal(plan Plan, n int) error {
+	if r.o.Unproven == "" || r.o.AllowEmptyPrune || n == 0 {
 		return nil
 	}
 	for _, s := range plan.Steps {
@@ -293,7 +312,7 @@ func (r *runner) unprovenPrune(plan Plan) error {
 		}
 	}
 	return fmt.Errorf("refusing to prune through %s: %s, and the cluster holds none of the %d connectors the directory defines, so nothing shows it is the cluster these files are for (a typo in the URL?): its %d other connectors are not deleted",
-		r.api.Target.Raw, r.o.Unproven, len(r.desired), plan.Count(Delete))
+		r.api.Target.Raw, r.o.Unproven, len(r.desired), n)
 }
 
 // learn teaches the redactor every value of the cluster's and the files'
@@ -470,7 +489,10 @@ func printPlan(out *printer, plan Plan, red *Redactor, target, source string) {
 			out.f("        offsets: not applied, the connector exists (they are set at creation; connect-init offsets apply sets them now)\n")
 		}
 	}
-	if len(plan.Kept) > 0 {
+	switch {
+	case len(plan.Kept) > 0 && plan.KeptRefusal != "":
+		out.f("  not in the directory, kept (--prune would refuse to delete them: %s): %s\n", plan.KeptRefusal, strings.Join(plan.Kept, ", "))
+	case len(plan.Kept) > 0:
 		out.f("  not in the directory, kept (--prune deletes them): %s\n", strings.Join(plan.Kept, ", "))
 	}
 	out.f("plan: %d to create, %d to update, %d unchanged, %d to delete\n",

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"math/rand/v2"
 	"slices"
 	"sort"
@@ -92,6 +93,10 @@ type BrokerReport struct {
 	// empty when the broker is too old to say): it picks the words for a
 	// broker that is not live.
 	Mode kafka.Mode `json:"mode,omitempty"`
+	// SharedAddrs are the advertised addresses more than one live broker
+	// advertises (a copied advertised.listeners), each with its brokers'
+	// ids in order; nil when every broker has its own.
+	SharedAddrs map[string][]int32 `json:"shared_addresses,omitempty"`
 	// Quorum is the KRaft controller quorum, when asked (quorum.go).
 	Quorum       *QuorumReport `json:"quorum,omitempty"`
 	ControllerID int32         `json:"controller_id"`
@@ -266,7 +271,7 @@ func (g *BrokerGate) Wait(ctx context.Context) (*BrokerReport, error) {
 	}
 	start := clock.Now()
 	lastLog := start
-	backoff := 50 * time.Millisecond
+	pause := pace{first: 50 * time.Millisecond, max: maxBackoff, jitter: jitter}
 	var refused refusals
 	// last is the last look that ran to its end. A look the deadline cut
 	// short says only that time ran out ("no answer in time" from brokers
@@ -299,11 +304,7 @@ func (g *BrokerGate) Wait(ctx context.Context) (*BrokerReport, error) {
 			g.Log.Info("waiting for brokers", "gate", step.Brokers, "status", rep.Summary())
 			lastLog = clock.Now()
 		}
-		sleep := time.Duration(float64(backoff) * (0.5 + jitter()))
-		if sleep > maxBackoff {
-			sleep = maxBackoff
-		}
-		backoff *= 2
+		sleep := pause.wait()
 		last = rep
 		select {
 		case <-ctx.Done():
@@ -345,6 +346,9 @@ func (g *BrokerGate) fix(rep *BrokerReport) string {
 	}
 	if rep.Brokers == nil {
 		return "check CONNECT_BOOTSTRAP_SERVERS and the security settings, and that the brokers run"
+	}
+	if fix := sharedAddrsFix(rep.SharedAddrs); fix != "" {
+		return fix
 	}
 	for _, b := range rep.Brokers {
 		if !b.Up {
@@ -448,13 +452,21 @@ func (g *BrokerGate) Probe(ctx context.Context) *BrokerReport {
 	// other they were rounds of connections on every start, issue 39);
 	// the registrations and the mode, when asked, go over the connection
 	// that answered the metadata request.
+	// One ping per address, whose reply every broker advertising it
+	// reads: a copied advertised.listeners makes two brokers advertise one
+	// address, and a ping per broker had the second wait on a bootstrap
+	// reply the first had taken, until the deadline (issue 48).
 	pctx, cancelPings := context.WithCancel(ctx)
 	defer cancelPings()
-	pings := map[int32]chan bootReply{}
+	pings := map[string]chan bootReply{}
 	for _, b := range md.Brokers {
+		addr := b.Addr()
+		if _, ok := pings[addr]; ok {
+			continue
+		}
 		ch := make(chan bootReply, 1)
-		pings[b.ID()] = ch
-		go func(addr string) { ch <- g.pingUnlessAnswered(pctx, addr, boot.reached[addr]) }(b.Addr())
+		pings[addr] = ch
+		go func() { ch <- g.pingUnlessAnswered(pctx, addr, boot.reached[addr]) }()
 	}
 	var regs []kafka.Registration
 	var fencedKnown bool
@@ -485,7 +497,7 @@ func (g *BrokerGate) Probe(ctx context.Context) *BrokerReport {
 	}
 	side.Wait()
 	defer conn.Close()
-	replies := map[int32]bootReply{}
+	replies := map[string]bootReply{}
 	judge := func() []BrokerStatus {
 		if regErr != nil {
 			regs = nil // an old broker without DescribeCluster: the metadata is all we know
@@ -504,12 +516,19 @@ func (g *BrokerGate) Probe(ctx context.Context) *BrokerReport {
 			}
 		}
 		rep.Views = nil
+		rep.SharedAddrs = sharedAddrs(statuses)
 		for i := range statuses {
 			st := &statuses[i]
-			r, ok := replies[st.ID]
+			r, ok := replies[st.Addr]
 			if !ok {
-				r = <-pings[st.ID]
-				replies[st.ID] = r
+				r = <-pings[st.Addr]
+				replies[st.Addr] = r
+			}
+			if ids := rep.SharedAddrs[st.Addr]; len(ids) > 1 {
+				// The answer at that address is one broker's: the others
+				// cannot be reached by any client (issue 48).
+				st.Err = fmt.Sprintf("brokers %s all advertise %s, so clients reach only one of them", joinIDs(ids), st.Addr)
+				continue
 			}
 			if r.err != nil {
 				st.Err = kafka.ExplainWith(r.err, g.Config)
@@ -554,6 +573,49 @@ func (g *BrokerGate) Probe(ctx context.Context) *BrokerReport {
 	rep.Settings = <-settingsRead // before the connection closes
 	rep.Coordinator = <-coordinatorFound
 	return rep
+}
+
+// sharedAddrs is, per address advertised by more than one of statuses,
+// the ids of the brokers that advertise it, in order; nil when none is.
+func sharedAddrs(statuses []BrokerStatus) map[string][]int32 {
+	byAddr := map[string][]int32{}
+	for _, st := range statuses {
+		byAddr[st.Addr] = append(byAddr[st.Addr], st.ID)
+	}
+	var out map[string][]int32
+	for addr, ids := range byAddr {
+		if len(ids) > 1 {
+			if out == nil {
+				out = map[string][]int32{}
+			}
+			slices.Sort(ids)
+			out[addr] = ids
+		}
+	}
+	return out
+}
+
+// sharedAddrsFix names each address more than one broker advertises and
+// what to change; "" when there is none.
+func sharedAddrsFix(shared map[string][]int32) string {
+	var parts []string
+	for _, addr := range slices.Sorted(maps.Keys(shared)) {
+		parts = append(parts, fmt.Sprintf("brokers %s all advertise %s", joinIDs(shared[addr]), addr))
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return strings.Join(parts, "; ") + ": every broker must advertise an address of its own; set advertised.listeners " +
+		"(KAFKA_ADVERTISED_LISTENERS) of each of them to its own host and port (a copied setting is the usual cause) and restart it"
+}
+
+// joinIDs is "1, 2".
+func joinIDs(ids []int32) string {
+	s := make([]string, len(ids))
+	for i, id := range ids {
+		s[i] = strconv.Itoa(int(id))
+	}
+	return strings.Join(s, ", ")
 }
 
 // findCoordinatorVia asks b for group's coordinator; nil when the answer

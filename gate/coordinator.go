@@ -236,7 +236,7 @@ func (g *CoordinatorGate) findCoordinator(ctx context.Context, rep *CoordinatorR
 		select {
 		case <-ctx.Done():
 			return nil, true
-		case <-clk.After(200 * time.Millisecond):
+		case <-clk.After(jittered(200 * time.Millisecond)):
 		}
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"math/rand/v2"
 	"time"
 
 	"github.com/connect-init/connect-init/internal/clock"
@@ -15,6 +16,52 @@ const (
 	lookAgainEvery = 200 * time.Millisecond
 	waitLineEvery  = 5 * time.Second
 )
+
+// lookAgainJitter returns a number in [0,1) that spreads the pauses of the
+// steps' fixed-pace loops; a variable so that tests fix it.
+var lookAgainJitter = rand.Float64
+
+// jittered is d spread over [0.75, 1.25) of it: workers started together
+// (a compose up, a rolling update) do not look at the cluster in step,
+// and the pace stays bounded both ways (issue 48).
+func jittered(d time.Duration) time.Duration {
+	return time.Duration(float64(d) * (0.75 + 0.5*lookAgainJitter()))
+}
+
+// pace is the one rule of how often a wait loop of the gates looks
+// again: the first pause is first, each next one doubles, up to max, and
+// each is spread by jitter over [0.5, 1.5) of it (never above max), so
+// that N workers started together do not knock on a broker that starts
+// slowly in step. The doubling saturates at max: an unbounded one
+// overflowed time.Duration after about 38 looks, and the broker gate then
+// looked again at once, without end, burning a core and writing sarama's
+// "Failed to connect to broker" line per dial (issue 48).
+type pace struct {
+	first, max time.Duration
+	// jitter returns a number in [0,1); nil spreads nothing (0.5 is the
+	// middle of the range, the pause itself).
+	jitter func() float64
+	next   time.Duration
+}
+
+// wait returns the next pause: in [first/2, max], never zero.
+func (p *pace) wait() time.Duration {
+	if p.next <= 0 {
+		p.next = p.first
+	}
+	spread := 1.0
+	if p.jitter != nil {
+		spread = 0.5 + p.jitter()
+	}
+	d := min(time.Duration(float64(p.next)*spread), p.max)
+	if d <= 0 {
+		d = max(p.first, time.Millisecond)
+	}
+	if p.next < p.max {
+		p.next = min(2*p.next, p.max)
+	}
+	return d
+}
 
 // notYetGap is a look that found the cluster still at work without an
 // error code to show for it (a partition with no leader yet, a topic
@@ -54,7 +101,7 @@ func lookAgain[T any](ctx context.Context, clk clock.Clock, log *slog.Logger, st
 		select {
 		case <-ctx.Done():
 			return v, last
-		case <-clk.After(lookAgainEvery):
+		case <-clk.After(jittered(lookAgainEvery)):
 		}
 	}
 }

@@ -472,7 +472,7 @@ func (g *TopicGate) judgeFrom(ctx context.Context, clk clock.Clock, existing map
 			select {
 			case <-ctx.Done():
 				return rep, err // the last look's verdict: the deadline came first
-			case <-clk.After(200 * time.Millisecond):
+			case <-clk.After(jittered(200 * time.Millisecond)):
 			}
 			last := err
 			if ctx.Err() != nil {
@@ -735,7 +735,7 @@ func (g *TopicGate) describeTopicConfigs(ctx context.Context, existing map[strin
 		select {
 		case <-ctx.Done():
 			return out
-		case <-clk.After(100 * time.Millisecond):
+		case <-clk.After(jittered(100 * time.Millisecond)):
 		}
 	}
 }

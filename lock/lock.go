@@ -245,13 +245,13 @@ func incarnation() (string, error) {
 // openRetrying opens the lock topic, and opens it again while the failure
 // is one that waiting can change (no leader for the partition yet, a
 // broker that does not know the just-created topic, brokers unreachable
-// for a moment): every second, with a warning, until ctx ends or, with
+// for a moment): every second, with a warning every LogInterval, until ctx ends or, with
 // UnavailableAfter set, until the topic has been unavailable that long. A
 // topic of the wrong layout fails at once. It returns when the first
 // failure happened (zero if none), which the session keeps counting from.
 func (l *Lock) openRetrying(ctx context.Context) (recordLog, logBounds, time.Time, error) {
 	clk := l.cfg.Clock
-	var since time.Time
+	var since, warned time.Time
 	for {
 		log, b, err := l.open()
 		if err == nil {
@@ -269,7 +269,13 @@ func (l *Lock) openRetrying(ctx context.Context) (recordLog, logBounds, time.Tim
 		if ua := l.cfg.UnavailableAfter; ua > 0 && clk.Now().Sub(since) >= ua {
 			return nil, b, since, l.unavailable(ua, err)
 		}
-		l.log.Warn("the startup lock topic cannot be opened yet; retrying", "partition", 0, "error", err)
+		// One warning at the first failure and then every LogInterval:
+		// a line a second was 720 lines in the 12 minutes of a broker
+		// that starts slowly (issue 48).
+		if now := clk.Now(); warned.IsZero() || now.Sub(warned) >= l.cfg.LogInterval {
+			l.log.Warn("the startup lock topic cannot be opened yet; retrying", "partition", 0, "error", err)
+			warned = now
+		}
 		select {
 		case <-ctx.Done():
 			return nil, b, since, ctx.Err()

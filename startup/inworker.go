@@ -228,13 +228,20 @@ func childSettings(s settings.Settings) (params, secrets [][2]string) {
 // apply rewires command: a copy of the properties file with the wiring
 // appended (the user's file is never written), or CONNECT_* variables; and
 // the jar first on CLASSPATH, which Kafka's launch scripts keep.
-func (p *inWorkerPlan) apply(command *entrypoint.Command) error {
+// A failure after the secrets' hand-over was written removes it: no
+// worker starts to read it (issue 48).
+func (p *inWorkerPlan) apply(command *entrypoint.Command) (err error) {
 	props := p.props
 	if len(p.secrets) > 0 {
-		path, err := writeChildSecrets(p.secrets)
+		path, h, err := writeChildSecrets("lock", p.secrets)
 		if err != nil {
 			return err
 		}
+		defer func() {
+			if err != nil {
+				h.remove()
+			}
+		}()
 		props = append(slices.Clone(props), [2]string{providerPrefix + "param.env." + childSecretsParam, path})
 	}
 	props = append(slices.Clone(props), [2]string{gateProperty, gateRef})

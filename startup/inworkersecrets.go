@@ -22,13 +22,13 @@ import (
 // ProcessBuilder closes every descriptor above 2 in the processes it
 // starts, so nothing but a path survives two hand-overs. So run writes the
 // secret settings (CONNECT_INIT_REST_PASSWORD, CONNECT_INIT_REST_TOKEN)
-// into a file of its own, mode 0600 in a directory of mode 0700 made for
-// it, and passes only the file's path as a provider parameter; the child
-// reads the file once, before its settings, and removes it, so that the
-// secret rests on disk only until the worker's turn is asked for. A worker
-// whose child never runs (it failed before its provider) leaves the file in
-// the container's temporary directory, readable by its own user only, as
-// the environment variable it came from was.
+// into a hand-over file of its own (handover.go: /dev/shm when writable,
+// mode 0600 in a directory of mode 0700 made for it) and passes only the
+// file's path as a provider parameter; the child reads the file once,
+// before its settings, and removes it, so that the secret rests only until
+// the worker's turn is asked for. Run removes it when the worker does not
+// start; a worker whose child never runs (the JVM died before its
+// provider) leaves it until the next start of this user removes it.
 
 const (
 	// childSecretsParam is the provider parameter suffix naming the
@@ -40,30 +40,33 @@ const (
 	childSecretsEnv = workerconfig.OwnEnvPrefix + "LOCK_CHILD_SECRETS"
 	// childSecretsName is the file's name in its directory.
 	childSecretsName = "secrets.json"
-	// childSecretsDirPrefix starts the name of the file's directory.
-	childSecretsDirPrefix = "connect-init-lock-"
+	// childSecretsDirPrefix starts the name of the file's directory
+	// (handover.go).
+	childSecretsDirPrefix = handoverPrefix + "lock-"
 )
 
 // writeChildSecrets writes secrets (variable, value) into a new hand-over
-// file and returns its path.
-func writeChildSecrets(secrets [][2]string) (string, error) {
+// of kind (handover.go) and returns the file's path and the hand-over; on
+// failure nothing of it is left.
+func writeChildSecrets(kind string, secrets [][2]string) (string, *handover, error) {
 	m := make(map[string]string, len(secrets))
 	for _, kv := range secrets {
 		m[kv[0]] = kv[1]
 	}
 	b, err := json.Marshal(m)
 	if err != nil {
-		return "", fmt.Errorf("in-worker startup lock: encoding the child's secret settings: %w", err)
+		return "", nil, fmt.Errorf("in-worker startup lock: encoding the child's secret settings: %w", err)
 	}
-	dir, err := os.MkdirTemp("", childSecretsDirPrefix+"*")
+	h, err := newHandover(kind)
 	if err != nil {
-		return "", fmt.Errorf("in-worker startup lock: a directory for the child's secret settings: %w", err)
+		return "", nil, fmt.Errorf("in-worker startup lock: %w", err)
 	}
-	path := filepath.Join(dir, childSecretsName)
-	if err := os.WriteFile(path, b, 0o600); err != nil {
-		return "", fmt.Errorf("in-worker startup lock: writing the child's secret settings: %w", err)
+	path, err := h.write(childSecretsName, b)
+	if err != nil {
+		h.remove()
+		return "", nil, fmt.Errorf("in-worker startup lock: %w", err)
 	}
-	return path, nil
+	return path, h, nil
 }
 
 // LockChildEnv is the environment `lock acquire` reads its settings from:

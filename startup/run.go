@@ -94,11 +94,27 @@ func Run(ctx context.Context, inv Invocation) int {
 	if g.executable == nil {
 		g.executable = os.Executable
 	}
-	code := runSteps(ctx, startupSteps(g), st, inv.Log)
+	code := runStartup(ctx, g, st, inv.Log)
 	if code == exitcode.OK && !st.withExec {
 		// prepare's own line: its figure in make bench comes with the
 		// steps' breakdown too.
 		st.profile.Log(ctx, inv.Log, WherePrepare)
+	}
+	return code
+}
+
+// runStartup runs the steps over g. Before them, run removes the secrets
+// hand-overs of earlier starts whose worker is gone; after them, when the
+// worker did not start (any failure, the exec's included), it removes the
+// hand-overs it wrote: no child will read them (handover.go, issue 48).
+// When the exec succeeds, nothing here runs again.
+func runStartup(ctx context.Context, g gates, st *state, log *slog.Logger) int {
+	if st.withExec {
+		sweepStaleHandovers(log)
+	}
+	code := runSteps(ctx, startupSteps(g), st, log)
+	if code != exitcode.OK {
+		pending.removeAll()
 	}
 	return code
 }

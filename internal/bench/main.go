@@ -12,7 +12,8 @@
 // Compose's layout, bare beside connect-init; (6) `connect-init repair`
 // raising 50 partitions from 1 to 3 replicas;
 // (7) the plugins step's scan of real plugin directories; (8) `connect-init
-// apply`, the first and a no-op.
+// apply`, the first and a no-op; (9) what waiting 60 s for a broker that
+// does not answer costs, beside a JVM admin client.
 // Timings are reported, never asserted: the machine may be shared and slow.
 package main
 
@@ -63,7 +64,7 @@ func main() {
 	flag.IntVar(&o.bringupRuns, "bringup-runs", 2, "repetitions of each bring-up scenario (row 3)")
 	flag.IntVar(&o.restartRounds, "restart-rounds", defaultRestartRounds, "restarts of each variant in the restart rows (Swarm and Compose)")
 	flag.IntVar(&o.contenders, "contenders", 32, "startup-lock contenders (row 5)")
-	flag.StringVar(&o.only, "only", "", "comma-separated subset of rows to run: overhead,reaction,bringup,lockscale,swarm,restart,repair,plugins,apply (default all)")
+	flag.StringVar(&o.only, "only", "", "comma-separated subset of rows to run: overhead,reaction,bringup,lockscale,swarm,restart,repair,plugins,apply,waiting (default all)")
 	flag.BoolVar(&o.keep, "keep", false, "keep the work directory (logs of brokers, workers and connect-init)")
 	flag.StringVar(&o.baseline, "baseline", "", "another connect-init binary (e.g. built from an earlier commit): row 1a-base times its prepare beside row 1a's, in the same rounds")
 	flag.StringVar(&o.scenarios, "bringup-scenarios", "", "comma-separated subset of the bring-up scenarios (row 3: 3a,3b,3c,3d,3e,3f,3g,3h, or by name: bare (3a), exec (3b), default (3d), each (3h); default all): a shorter run that still alternates bare and the variants")
@@ -199,6 +200,7 @@ func run(ctx context.Context, o options) int {
 		{"repair", benchRepair},
 		{"plugins", benchPlugins},
 		{"apply", benchApply},
+		{"waiting", benchWaiting},
 	}
 	failed := false
 	for _, s := range steps {

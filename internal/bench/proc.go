@@ -34,8 +34,11 @@ func buildStatic(root, dir, pkg, name, ldflags string) (string, error) {
 type oneShot struct {
 	wall   time.Duration
 	maxRSS int64 // KiB, from rusage
-	code   int
-	out    string
+	// user and sys are the CPU time the process (and the children it
+	// waited for) used.
+	user, sys time.Duration
+	code      int
+	out       string
 }
 
 // timeRun runs argv with env to completion through the rusage helper and
@@ -66,10 +69,11 @@ func timeRun(ctx context.Context, argv, env []string) (oneShot, error) {
 	if rerr != nil || len(data) == 0 {
 		return r, fmt.Errorf("rusage helper failed (%v):\n%s", err, tailString(r.out, 2000))
 	}
-	if _, err := fmt.Sscanf(string(data), "%d %d %d", &wallNS, &r.maxRSS, &r.code); err != nil {
+	var userNS, sysNS int64
+	if _, err := fmt.Sscanf(string(data), "%d %d %d %d %d", &wallNS, &r.maxRSS, &r.code, &userNS, &sysNS); err != nil {
 		return r, fmt.Errorf("rusage helper result %q: %w", data, err)
 	}
-	r.wall = time.Duration(wallNS)
+	r.wall, r.user, r.sys = time.Duration(wallNS), time.Duration(userNS), time.Duration(sysNS)
 	return r, nil
 }
 

@@ -158,10 +158,9 @@ func (r *reader) logStart() error {
 	return nil
 }
 
-// fetch asks the partition's leader for the batches from r.next. A
-// cancelled ctx closes the connection, since a sarama Fetch cannot be
-// cancelled otherwise; a failed fetch refreshes the metadata so a moved
-// leader is found by the next read.
+// fetch asks the partition's leader for the batches from r.next; a
+// failed fetch refreshes the metadata so a moved leader is found by the
+// next read.
 func (r *reader) fetch(ctx context.Context) (*sarama.FetchResponseBlock, error) {
 	leader, err := r.client.Leader(r.topic, r.partition)
 	if err != nil {
@@ -175,9 +174,10 @@ func (r *reader) fetch(ctx context.Context) (*sarama.FetchResponseBlock, error) 
 	// where MinBytes 1 would hold the answer for MaxWaitTime.
 	req := &sarama.FetchRequest{Version: 11, MaxWaitTime: 100, MinBytes: 0, MaxBytes: maxFetchBytes, Isolation: level}
 	req.AddBlock(r.topic, r.partition, r.next, maxFetchBytes, -1)
-	stop := context.AfterFunc(ctx, func() { leader.Close() })
-	resp, err := leader.Fetch(req)
-	stop()
+	resp, err := fetchUntil(ctx, leader, req)
+	if ctx.Err() != nil && err != nil {
+		return nil, fmt.Errorf("read %s/%d at offset %d: fetch from broker %d: %w", r.topic, r.partition, r.next, leader.ID(), ctx.Err())
+	}
 	if err != nil {
 		_ = r.client.RefreshMetadata(r.topic)
 		return nil, fmt.Errorf("read %s/%d at offset %d: fetch from broker %d: %w", r.topic, r.partition, r.next, leader.ID(), err)
@@ -202,6 +202,32 @@ func (r *reader) fetch(ctx context.Context) (*sarama.FetchResponseBlock, error) 
 		}
 	}
 	return nil, fmt.Errorf("read %s/%d at offset %d: %w", r.topic, r.partition, r.next, block.Err)
+}
+
+// fetchUntil sends req to leader and returns its answer, or ctx's error
+// when ctx ends first. The connection is the client's, which other work
+// may share (one Kafka client for the group gate and the registry's read,
+// issue 48): it is never closed here. A sarama Fetch cannot be cancelled,
+// so the one ctx cut short goes on in the background and ends with its
+// answer (MaxWaitTime 100 ms) or the connection's read timeout; closing
+// the connection to end it at once failed the other role's requests on
+// it.
+func fetchUntil(ctx context.Context, leader *sarama.Broker, req *sarama.FetchRequest) (*sarama.FetchResponse, error) {
+	type answer struct {
+		resp *sarama.FetchResponse
+		err  error
+	}
+	done := make(chan answer, 1)
+	go func() {
+		resp, err := leader.Fetch(req)
+		done <- answer{resp, err}
+	}()
+	select {
+	case a := <-done:
+		return a.resp, a.err
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
 }
 
 // stable takes in what a read_committed answer says about transactions:

@@ -35,7 +35,14 @@ import (
 // INVALID_PRODUCER_EPOCH are "not yet" too: they speak of an idempotent
 // producer's own sequence state, which a leader change or an expired
 // producer id can make the broker forget, not of the topic, and the next
-// write (the startup lock's is one poll later) starts afresh; and
+// write (the startup lock's is one poll later) starts afresh;
+// UNKNOWN_SERVER_ERROR and INVALID_REQUEST are "not yet" too: a broker
+// answers them for an exception of its own it has no code for (a broker
+// restarting, a log directory failing over, a request racing a metadata
+// change), which the next look usually does not meet; the step's timeout
+// bounds the wait, and its message shows the last answer. As final
+// answers they stopped the startup lock, and the worker, on a broker's
+// hiccup that the lock had retried before (issue 48). And
 // CORRUPT_MESSAGE is final (no read of ours heals it by waiting). Every
 // other code is final: authorization failures, an invalid configuration,
 // replication factor or partition count, a policy violation, an existing
@@ -45,6 +52,8 @@ func Code(code sarama.KError) bool {
 	case sarama.ErrNoError:
 		return false
 	case sarama.ErrRebalanceInProgress, sarama.ErrOutOfOrderSequenceNumber, sarama.ErrUnknownProducerID, sarama.ErrInvalidProducerEpoch:
+		return true
+	case sarama.ErrUnknown, sarama.ErrInvalidRequest:
 		return true
 	case sarama.ErrInvalidMessage: // CORRUPT_MESSAGE
 		return false

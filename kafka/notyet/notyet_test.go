@@ -34,6 +34,8 @@ func TestCode(t *testing.T) {
 		{sarama.ErrOutOfOrderSequenceNumber, true, "an idempotent producer's sequence the broker lost after a leader change: the next write starts afresh"},
 		{sarama.ErrUnknownProducerID, true, "an expired producer id: the next write starts afresh"},
 		{sarama.ErrInvalidProducerEpoch, true, "a fenced producer epoch: the next write starts afresh"},
+		{sarama.ErrUnknown, true, "UNKNOWN_SERVER_ERROR: a broker's hiccup it has no code for; the step's timeout bounds the wait (issue 48)"},
+		{sarama.ErrInvalidRequest, true, "INVALID_REQUEST: answered for a request racing a change on the broker; the timeout bounds it (issue 48)"},
 		{sarama.ErrTopicAuthorizationFailed, false, "an ACL does not change by waiting"},
 		{sarama.ErrGroupAuthorizationFailed, false, "an ACL"},
 		{sarama.ErrClusterAuthorizationFailed, false, "an ACL"},
@@ -44,7 +46,6 @@ func TestCode(t *testing.T) {
 		{sarama.ErrInvalidGroupId, false, "a bad group.id"},
 		{sarama.ErrUnsupportedVersion, false, "the broker's version"},
 		{sarama.ErrInvalidMessage, false, "CORRUPT_MESSAGE: retriable in Kafka's list, final here"},
-		{sarama.ErrUnknown, false, "UNKNOWN_SERVER_ERROR"},
 	}
 	for _, c := range cases {
 		if got := Code(c.code); got != c.want {

@@ -2,7 +2,8 @@
 //
 //	rusage -o RESULT -- CMD ARGS...
 //
-// It writes "<wall ns> <maxrss KiB> <exit code>" to RESULT; the command's
+// It writes "<wall ns> <maxrss KiB> <exit code> <user ns> <system ns>" to
+// RESULT; the command's
 // output goes to rusage's stdout and stderr. The benchmark runs every timed
 // command through it because a child's rusage maxrss includes the RSS of
 // the process that forked it (Linux accounts the parent's memory map, which
@@ -43,7 +44,10 @@ func main() {
 	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
 		maxrss = ru.Maxrss
 	}
-	res := fmt.Sprintf("%d %d %d\n", wall.Nanoseconds(), maxrss, cmd.ProcessState.ExitCode())
+	// The CPU time, user and system, of the command and the children it
+	// waited for: what waiting costs (row 9).
+	res := fmt.Sprintf("%d %d %d %d %d\n", wall.Nanoseconds(), maxrss, cmd.ProcessState.ExitCode(),
+		cmd.ProcessState.UserTime().Nanoseconds(), cmd.ProcessState.SystemTime().Nanoseconds())
 	if err := os.WriteFile(*out, []byte(res), 0o644); err != nil {
 		fmt.Fprintln(os.Stderr, "rusage:", err)
 		os.Exit(127)

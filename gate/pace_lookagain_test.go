@@ -1,0 +1,41 @@
+package gate
+
+import (
+	"context"
+	"log/slog"
+	"testing"
+	"time"
+
+	"github.com/IBM/sarama"
+)
+
+// Waiting costs nothing (issue 48): lookAgain, the loop of the topics,
+// coordinator and plugins steps' reads, answered "not yet" for two hours
+// of injected time, looks every 150-250 ms (jittered) and writes one wait line
+// every 5 s.
+func TestLookAgainPace(t *testing.T) {
+	const horizon = 2 * time.Hour
+	limit := int(horizon/(lookAgainEvery*3/4)) + 10
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	clk := newHorizonClock(horizon, 2*limit, cancel)
+	logs := &countingHandler{}
+	looks := 0
+	_, err := lookAgain(ctx, clk, slog.New(logs), "topics", "a leader", true, func() (int, error) {
+		looks++
+		return 0, sarama.ErrLeaderNotAvailable
+	})
+	if err == nil {
+		t.Fatal("lookAgain: no error after the horizon")
+	}
+	if waited := clk.Now().Sub(clk.start); waited < horizon {
+		t.Fatalf("the loop stopped after %v of injected time, want %v", waited, horizon)
+	}
+	clk.assertPace(t, lookAgainEvery*3/4, int(time.Minute/(lookAgainEvery*3/4))+1)
+	if looks > limit {
+		t.Errorf("%d looks in %v, want at most %d", looks, horizon, limit)
+	}
+	if n, most := logs.count("waiting for the cluster to finish creating or moving"), int(horizon/waitLineEvery)+2; n > most {
+		t.Errorf("%d wait lines in %v, want at most %d", n, horizon, most)
+	}
+}
