@@ -612,12 +612,18 @@ func (g *GroupGate) describe(ctx context.Context) (d *sarama.GroupDescription, e
 		if err != nil {
 			return nil, fmt.Errorf("find coordinator of group %q: %w", g.GroupID, err)
 		}
-		stop := context.AfterFunc(ctx, func() { coord.Close() })
-		resp, err := coord.DescribeGroups(&sarama.DescribeGroupsRequest{Version: 5, Groups: []string{g.GroupID}})
-		stop()
+		// bounded, not a Close when ctx ends: the client is shared with
+		// the other role (issue 48), and sarama's Close waits for the
+		// request's read timeout anyway, then kills the connection under
+		// whoever else uses it.
+		resp, err := bounded(ctx, func() (*sarama.DescribeGroupsResponse, error) {
+			return coord.DescribeGroups(&sarama.DescribeGroupsRequest{Version: 5, Groups: []string{g.GroupID}})
+		})
 		if err != nil {
 			g.coordinator.Store(nil)
-			_ = g.Client.RefreshCoordinator(g.GroupID)
+			if ctx.Err() == nil {
+				_ = g.Client.RefreshCoordinator(g.GroupID)
+			}
 			return nil, fmt.Errorf("describe group %q at coordinator %d (%s): %w", g.GroupID, coord.ID(), coord.Addr(), err)
 		}
 		groups = resp.Groups
@@ -692,13 +698,30 @@ func (g *GroupGate) ConfigEndOffsets(ctx context.Context) (hw, lso int64, err er
 	if err != nil {
 		return -1, -1, fmt.Errorf("leader of config topic %q partition 0: %w", g.ConfigTopic, err)
 	}
-	stop := context.AfterFunc(ctx, func() { leader.Close() })
-	defer stop()
 	defer func() {
-		if err != nil {
+		if err != nil && ctx.Err() == nil {
 			_ = g.Client.RefreshMetadata(g.ConfigTopic)
 		}
 	}()
+	// bounded, not a Close when ctx ends: the connection is shared with
+	// the other role (issue 48).
+	e, err := bounded(ctx, func() ([2]int64, error) {
+		hw, lso, err := g.endOffsetsAt(leader)
+		return [2]int64{hw, lso}, err
+	})
+	if err != nil {
+		if ctx.Err() != nil && errors.Is(err, ctx.Err()) {
+			err = fmt.Errorf("end offsets of config topic %q: %w", g.ConfigTopic, err)
+		}
+		return -1, -1, err
+	}
+	return e[0], e[1], nil
+}
+
+// endOffsetsAt reads the config topic's high watermark and last stable
+// offset from its leader: one read_committed fetch, or the two
+// ListOffsets when the fetch's answer cannot tell (ConfigEndOffsets).
+func (g *GroupGate) endOffsetsAt(leader *sarama.Broker) (hw, lso int64, err error) {
 	req := &sarama.FetchRequest{Version: 11, MaxWaitTime: 0, MinBytes: 0, MaxBytes: 1, Isolation: sarama.ReadCommitted}
 	req.AddBlock(g.ConfigTopic, 0, 0, 1, -1)
 	resp, err := leader.Fetch(req)

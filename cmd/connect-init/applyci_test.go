@@ -224,8 +224,9 @@ func TestRESTOnlyPruneOfAnotherCluster(t *testing.T) {
 	if code != 2 || !strings.Contains(out, "refusing to prune through "+srv.URL) || !strings.Contains(out, "holds none of the 1 connectors") || len(fc.writes()) != 0 || fc.conns["theirs"] == nil {
 		t.Fatalf("prune of another cluster: exit %d, writes %q\n%s", code, fc.writes(), out)
 	}
-	// The dry run shows the plan (it writes nothing either way).
-	if code, out := apply("--dry-run", "--prune"); code != 0 || !strings.Contains(out, "- delete     theirs") {
+	// The dry run refuses as the apply does (issue 48): its plan is what
+	// the apply would do.
+	if code, out := apply("--dry-run", "--prune"); code != 2 || !strings.Contains(out, "refusing to prune through "+srv.URL) || len(fc.writes()) != 0 {
 		t.Fatalf("dry run: exit %d\n%s", code, out)
 	}
 	if code, out := apply(); code != 0 || fc.conns["mine"] == nil || fc.conns["theirs"] == nil {
