@@ -3,6 +3,7 @@ package gate
 import (
 	"context"
 	"log/slog"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -20,9 +21,12 @@ func TestLookAgainPace(t *testing.T) {
 	defer cancel()
 	clk := newHorizonClock(horizon, 2*limit, cancel)
 	logs := &countingHandler{}
-	looks := 0
+	// Atomic: lookAgain runs each look through bounded, whose goroutine
+	// may still be counting when ctx ends (bounded's contract: f must not
+	// write what the caller reads, so the count is synchronized).
+	var looks atomic.Int64
 	_, err := lookAgain(ctx, clk, slog.New(logs), "topics", "a leader", true, func() (int, error) {
-		looks++
+		looks.Add(1)
 		return 0, sarama.ErrLeaderNotAvailable
 	})
 	if err == nil {
@@ -32,8 +36,8 @@ func TestLookAgainPace(t *testing.T) {
 		t.Fatalf("the loop stopped after %v of injected time, want %v", waited, horizon)
 	}
 	clk.assertPace(t, lookAgainEvery*3/4, int(time.Minute/(lookAgainEvery*3/4))+1)
-	if looks > limit {
-		t.Errorf("%d looks in %v, want at most %d", looks, horizon, limit)
+	if n := int(looks.Load()); n > limit {
+		t.Errorf("%d looks in %v, want at most %d", n, horizon, limit)
 	}
 	if n, most := logs.count("waiting for the cluster to finish creating or moving"), int(horizon/waitLineEvery)+2; n > most {
 		t.Errorf("%d wait lines in %v, want at most %d", n, horizon, most)
