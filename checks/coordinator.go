@@ -113,11 +113,6 @@ func joinIDs(ids []int32) string {
 	return strings.Join(parts, ", ")
 }
 
-// CoordinatorChecks are the rules for the worker group's coordinator. The
-// rule lists are functions, each call a new list, so that no importer can
-// change the rules for the others.
-func CoordinatorChecks() []Check[Coordinator] { return slices.Clone(coordinatorChecks) }
-
 // coordinatorChecks is the table CoordinatorChecks returns: data, not code, so that one rule
 // reads as one entry (issue 49).
 var coordinatorChecks = []Check[Coordinator]{
@@ -179,6 +174,11 @@ var coordinatorChecks = []Check[Coordinator]{
 		},
 	},
 }
+
+// CoordinatorChecks are the rules for the worker group's coordinator. The
+// rule lists are functions, each call a new list, so that no importer can
+// change the rules for the others.
+func CoordinatorChecks() []Check[Coordinator] { return slices.Clone(coordinatorChecks) }
 
 // partitionText is the group's partition, or the hint the gate computed
 // (PartitionHint) when __consumer_offsets was not read.

@@ -106,13 +106,6 @@ func handedOver(g Group) bool {
 	return handover(g) && g.ForeignMembers == 0
 }
 
-// GroupChecks are the rules over the worker group as a whole. The group
-// gate refuses on their errors and doctor renders them; a claim by another
-// cluster is refused unless this cluster takes the group over on purpose
-// (CONNECT_INIT_GROUP_HANDOVER names that cluster's config topic) and no
-// member of that cluster is left in the group.
-func GroupChecks() []Check[Group] { return slices.Clone(groupChecks) }
-
 // groupChecks is the table GroupChecks returns: data, not code, so that one rule
 // reads as one entry (issue 49).
 var groupChecks = []Check[Group]{
@@ -207,17 +200,18 @@ var groupChecks = []Check[Group]{
 	},
 }
 
+// GroupChecks are the rules over the worker group as a whole. The group
+// gate refuses on their errors and doctor renders them; a claim by another
+// cluster is refused unless this cluster takes the group over on purpose
+// (CONNECT_INIT_GROUP_HANDOVER names that cluster's config topic) and no
+// member of that cluster is left in the group.
+func GroupChecks() []Check[Group] { return slices.Clone(groupChecks) }
+
 func claimEvidence(g Group) string {
 	c := g.Claim
 	return fmt.Sprintf("cluster registry %q: first claim at offset %d, %s, by %s (host %s); offset topic %q, status topic %q; our config topic %q",
 		orUnknown(c.Registry), c.Offset, c.FirstSeen.UTC().Format("2006-01-02T15:04:05Z"), orUnknown(c.URL), orUnknown(c.Host), c.OffsetTopic, c.StatusTopic, g.ConfigTopic)
 }
-
-// MemberChecks are the rules over one member of the worker group: a
-// member of another Connect cluster is refused (a worker joining beside it
-// makes one of the two clusters force rebalances forever, incident 1); one
-// that is only unproven is a warning, refused under CONNECT_INIT_STRICT.
-func MemberChecks() []Check[GroupMember] { return slices.Clone(memberChecks) }
 
 // memberChecks is the table MemberChecks returns: data, not code, so that one rule
 // reads as one entry (issue 49).
@@ -267,3 +261,9 @@ var memberChecks = []Check[GroupMember]{
 		},
 	},
 }
+
+// MemberChecks are the rules over one member of the worker group: a
+// member of another Connect cluster is refused (a worker joining beside it
+// makes one of the two clusters force rebalances forever, incident 1); one
+// that is only unproven is a warning, refused under CONNECT_INIT_STRICT.
+func MemberChecks() []Check[GroupMember] { return slices.Clone(memberChecks) }

@@ -104,9 +104,6 @@ func rebalanceDelayFix(r Rebalance) string {
 
 const rebalanceDelayFixUnmeasured = "set CONNECT_SCHEDULED_REBALANCE_MAX_DELAY_MS (scheduled.rebalance.max.delay.ms) a little above the time a replaced worker needs to start and join the group (doctor --watch measures it; docs/benchmarks.md, Rolling update, has the Swarm example's), so that a rolling update costs a departed worker's tasks that long instead of 5 minutes, and the returning worker still receives them"
 
-// RebalanceChecks are the rebalance-delay rules, for doctor.
-func RebalanceChecks() []Check[Rebalance] { return slices.Clone(rebalanceChecks) }
-
 // rebalanceChecks is the table RebalanceChecks returns: data, not code, so that one rule
 // reads as one entry (issue 49).
 var rebalanceChecks = []Check[Rebalance]{
@@ -149,3 +146,6 @@ var rebalanceChecks = []Check[Rebalance]{
 		Fix: rebalanceDelayFix,
 	},
 }
+
+// RebalanceChecks are the rebalance-delay rules, for doctor.
+func RebalanceChecks() []Check[Rebalance] { return slices.Clone(rebalanceChecks) }

@@ -59,10 +59,6 @@ func (t Topic) minISR() (int, bool) {
 	return n, err == nil
 }
 
-// TopicChecks are the rules for Connect's internal topics, in the order
-// they are reported.
-func TopicChecks() []Check[Topic] { return slices.Clone(topicChecks) }
-
 // topicChecks is the table TopicChecks returns: data, not code, so that one rule
 // reads as one entry (issue 49).
 var topicChecks = []Check[Topic]{
@@ -201,3 +197,7 @@ var topicChecks = []Check[Topic]{
 		},
 	},
 }
+
+// TopicChecks are the rules for Connect's internal topics, in the order
+// they are reported.
+func TopicChecks() []Check[Topic] { return slices.Clone(topicChecks) }
