@@ -86,42 +86,20 @@ func TakeLockProfiled(ctx context.Context, cfg *settings.Config, clients *kafka.
 		}
 		return nil, &gate.GateError{Gate: step.Lock, Err: err, Fix: fix}
 	}
-	waiterLease := lock.DefaultLease
-	if s.LockLease < waiterLease {
-		waiterLease = max(s.LockLease, lock.MinLease)
-	}
 	readiness := gate.NewWorkerReadiness(clients.Admin, cfg.GroupID, cfg.RESTClientTLS, cfg.Settings.RESTAuth())
-	l, err := lock.New(lock.Config{
-		Brokers:  cfg.BootstrapServers,
-		Sarama:   clients.MemberConfig,
-		Topic:    cfg.LockTopic,
-		Scope:    cfg.GroupID,
-		Identity: url,
-		URL:      url,
-		Permits:  s.LockPermits,
-		Lease:    waiterLease,
-		// Waiters look at the holder's readiness four times a second: a
-		// handoff then costs about 250 ms (1 s with the package default,
-		// which made 32 ready workers take 24 s to pass the lock).
-		PollInterval:     250 * time.Millisecond,
-		HoldLease:        max(s.LockLease, waiterLease),
-		UnavailableAfter: s.LockUnavailableAfter,
-		Logger:           log,
-		Clock:            clock.Or(clk),
-		Ready: func(ctx context.Context, h lock.Holder) (bool, error) {
-			ok, why, err := readiness.Ready(ctx, h.URL)
-			if ok && opener != nil && opener.holderReady(ctx) {
-				return false, nil // the group is open: Acquire is cancelled
-			}
-			if ok {
-				mu.Lock()
-				lastReady = clock.Or(clk).Now()
-				mu.Unlock()
-				log.Info("startup lock holder is ready", "holder", h.URL, "why", why, "held_for", h.HeldFor.Round(1e9).String())
-			}
-			return ok, err
-		},
-	})
+	l, err := lock.New(lockConfig(cfg, clients, log, clk, func(ctx context.Context, h lock.Holder) (bool, error) {
+		ok, why, err := readiness.Ready(ctx, h.URL)
+		if ok && opener != nil && opener.holderReady(ctx) {
+			return false, nil // the group is open: Acquire is cancelled
+		}
+		if ok {
+			mu.Lock()
+			lastReady = clock.Or(clk).Now()
+			mu.Unlock()
+			log.Info("startup lock holder is ready", "holder", h.URL, "why", why, "held_for", h.HeldFor.Round(1e9).String())
+		}
+		return ok, err
+	}))
 	if err != nil {
 		return nil, &settings.ConfigError{Setting: "CONNECT_INIT_LOCK_*", Problem: err.Error()}
 	}
@@ -136,22 +114,8 @@ func TakeLockProfiled(ctx context.Context, cfg *settings.Config, clients *kafka.
 		releaseReadyHolders(ctx, l, url, readiness, log)
 		return nil, nil
 	}
-	if errors.Is(err, lock.ErrUnavailable) {
-		// The policy of docs/startup-lock.md: a partial Kafka outage
-		// (one internal topic unwritable) must not become a Connect
-		// outage; a start without the lock costs at worst one more
-		// rebalance, which the lock only avoids.
-		log.Warn("STARTING WITHOUT THE STARTUP LOCK: the lock topic could not be written for CONNECT_INIT_LOCK_UNAVAILABLE_AFTER; check its partition's leader and in-sync replicas",
-			"lock_topic", cfg.LockTopic, "partition", 0, "after", s.LockUnavailableAfter.String(), "error", err)
-		return nil, nil
-	}
-	if errors.Is(err, lock.ErrRefused) {
-		// Not an outage: no wait changes it, and it is no reason to start
-		// without the lock (lockrefusal.go).
-		return nil, &gate.GateError{Gate: step.Lock, Err: fmt.Errorf("startup lock on topic %q: %w", s.LockTopic, err),
-			Fix: lockRefusalFix(clients.MemberConfig, cfg.BootstrapServers, cfg.LockTopic, err)}
-	} else if err != nil {
-		return nil, &gate.GateError{Gate: step.Lock, Err: fmt.Errorf("startup lock on topic %q: %w", s.LockTopic, err)}
+	if err != nil {
+		return nil, acquireError(cfg, clients, log, err)
 	}
 	// Only members the lock let through and that got ready are expected to
 	// answer: waiters and holders still starting have no REST server yet.
@@ -160,6 +124,58 @@ func TakeLockProfiled(ctx context.Context, cfg *settings.Config, clients *kafka.
 		ready = releasedAsReady(snap.Entries, url)
 	}
 	return ready, nil
+}
+
+// lockConfig is the startup lock of cfg's group, with ready as the
+// readiness of a holder.
+func lockConfig(cfg *settings.Config, clients *kafka.Clients, log *slog.Logger, clk clock.Clock, ready func(context.Context, lock.Holder) (bool, error)) lock.Config {
+	s := cfg.Settings
+	waiterLease := lock.DefaultLease
+	if s.LockLease < waiterLease {
+		waiterLease = max(s.LockLease, lock.MinLease)
+	}
+	return lock.Config{
+		Brokers:  cfg.BootstrapServers,
+		Sarama:   clients.MemberConfig,
+		Topic:    cfg.LockTopic,
+		Scope:    cfg.GroupID,
+		Identity: cfg.AdvertisedURL,
+		URL:      cfg.AdvertisedURL,
+		Permits:  s.LockPermits,
+		Lease:    waiterLease,
+		// Waiters look at the holder's readiness four times a second: a
+		// handoff then costs about 250 ms (1 s with the package default,
+		// which made 32 ready workers take 24 s to pass the lock).
+		PollInterval:     250 * time.Millisecond,
+		HoldLease:        max(s.LockLease, waiterLease),
+		UnavailableAfter: s.LockUnavailableAfter,
+		Logger:           log,
+		Clock:            clock.Or(clk),
+		Ready:            ready,
+	}
+}
+
+// acquireError is what a failed Acquire means for the start: nil when the
+// lock topic stayed unwritable (the start goes on without the lock, with
+// a warning), a refusal with its fix, or the failure.
+func acquireError(cfg *settings.Config, clients *kafka.Clients, log *slog.Logger, err error) error {
+	s := cfg.Settings
+	switch {
+	case errors.Is(err, lock.ErrUnavailable):
+		// The policy of docs/startup-lock.md: a partial Kafka outage
+		// (one internal topic unwritable) must not become a Connect
+		// outage; a start without the lock costs at worst one more
+		// rebalance, which the lock only avoids.
+		log.Warn("STARTING WITHOUT THE STARTUP LOCK: the lock topic could not be written for CONNECT_INIT_LOCK_UNAVAILABLE_AFTER; check its partition's leader and in-sync replicas",
+			"lock_topic", cfg.LockTopic, "partition", 0, "after", s.LockUnavailableAfter.String(), "error", err)
+		return nil
+	case errors.Is(err, lock.ErrRefused):
+		// Not an outage: no wait changes it, and it is no reason to start
+		// without the lock (lockrefusal.go).
+		return &gate.GateError{Gate: step.Lock, Err: fmt.Errorf("startup lock on topic %q: %w", s.LockTopic, err),
+			Fix: lockRefusalFix(clients.MemberConfig, cfg.BootstrapServers, cfg.LockTopic, err)}
+	}
+	return &gate.GateError{Gate: step.Lock, Err: fmt.Errorf("startup lock on topic %q: %w", s.LockTopic, err)}
 }
 
 // releaseReadyHolders releases, as a claim would have, every holder of the

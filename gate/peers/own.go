@@ -189,23 +189,7 @@ func (g Gate) checkOwn(ctx context.Context, own target, ours []*net.IPNet, addrE
 		}
 		ips = rips
 		r.Resolved = ipStrings(ips)
-		t := count(answers)
-		st, msg := verdict(own, t, ips)
-		tasks, service := g.serviceTasks(ctx, own.host, ours)
-		// Shared only on evidence of several tasks behind the name at once
-		// (several addresses, or a service's task list): one address
-		// answered by us and by another host may be a name moving over to
-		// us (a balancer's own answer, a change-over), which waiting ends.
-		if t.ours > 0 && t.other > 0 && shared == "" && (len(ips) > 1 || service) {
-			shared = msg
-		}
-		if st == StatusSelf && shared != "" {
-			st, msg = StatusOtherHost, "our advertised URL "+own.raw+" now leads to this container alone, but earlier in this check it was answered by this container and by another host in one round, so several tasks share the name (the others may be gone for now, refused by this same check, and come back when they restart): "+shared
-		}
-		if st == StatusSelf && len(tasks) > 1 {
-			st, msg = StatusOtherHost, fmt.Sprintf("our advertised URL %s names a Swarm service with %d tasks: tasks.%s resolves to %s, and every task of the service advertises the same URL, so requests meant for one worker reach another (a Swarm service with replicas > 1)",
-				own.raw, len(tasks), own.host, strings.Join(ipStrings(tasks), ", "))
-		}
+		st, msg, service := g.roundVerdict(ctx, own, count(answers), ips, ours, &shared)
 		if st == StatusSelf {
 			settle := sp.settle()
 			if !service || settle <= 0 {
@@ -250,6 +234,30 @@ func (g Gate) checkOwn(ctx context.Context, own target, ours []*net.IPNet, addrE
 	r.Error += "; " + evidence(own.host, ips, ours, addrErr)
 	r.Severity, r.Fix = sev, ownFix
 	return r
+}
+
+// roundVerdict is one round's verdict on our advertised URL from its
+// answers t and the addresses ips its name resolved to, and whether the
+// name is a Swarm service's. *shared keeps, once set, the first round
+// answered by us and by another host while several tasks were behind the
+// name: no later round undoes it. Shared only on evidence of several tasks
+// behind the name at once (several addresses, or a service's task list):
+// one address answered by us and by another host may be a name moving
+// over to us (a balancer's own answer, a change-over), which waiting ends.
+func (g Gate) roundVerdict(ctx context.Context, own target, t tally, ips []net.IP, ours []*net.IPNet, shared *string) (Status, string, bool) {
+	st, msg := verdict(own, t, ips)
+	tasks, service := g.serviceTasks(ctx, own.host, ours)
+	if t.ours > 0 && t.other > 0 && *shared == "" && (len(ips) > 1 || service) {
+		*shared = msg
+	}
+	if st == StatusSelf && *shared != "" {
+		st, msg = StatusOtherHost, "our advertised URL "+own.raw+" now leads to this container alone, but earlier in this check it was answered by this container and by another host in one round, so several tasks share the name (the others may be gone for now, refused by this same check, and come back when they restart): "+*shared
+	}
+	if st == StatusSelf && len(tasks) > 1 {
+		st, msg = StatusOtherHost, fmt.Sprintf("our advertised URL %s names a Swarm service with %d tasks: tasks.%s resolves to %s, and every task of the service advertises the same URL, so requests meant for one worker reach another (a Swarm service with replicas > 1)",
+			own.raw, len(tasks), own.host, strings.Join(ipStrings(tasks), ", "))
+	}
+	return st, msg, service
 }
 
 // serviceTasks looks up tasks.<host>, Docker's name for every task of a

@@ -1,0 +1,213 @@
+package gate
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"sync"
+
+	"github.com/IBM/sarama"
+
+	"github.com/connect-init/connect-init/kafka"
+)
+
+// The steps of one look of the brokers step (BrokerGate.Probe), each a
+// function of one screen: the side reads for later steps, the pings, the
+// cluster's registrations and mode, and the judgement of what was seen.
+
+// sideReads are the reads a look makes for the steps after it, beside its
+// own requests: the internal topics' settings (the topics step's first
+// look) and the group's coordinator (the coordinator step).
+type sideReads struct {
+	settings    chan *TopicSettings
+	coordinator chan *FoundCoordinator
+}
+
+// startSideReads starts them. Only a look that can be ready reads them:
+// the metadata lists the live brokers only, so one that lists fewer than
+// expected cannot, and its reads would be requests more at every look
+// while a broker is missing. FindCoordinator goes over the second
+// bootstrap server's connection when that one answers before the first
+// one's is free again (the settings go over that one, and sarama's
+// connection serves one request at a time); otherwise over the first's.
+func (g *BrokerGate) startSideReads(ctx context.Context, boot bootstrapAnswer) sideReads {
+	md, conn := boot.md, boot.conn
+	s := sideReads{settings: make(chan *TopicSettings, 1), coordinator: make(chan *FoundCoordinator, 1)}
+	settingsDone := make(chan struct{}) // closed once the settings' request is over
+	if g.ReadTopicSettings && len(g.Topics) > 0 && len(md.Brokers) >= g.Expected && showsAll(md, g.Topics) {
+		go func() {
+			defer close(settingsDone)
+			v, _ := bounded(ctx, func() (*TopicSettings, error) { return readTopicSettingsVia(conn.Broker, g.Topics), nil })
+			s.settings <- v
+		}()
+	} else {
+		close(settingsDone)
+		s.settings <- nil
+	}
+	if g.FindCoordinator == "" || len(md.Brokers) < g.Expected {
+		closeSpare(boot.spare)
+		s.coordinator <- nil
+		return s
+	}
+	go func() {
+		via := conn.Broker
+		select {
+		case c, ok := <-boot.spare:
+			if ok && c != nil {
+				defer c.Close()
+				via = c.Broker
+			}
+		case <-settingsDone:
+			closeSpare(boot.spare)
+		}
+		c, _ := bounded(ctx, func() (*FoundCoordinator, error) { return findCoordinatorVia(via, g.FindCoordinator), nil })
+		s.coordinator <- c
+	}()
+	return s
+}
+
+// wait returns what the side reads found (nil for what they did not read).
+func (s sideReads) wait() (*TopicSettings, *FoundCoordinator) {
+	return <-s.settings, <-s.coordinator
+}
+
+// pingSet is one ping per advertised address, whose reply every broker
+// advertising that address reads: a copied advertised.listeners makes two
+// brokers advertise one address, and a ping per broker had the second wait
+// on a bootstrap reply the first had taken, until the deadline (issue 48).
+type pingSet struct {
+	pending map[string]chan bootReply
+	replies map[string]bootReply
+}
+
+// pingAll pings every broker of the metadata at once (one after the other
+// they were rounds of connections on every start, issue 39).
+func (g *BrokerGate) pingAll(ctx context.Context, boot bootstrapAnswer) *pingSet {
+	p := &pingSet{pending: map[string]chan bootReply{}, replies: map[string]bootReply{}}
+	for _, b := range boot.md.Brokers {
+		addr := b.Addr()
+		if _, ok := p.pending[addr]; ok {
+			continue
+		}
+		ch := make(chan bootReply, 1)
+		p.pending[addr] = ch
+		go func() { ch <- g.pingUnlessAnswered(ctx, addr, boot.reached[addr]) }()
+	}
+	return p
+}
+
+// reply waits for the ping of addr, once; later calls get the same reply.
+func (p *pingSet) reply(addr string) bootReply {
+	r, ok := p.replies[addr]
+	if !ok {
+		r = <-p.pending[addr]
+		p.replies[addr] = r
+	}
+	return r
+}
+
+// clusterView is what a look asked of the cluster over the connection
+// that answered the metadata request: the registrations (DescribeCluster),
+// which tell fenced brokers from live ones and name those absent, and the
+// cluster's mode (KRaft or ZooKeeper), which words them and decides the
+// quorum's look.
+type clusterView struct {
+	regs                 []kafka.Registration
+	fencedKnown          bool
+	regErr               error
+	mode                 kafka.Mode
+	modeErr              error
+	regsAsked, modeAsked bool
+}
+
+// askCluster asks, beside the pings, the registrations (except with
+// ReadyOnMetadata) and the mode (for doctor: AskQuorum, which reports
+// it); each is asked otherwise only when the look is not ready. On a
+// healthy cluster each was a round trip of every start (issue 39).
+func (g *BrokerGate) askCluster(boot bootstrapAnswer) clusterView {
+	cv := clusterView{regsAsked: !g.ReadyOnMetadata || g.AskQuorum, modeAsked: g.AskQuorum}
+	var wg sync.WaitGroup
+	if cv.regsAsked {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			cv.regs, cv.fencedKnown, cv.regErr = kafka.DescribeClusterVia(boot.conn.Broker)
+		}()
+	}
+	if cv.modeAsked {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			cv.mode, cv.modeErr = kafka.ClusterModeVia(boot.conn.Broker, boot.addr)
+		}()
+	}
+	wg.Wait()
+	return cv
+}
+
+// askRegistrations asks the registrations of a look that is not ready
+// without them (ReadyOnMetadata).
+func (g *BrokerGate) askRegistrations(ctx context.Context, boot bootstrapAnswer, cv *clusterView) {
+	type registrations struct {
+		regs        []kafka.Registration
+		fencedKnown bool
+	}
+	r, err := bounded(ctx, func() (registrations, error) {
+		regs, fencedKnown, err := kafka.DescribeClusterVia(boot.conn.Broker)
+		return registrations{regs, fencedKnown}, err
+	})
+	cv.regs, cv.fencedKnown, cv.regErr, cv.regsAsked = r.regs, r.fencedKnown, err, true
+}
+
+// judge fills rep from what the look saw: the live (not fenced) brokers
+// of the metadata, each up when its ping answered, the views of those
+// that answered with metadata, the addresses several brokers advertise,
+// and whether the look is ready. It returns the live brokers' statuses,
+// sorted by id.
+func (g *BrokerGate) judge(rep *BrokerReport, md *sarama.MetadataResponse, cv clusterView, pings *pingSet) []BrokerStatus {
+	regs := cv.regs
+	if cv.regErr != nil {
+		regs = nil // an old broker without DescribeCluster: the metadata is all we know
+	}
+	rep.FencedKnown = cv.fencedKnown
+	fenced := map[int32]bool{}
+	for _, r := range regs {
+		fenced[r.ID] = fenced[r.ID] || r.Fenced
+	}
+	var statuses []BrokerStatus
+	for _, b := range md.Brokers {
+		if !fenced[b.ID()] { // a fenced broker's ping is not waited for
+			statuses = append(statuses, BrokerStatus{ID: b.ID(), Addr: b.Addr()})
+		}
+	}
+	rep.Views = nil
+	rep.SharedAddrs = sharedAddrs(statuses)
+	for i := range statuses {
+		g.judgeBroker(rep, &statuses[i], pings.reply(statuses[i].Addr))
+	}
+	sort.Slice(statuses, func(i, j int) bool { return statuses[i].ID < statuses[j].ID })
+	rep.Brokers = statuses
+	rep.Ready = len(statuses) >= g.Expected && rep.UpCount() == len(statuses) && rep.ControllerID >= 0
+	return statuses
+}
+
+// judgeBroker is one live broker's status from its ping's reply r.
+func (g *BrokerGate) judgeBroker(rep *BrokerReport, st *BrokerStatus, r bootReply) {
+	if ids := rep.SharedAddrs[st.Addr]; len(ids) > 1 {
+		// The answer at that address is one broker's: the others cannot
+		// be reached by any client (issue 48).
+		st.Err = fmt.Sprintf("brokers %s all advertise %s, so clients reach only one of them", joinIDs(ids), st.Addr)
+		return
+	}
+	if r.err != nil {
+		st.Err = kafka.ExplainWith(r.err, g.Config)
+		return
+	}
+	st.Up = true
+	if r.md != nil {
+		if rep.Views == nil {
+			rep.Views = map[int32]*sarama.MetadataResponse{}
+		}
+		rep.Views[st.ID] = r.md
+	}
+}
