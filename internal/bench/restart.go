@@ -45,14 +45,11 @@ const defaultRestartRounds = 7
 // alternate round by round; each restart's start-up profile line is kept
 // for the breakdown.
 func benchRestart(ctx context.Context, _ *bed, o options, rep *report) error {
-	progress("starting the container test bed (dockerd, swarm, image, 3 brokers as services)")
-	sctx, cancel := context.WithTimeout(ctx, 10*time.Minute)
-	cb, err := containerbed.Start(sctx)
-	cancel()
-	defer cb.Close()
+	cb, err := containerBed(ctx)
 	if err != nil {
 		return err
 	}
+	defer cb.Close()
 	script, err := restartScript()
 	if err != nil {
 		return err
@@ -70,30 +67,20 @@ func benchRestart(ctx context.Context, _ *bed, o options, rep *report) error {
 			return fmt.Errorf("%s: %w", v.id, err)
 		}
 	}
-	took := map[string][]float64{}
-	profs := map[string]profiles{}
-	for r := 0; r < o.restartRounds; r++ {
-		for i := range restartVariants {
-			v := restartVariants[(r+i)%len(restartVariants)]
-			d, logs, err := restartOnce(ctx, restartName(v))
-			if err != nil {
-				return fmt.Errorf("%s, round %d: %w", v.id, r+1, err)
-			}
-			progress("restart: %s round %d: stop → /health 200 in %s", v.id, r+1, d.Round(time.Millisecond))
-			took[v.id] = append(took[v.id], d.Seconds())
-			if profs[v.id] == nil {
-				profs[v.id] = profiles{}
-			}
-			profs[v.id].add(logs)
-		}
+	times, err := restartRounds(o.restartRounds, "swarm", func(v restartVariant) (time.Duration, string, error) {
+		return restartOnce(ctx, restartName(v))
+	})
+	if err != nil {
+		return err
 	}
-	restartRows(rep, "swarm", "Swarm (per-task address, replicas 2), one worker stopped (SIGTERM) and restarted by the restart policy", took, profs)
+	restartRows(rep, "swarm", "Swarm (per-task address, replicas 2), one worker stopped (SIGTERM) and restarted by the restart policy", times)
 	return benchRestartCompose(ctx, cb, o.restartRounds, rep)
 }
 
 // restartRows adds one row per variant (bare first) and the connect-init
 // variants' profile rows.
-func restartRows(rep *report, layout, what string, took map[string][]float64, profs map[string]profiles) {
+func restartRows(rep *report, layout, what string, times *restartTimes) {
+	took, profs := times.took, times.profs
 	bare := median(took["bare"])
 	for _, v := range restartVariants {
 		note := ""
@@ -139,67 +126,64 @@ func benchRestartCompose(ctx context.Context, cb *containerbed.Bed, rounds int, 
 		}
 		cancel()
 	}
-	took := map[string][]float64{}
-	profs := map[string]profiles{}
+	times, err := restartRounds(rounds, "compose", func(v restartVariant) (time.Duration, string, error) {
+		n := names(v)
+		return composeRestartOnce(ctx, n[:])
+	})
+	if err != nil {
+		return err
+	}
+	restartRows(rep, "compose", "Compose layout (one service per worker, its name advertised), one worker restarted (docker restart, as `docker compose restart`)", times)
+	return nil
+}
+
+// restartRounds runs rounds of one restart of every variant (restart),
+// the variants in an order that turns round by round, and records each.
+func restartRounds(rounds int, layout string, restart func(restartVariant) (time.Duration, string, error)) (*restartTimes, error) {
+	times := newRestartTimes()
 	for r := 0; r < rounds; r++ {
 		for i := range restartVariants {
 			v := restartVariants[(r+i)%len(restartVariants)]
-			n := names(v)
-			victim, survivor := oldestFirst(ctx, n[:])
-			rctx, cancel := context.WithTimeout(ctx, 5*time.Minute)
-			for !healthOK(rctx, victim, survivor) && rctx.Err() == nil {
-				time.Sleep(500 * time.Millisecond) // the survivor of the last round is serving again
-			}
-			start := time.Now()
-			if _, err := containerbed.Docker(rctx, "restart", "-t", "60", victim); err != nil {
-				cancel()
-				return fmt.Errorf("compose %s: %w", v.id, err)
-			}
-			loop := fmt.Sprintf(`while :; do case "$(bedctl http GET http://%s:8083/health 2>/dev/null)" in 200*) exit 0;; esac; sleep 0.1; done`, victim)
-			_, err := containerbed.Exec(rctx, survivor, "/bin/sh", "-c", loop)
-			d := time.Since(start)
-			out, _ := exec.CommandContext(rctx, "docker", "logs", "--since", start.Add(-time.Second).Format(time.RFC3339Nano), victim).CombinedOutput()
-			logs := string(out)
-			cancel()
+			d, logs, err := restart(v)
 			if err != nil {
-				return fmt.Errorf("compose %s, round %d: polling /health: %w", v.id, r+1, err)
+				return nil, fmt.Errorf("%s %s, round %d: %w", layout, v.id, r+1, err)
 			}
-			progress("restart: compose %s round %d: restart → /health 200 in %s", v.id, r+1, d.Round(time.Millisecond))
-			took[v.id] = append(took[v.id], d.Seconds())
-			if profs[v.id] == nil {
-				profs[v.id] = profiles{}
-			}
-			profs[v.id].add(logs)
+			progress("restart: %s %s round %d: /health 200 %s after the restart", layout, v.id, r+1, d.Round(time.Millisecond))
+			times.add(v.id, d, logs)
 		}
 	}
-	restartRows(rep, "compose", "Compose layout (one service per worker, its name advertised), one worker restarted (docker restart, as `docker compose restart`)", took, profs)
-	return nil
+	return times, nil
+}
+
+// composeRestartOnce restarts the one of the two workers that started
+// first (oldestFirst) as `docker compose restart` does, and returns the
+// time from the restart to its /health 200, asked from the other worker,
+// and its log since the restart.
+func composeRestartOnce(ctx context.Context, workers []string) (time.Duration, string, error) {
+	victim, survivor := oldestFirst(ctx, workers)
+	rctx, cancel := context.WithTimeout(ctx, 5*time.Minute)
+	defer cancel()
+	for !healthOK(rctx, victim, survivor) && rctx.Err() == nil {
+		time.Sleep(500 * time.Millisecond) // the survivor of the last round is serving again
+	}
+	start := time.Now()
+	if _, err := containerbed.Docker(rctx, "restart", "-t", "60", victim); err != nil {
+		return 0, "", err
+	}
+	_, err := containerbed.Exec(rctx, survivor, "/bin/sh", "-c", healthPoll(victim))
+	d := time.Since(start)
+	if err != nil {
+		return 0, "", fmt.Errorf("polling /health: %w", err)
+	}
+	out, _ := exec.CommandContext(rctx, "docker", "logs", "--since", start.Add(-time.Second).Format(time.RFC3339Nano), victim).CombinedOutput()
+	return d, string(out), nil
 }
 
 // composeWorker starts one worker container of the Compose layout.
 func composeWorker(ctx context.Context, cb *containerbed.Bed, v restartVariant, name, group string) error {
 	args := []string{"run", "-d", "--name", name, "--hostname", name, "--network", containerbed.Network, "--label", containerbed.Label,
 		"--restart", "unless-stopped", "--stop-timeout", "60"}
-	env := []string{
-		"CONNECT_BOOTSTRAP_SERVERS=" + cb.Brokers.Bootstrap,
-		"CONNECT_GROUP_ID=" + group,
-		"CONNECT_CONFIG_STORAGE_TOPIC=_" + group + "-configs",
-		"CONNECT_OFFSET_STORAGE_TOPIC=_" + group + "-offsets",
-		"CONNECT_STATUS_STORAGE_TOPIC=_" + group + "-status",
-		"CONNECT_CONFIG_STORAGE_REPLICATION_FACTOR=3",
-		"CONNECT_OFFSET_STORAGE_REPLICATION_FACTOR=3",
-		"CONNECT_STATUS_STORAGE_REPLICATION_FACTOR=3",
-		"CONNECT_OFFSET_STORAGE_PARTITIONS=3",
-		"CONNECT_STATUS_STORAGE_PARTITIONS=2",
-		"CONNECT_KEY_CONVERTER=org.apache.kafka.connect.json.JsonConverter",
-		"CONNECT_VALUE_CONVERTER=org.apache.kafka.connect.json.JsonConverter",
-		"CONNECT_PLUGIN_PATH=/usr/share/filestream-connectors",
-		"CONNECT_INIT_EXPECTED_BROKERS=3",
-		"CONNECT_REST_ADVERTISED_HOST_NAME=" + name,
-	}
-	for _, e := range append(env, v.env...) {
-		args = append(args, "--env", e)
-	}
+	args = append(args, envArgs(composeEnv(cb, v, name, group))...)
 	if v.bare {
 		args = append(args, "--entrypoint", "/etc/confluent/docker/run")
 	}
@@ -209,16 +193,32 @@ func composeWorker(ctx context.Context, cb *containerbed.Bed, v restartVariant, 
 	return err
 }
 
+// composeEnv is the settings of worker name of a Compose-layout variant
+// in group: the group's, the plugins, its name advertised, the variant's.
+func composeEnv(cb *containerbed.Bed, v restartVariant, name, group string) []string {
+	env := append(groupEnv(cb, group),
+		"CONNECT_PLUGIN_PATH=/usr/share/filestream-connectors",
+		"CONNECT_REST_ADVERTISED_HOST_NAME="+name)
+	return append(env, v.env...)
+}
+
+// serviceEnv is the settings of a Swarm variant's service name, whose
+// name is also its group's: the group's, the plugins, a rebalance delay
+// that outlasts a restart, its tasks as peers, the variant's.
+func serviceEnv(cb *containerbed.Bed, v restartVariant, name string) []string {
+	env := append(groupEnv(cb, name),
+		"CONNECT_PLUGIN_PATH=/usr/share/filestream-connectors",
+		"CONNECT_SCHEDULED_REBALANCE_MAX_DELAY_MS=60000",
+		"CONNECT_INIT_PEERS=tasks."+name+":8083")
+	return append(env, v.env...)
+}
+
 func restartName(v restartVariant) string { return containerbed.StackPrefix + "-restart-" + v.id }
 
 // restartScript is the example stack's entrypoint script, unescaped as
 // `docker stack deploy` unescapes it.
 func restartScript() (string, error) {
-	example, err := readExample()
-	if err != nil {
-		return "", err
-	}
-	s, err := exampleScript(example)
+	s, err := exampleEntrypoint()
 	if err != nil {
 		return "", err
 	}
@@ -248,27 +248,7 @@ func restartService(ctx context.Context, cb *containerbed.Bed, v restartVariant,
 		// configured peer on every start). The example's timings, with
 		// the address given to the check as the entrypoint finds it.
 		"--health-cmd", healthWithAddress, "--health-interval", "10s", "--health-timeout", "10s", "--health-retries", "6", "--health-start-period", "6m")
-	env := []string{
-		"CONNECT_BOOTSTRAP_SERVERS=" + cb.Brokers.Bootstrap,
-		"CONNECT_GROUP_ID=" + name,
-		"CONNECT_CONFIG_STORAGE_TOPIC=_" + name + "-configs",
-		"CONNECT_OFFSET_STORAGE_TOPIC=_" + name + "-offsets",
-		"CONNECT_STATUS_STORAGE_TOPIC=_" + name + "-status",
-		"CONNECT_CONFIG_STORAGE_REPLICATION_FACTOR=3",
-		"CONNECT_OFFSET_STORAGE_REPLICATION_FACTOR=3",
-		"CONNECT_STATUS_STORAGE_REPLICATION_FACTOR=3",
-		"CONNECT_OFFSET_STORAGE_PARTITIONS=3",
-		"CONNECT_STATUS_STORAGE_PARTITIONS=2",
-		"CONNECT_KEY_CONVERTER=org.apache.kafka.connect.json.JsonConverter",
-		"CONNECT_VALUE_CONVERTER=org.apache.kafka.connect.json.JsonConverter",
-		"CONNECT_PLUGIN_PATH=/usr/share/filestream-connectors",
-		"CONNECT_SCHEDULED_REBALANCE_MAX_DELAY_MS=60000",
-		"CONNECT_INIT_EXPECTED_BROKERS=3",
-		"CONNECT_INIT_PEERS=tasks." + name + ":8083",
-	}
-	for _, e := range append(env, v.env...) {
-		args = append(args, "--env", e)
-	}
+	args = append(args, envArgs(serviceEnv(cb, v, name))...)
 	args = append(args, "--entrypoint", "/bin/sh", cb.Image, "-c", script, "connect-worker", "/etc/confluent/docker/run")
 	progress("restart: creating %s", name)
 	_, err := containerbed.Docker(ctx, args...)
@@ -341,11 +321,7 @@ func restartOnce(ctx context.Context, service string) (time.Duration, string, er
 			}
 		}
 	}
-	// One exec that polls from inside the network every 100 ms: the
-	// docker exec's own cost is paid once, before the replacement can
-	// answer.
-	loop := fmt.Sprintf(`while :; do case "$(bedctl http GET http://%s:8083/health 2>/dev/null)" in 200*) exit 0;; esac; sleep 0.1; done`, ip)
-	if _, err := containerbed.Exec(rctx, survivor, "/bin/sh", "-c", loop); err != nil {
+	if _, err := containerbed.Exec(rctx, survivor, "/bin/sh", "-c", healthPoll(ip)); err != nil {
 		return 0, "", fmt.Errorf("polling %s's /health: %w\n%s", ip, err, containerbed.ContainerLogs(context.Background(), fresh))
 	}
 	took := time.Since(start)

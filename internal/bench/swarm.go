@@ -19,19 +19,12 @@ import (
 // examples/swarm/stack.yml does) to one stable generation of 4 members,
 // through connect-init and with the bare entrypoint, in the same run.
 func benchSwarm(ctx context.Context, _ *bed, _ options, rep *report) error {
-	progress("starting the container test bed (dockerd, swarm, image, 3 brokers as services)")
-	sctx, cancel := context.WithTimeout(ctx, 10*time.Minute)
-	cb, err := containerbed.Start(sctx)
-	cancel()
+	cb, err := containerBed(ctx)
+	if err != nil {
+		return err
+	}
 	defer cb.Close()
-	if err != nil {
-		return err
-	}
-	example, err := readExample()
-	if err != nil {
-		return err
-	}
-	script, err := exampleScript(example)
+	script, err := exampleEntrypoint()
 	if err != nil {
 		return err
 	}
@@ -48,6 +41,27 @@ func benchSwarm(ctx context.Context, _ *bed, _ options, rep *report) error {
 			fmt.Sprintf("%d distinct generations joined", gens))
 	}
 	return nil
+}
+
+// exampleEntrypoint is the example stack's entrypoint script, still
+// escaped for stack deploy.
+func exampleEntrypoint() (string, error) {
+	example, err := readExample()
+	if err != nil {
+		return "", err
+	}
+	return exampleScript(example)
+}
+
+// yamlEnv is env (NAME=value) as the lines of a stack file's environment
+// map, each value quoted.
+func yamlEnv(env []string) string {
+	lines := make([]string, len(env))
+	for i, e := range env {
+		k, v, _ := strings.Cut(e, "=")
+		lines[i] = fmt.Sprintf("      %s: %q", k, v)
+	}
+	return strings.Join(lines, "\n")
 }
 
 // readExample reads examples/swarm/stack.yml (the bench runs from the
@@ -94,20 +108,7 @@ services:
       - connect-worker
       - /etc/confluent/docker/run
     environment:
-      CONNECT_BOOTSTRAP_SERVERS: %s
-      CONNECT_GROUP_ID: %s
-      CONNECT_CONFIG_STORAGE_TOPIC: _%s-configs
-      CONNECT_OFFSET_STORAGE_TOPIC: _%s-offsets
-      CONNECT_STATUS_STORAGE_TOPIC: _%s-status
-      CONNECT_CONFIG_STORAGE_REPLICATION_FACTOR: "3"
-      CONNECT_OFFSET_STORAGE_REPLICATION_FACTOR: "3"
-      CONNECT_STATUS_STORAGE_REPLICATION_FACTOR: "3"
-      CONNECT_OFFSET_STORAGE_PARTITIONS: "3"
-      CONNECT_STATUS_STORAGE_PARTITIONS: "2"
-      CONNECT_KEY_CONVERTER: org.apache.kafka.connect.json.JsonConverter
-      CONNECT_VALUE_CONVERTER: org.apache.kafka.connect.json.JsonConverter
-      CONNECT_INIT_EXPECTED_BROKERS: "3"
-      CONNECT_INIT_PEERS: tasks.connect:8083
+%s
     networks: [kafka]
     deploy:
       replicas: 4
@@ -117,7 +118,7 @@ services:
 networks:
   kafka:
     external: true
-`, cb.Image, indented, cb.Brokers.Bootstrap, group, group, group, group)
+`, cb.Image, indented, yamlEnv(append(groupEnv(cb, group), "CONNECT_INIT_PEERS=tasks.connect:8083")))
 	file := filepath.Join(cb.Dir, group+".yml")
 	if err := os.WriteFile(file, []byte(stack), 0o644); err != nil {
 		return 0, 0, err

@@ -1,0 +1,44 @@
+package main
+
+import (
+	"slices"
+	"testing"
+
+	"github.com/connect-init/connect-init/internal/containerbed"
+)
+
+// Every container row's workers get the one group's settings (groupEnv),
+// then their own and the variant's.
+func TestRowsShareTheGroupSettings(t *testing.T) {
+	cb := &containerbed.Bed{Brokers: &containerbed.Brokers{Bootstrap: "kafka-1:9092"}}
+	exec := restartVariants[2]
+	group := groupEnv(cb, "g")
+	for _, c := range []struct {
+		name string
+		env  []string
+		own  []string
+	}{
+		{"swarm service", serviceEnv(cb, exec, "g"), []string{"CONNECT_INIT_PEERS=tasks.g:8083", "CONNECT_SCHEDULED_REBALANCE_MAX_DELAY_MS=60000", "CONNECT_INIT_LOCK_MODE=exec"}},
+		{"compose worker", composeEnv(cb, exec, "g-1", "g"), []string{"CONNECT_REST_ADVERTISED_HOST_NAME=g-1", "CONNECT_INIT_LOCK_MODE=exec"}},
+	} {
+		for _, e := range append(slices.Clone(group), c.own...) {
+			if !slices.Contains(c.env, e) {
+				t.Errorf("%s: no %s in %v", c.name, e, c.env)
+			}
+		}
+	}
+	for _, e := range []string{"CONNECT_BOOTSTRAP_SERVERS=kafka-1:9092", "CONNECT_GROUP_ID=g", "CONNECT_CONFIG_STORAGE_TOPIC=_g-configs"} {
+		if !slices.Contains(group, e) {
+			t.Errorf("groupEnv has no %s: %v", e, group)
+		}
+	}
+}
+
+// The swarm row's stack file takes the same settings as YAML lines.
+func TestYAMLEnv(t *testing.T) {
+	got := yamlEnv([]string{"CONNECT_GROUP_ID=g", "CONNECT_OFFSET_STORAGE_PARTITIONS=3", "X=a=b"})
+	want := "      CONNECT_GROUP_ID: \"g\"\n      CONNECT_OFFSET_STORAGE_PARTITIONS: \"3\"\n      X: \"a=b\""
+	if got != want {
+		t.Errorf("yamlEnv = %q, want %q", got, want)
+	}
+}
