@@ -56,16 +56,7 @@ func PropertyNameDebezium(envName string) (prop string, ok bool) {
 	if raw == "" {
 		return "", false
 	}
-	b := []byte(raw)
-	for i, c := range b {
-		switch {
-		case c >= 'A' && c <= 'Z':
-			b[i] = c + 'a' - 'A'
-		case c == '_':
-			b[i] = '.'
-		}
-	}
-	return string(b), true
+	return debeziumTr(raw), true
 }
 
 // EnvNameFor is the variable that sets prop under flavour f: the inverse

@@ -78,17 +78,10 @@ func AdvertisedURL(p Properties) (string, error) {
 // listener port 0 (the real port is only known once the worker is bound),
 // and for an advertised scheme other than http or https.
 func (o RESTOptions) AdvertisedURL(p Properties) (string, error) {
-	ls, err := o.listeners(p)
+	scheme, conn, first, err := o.advertisedListener(p)
 	if err != nil {
 		return "", err
 	}
-	scheme, err := advertisedScheme(p)
-	if err != nil {
-		return "", err
-	}
-	conn := findListener(ls, scheme)
-	first := ls[0]
-
 	hostPart, err := o.advertisedHost(p, conn, first)
 	if err != nil {
 		return "", err
@@ -150,10 +143,7 @@ func advertisedPort(p Properties, conn *listener, first listener) (int, error) {
 		}
 		port = int(n)
 	} else {
-		l := first
-		if conn != nil {
-			l = *conn
-		}
+		l := conn.or(first)
 		if l.port == 0 {
 			return 0, &Error{Property: "listeners", Problem: "uses port 0, so the advertised port is only known once the worker has bound it", Value: p["listeners"],
 				Fix: "use a fixed port or set rest.advertised.port"}
@@ -161,6 +151,30 @@ func advertisedPort(p Properties, conn *listener, first listener) (int, error) {
 		port = l.port
 	}
 	return port, nil
+}
+
+// advertisedListener is the scheme the worker advertises
+// (advertisedScheme), the first listener with that scheme (conn, nil when
+// none has it) and the first listener: what both the advertised and the
+// local URL are made of.
+func (o RESTOptions) advertisedListener(p Properties) (scheme string, conn *listener, first listener, err error) {
+	ls, err := o.listeners(p)
+	if err != nil {
+		return "", nil, listener{}, err
+	}
+	if scheme, err = advertisedScheme(p); err != nil {
+		return "", nil, listener{}, err
+	}
+	return scheme, findListener(ls, scheme), ls[0], nil
+}
+
+// or is l, or first when l is nil: the listener whose port Connect
+// advertises and binds.
+func (l *listener) or(first listener) listener {
+	if l == nil {
+		return first
+	}
+	return *l
 }
 
 // LocalRESTURL is RESTOptions{}.LocalRESTURL.
@@ -177,18 +191,11 @@ func LocalRESTURL(p Properties) (string, error) {
 // used. For https the certificate will not name 127.0.0.1; verify it against
 // the advertised host name instead.
 func (o RESTOptions) LocalRESTURL(p Properties) (string, error) {
-	ls, err := o.listeners(p)
+	_, conn, first, err := o.advertisedListener(p)
 	if err != nil {
 		return "", err
 	}
-	scheme, err := advertisedScheme(p)
-	if err != nil {
-		return "", err
-	}
-	l := ls[0]
-	if c := findListener(ls, scheme); c != nil {
-		l = *c
-	}
+	l := conn.or(first)
 	if l.port == 0 {
 		return "", &Error{Property: "listeners", Problem: "uses port 0, so the local REST port cannot be known in advance", Value: p["listeners"], Fix: "use a fixed port"}
 	}
