@@ -80,24 +80,10 @@ type bootstrapAnswer struct {
 	// reached has, per bootstrap address, the outcome of its request;
 	// each channel gets one value.
 	reached map[string]chan bootReply
-	// spare gets the connection of the second server that answered, and
-	// is closed once every server has answered (empty when none other
-	// did); whoever receives a connection closes it. Set with conn.
-	spare chan *kafka.Conn
 	// errs and permanent say why none answered: per address, and whether
 	// every one of them refused us for good.
 	errs      map[string]string
 	permanent bool
-}
-
-// closeSpare closes the spare connection when it comes, for a probe
-// that did not take it.
-func closeSpare(spare <-chan *kafka.Conn) {
-	go func() {
-		if c, ok := <-spare; ok && c != nil {
-			c.Close()
-		}
-	}()
 }
 
 // bootstrapMetadata asks all bootstrap servers in parallel and keeps the
@@ -149,25 +135,16 @@ func (g *BrokerGate) bootstrapMetadata(ctx context.Context) bootstrapAnswer {
 		if r.err == nil {
 			ans.md, ans.addr, ans.conn, ans.errs, ans.permanent = r.md, r.addr, r.conn, nil, false
 			// The rest answer in the background: their outcomes are the
-			// pings of their brokers; the second one's connection is the
-			// spare, the others' are not needed.
-			ans.spare = make(chan *kafka.Conn, 1)
-			go func(left int, spare chan<- *kafka.Conn) {
-				defer close(spare)
-				offered := false
+			// pings of their brokers, and their connections are not needed.
+			go func(left int) {
 				for range left {
 					r := <-results
 					if r.conn != nil {
-						if offered {
-							r.conn.Close()
-						} else {
-							spare <- r.conn
-							offered = true
-						}
+						r.conn.Close()
 					}
 					ans.reached[r.addr] <- bootReply{r.md, r.err}
 				}
-			}(len(addrs)-n-1, ans.spare)
+			}(len(addrs) - n - 1)
 			return ans
 		}
 		ans.errs[r.addr] = kafka.ExplainWith(r.err, g.Config)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/IBM/sarama"
 
+	"github.com/connect-init/connect-init/future"
 	"github.com/connect-init/connect-init/kafka"
 )
 
@@ -15,60 +16,40 @@ import (
 // function of one screen: the side reads for later steps, the pings, the
 // cluster's registrations and mode, and the judgement of what was seen.
 
-// sideReads are the reads a look makes for the steps after it, beside its
-// own requests: the internal topics' settings (the topics step's first
-// look) and the group's coordinator (the coordinator step).
-type sideReads struct {
-	settings    chan *TopicSettings
-	coordinator chan *FoundCoordinator
+// sideFound is what a look read for the steps after it, beside its own
+// requests: the internal topics' settings (the topics step's first look)
+// and the group's coordinator (the coordinator and group steps); nil for
+// what it did not read.
+type sideFound struct {
+	settings    *TopicSettings
+	coordinator *FoundCoordinator
 }
 
-// startSideReads starts them. Only a look that can be ready reads them:
-// the metadata lists the live brokers only, so one that lists fewer than
-// expected cannot, and its reads would be requests more at every look
-// while a broker is missing. FindCoordinator goes over the second
-// bootstrap server's connection when that one answers before the first
-// one's is free again (the settings go over that one, and sarama's
-// connection serves one request at a time); otherwise over the first's.
-func (g *BrokerGate) startSideReads(ctx context.Context, boot bootstrapAnswer) sideReads {
-	md, conn := boot.md, boot.conn
-	s := sideReads{settings: make(chan *TopicSettings, 1), coordinator: make(chan *FoundCoordinator, 1)}
-	settingsDone := make(chan struct{}) // closed once the settings' request is over
-	if g.ReadTopicSettings && len(g.Topics) > 0 && len(md.Brokers) >= g.Expected && showsAll(md, g.Topics) {
-		go func() {
-			defer close(settingsDone)
-			v, _ := bounded(ctx, func() (*TopicSettings, error) { return readTopicSettingsVia(conn.Broker, g.Topics), nil })
-			s.settings <- v
-		}()
-	} else {
-		close(settingsDone)
-		s.settings <- nil
+// startSideReads starts them, one after the other over the connection that
+// answered the metadata request (sarama's connection serves one request at
+// a time: Broker.sendAndReceive holds the broker's lock over the round
+// trip, so two on it would queue anyway). Only a look that can be ready
+// reads them: the metadata lists the live brokers only, so one that lists
+// fewer than expected cannot, and its reads would be requests more at
+// every look while a broker is missing.
+func (g *BrokerGate) startSideReads(ctx context.Context, boot bootstrapAnswer) *future.Future[sideFound] {
+	md, b := boot.md, boot.conn.Broker
+	complete := len(md.Brokers) >= g.Expected
+	readSettings := g.ReadTopicSettings && len(g.Topics) > 0 && complete && showsAll(md, g.Topics)
+	findCoordinator := g.FindCoordinator != "" && complete
+	if !readSettings && !findCoordinator {
+		return future.Done(sideFound{}, nil)
 	}
-	if g.FindCoordinator == "" || len(md.Brokers) < g.Expected {
-		closeSpare(boot.spare)
-		s.coordinator <- nil
-		return s
-	}
-	go func() {
-		via := conn.Broker
-		select {
-		case c, ok := <-boot.spare:
-			if ok && c != nil {
-				defer c.Close()
-				via = c.Broker
-			}
-		case <-settingsDone:
-			closeSpare(boot.spare)
+	return future.Go(ctx, func(ctx context.Context) (sideFound, error) {
+		var found sideFound
+		if readSettings {
+			found.settings, _ = bounded(ctx, func() (*TopicSettings, error) { return readTopicSettingsVia(b, g.Topics), nil })
 		}
-		c, _ := bounded(ctx, func() (*FoundCoordinator, error) { return findCoordinatorVia(via, g.FindCoordinator), nil })
-		s.coordinator <- c
-	}()
-	return s
-}
-
-// wait returns what the side reads found (nil for what they did not read).
-func (s sideReads) wait() (*TopicSettings, *FoundCoordinator) {
-	return <-s.settings, <-s.coordinator
+		if findCoordinator {
+			found.coordinator, _ = bounded(ctx, func() (*FoundCoordinator, error) { return findCoordinatorVia(b, g.FindCoordinator), nil })
+		}
+		return found, nil
+	})
 }
 
 // pingSet is one ping per advertised address, whose reply every broker
@@ -160,11 +141,11 @@ func (g *BrokerGate) askRegistrations(ctx context.Context, boot bootstrapAnswer,
 }
 
 // judge fills rep from what the look saw: the live (not fenced) brokers
-// of the metadata, each up when its ping answered, the views of those
-// that answered with metadata, the addresses several brokers advertise,
-// and whether the look is ready. It returns the live brokers' statuses,
-// sorted by id.
-func (g *BrokerGate) judge(rep *BrokerReport, md *sarama.MetadataResponse, cv clusterView, pings *pingSet) []BrokerStatus {
+// of the metadata, each up when its ping answered, the addresses several
+// brokers advertise, and whether the look is ready. It returns the live
+// brokers' statuses, sorted by id, and the views of those that answered
+// with metadata (for the hand-off).
+func (g *BrokerGate) judge(rep *BrokerReport, md *sarama.MetadataResponse, cv clusterView, pings *pingSet) ([]BrokerStatus, map[int32]*sarama.MetadataResponse) {
 	regs := cv.regs
 	if cv.regErr != nil {
 		regs = nil // an old broker without DescribeCluster: the metadata is all we know
@@ -180,34 +161,36 @@ func (g *BrokerGate) judge(rep *BrokerReport, md *sarama.MetadataResponse, cv cl
 			statuses = append(statuses, BrokerStatus{ID: b.ID(), Addr: b.Addr()})
 		}
 	}
-	rep.Views = nil
+	var views map[int32]*sarama.MetadataResponse
 	rep.SharedAddrs = sharedAddrs(statuses)
 	for i := range statuses {
-		g.judgeBroker(rep, &statuses[i], pings.reply(statuses[i].Addr))
+		r := pings.reply(statuses[i].Addr)
+		if g.judgeBroker(rep, &statuses[i], r) && r.md != nil {
+			if views == nil {
+				views = map[int32]*sarama.MetadataResponse{}
+			}
+			views[statuses[i].ID] = r.md
+		}
 	}
 	sort.Slice(statuses, func(i, j int) bool { return statuses[i].ID < statuses[j].ID })
 	rep.Brokers = statuses
 	rep.Ready = len(statuses) >= g.Expected && rep.UpCount() == len(statuses) && rep.ControllerID >= 0
-	return statuses
+	return statuses, views
 }
 
-// judgeBroker is one live broker's status from its ping's reply r.
-func (g *BrokerGate) judgeBroker(rep *BrokerReport, st *BrokerStatus, r bootReply) {
+// judgeBroker is one live broker's status from its ping's reply r; it
+// returns whether the broker is up.
+func (g *BrokerGate) judgeBroker(rep *BrokerReport, st *BrokerStatus, r bootReply) bool {
 	if ids := rep.SharedAddrs[st.Addr]; len(ids) > 1 {
 		// The answer at that address is one broker's: the others cannot
 		// be reached by any client (issue 48).
 		st.Err = fmt.Sprintf("brokers %s all advertise %s, so clients reach only one of them", joinIDs(ids), st.Addr)
-		return
+		return false
 	}
 	if r.err != nil {
 		st.Err = kafka.ExplainWith(r.err, g.Config)
-		return
+		return false
 	}
 	st.Up = true
-	if r.md != nil {
-		if rep.Views == nil {
-			rep.Views = map[int32]*sarama.MetadataResponse{}
-		}
-		rep.Views[st.ID] = r.md
-	}
+	return true
 }

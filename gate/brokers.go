@@ -104,19 +104,12 @@ type BrokerReport struct {
 	Ready     bool          `json:"ready"`
 	Attempts  int           `json:"attempts"`
 	Elapsed   time.Duration `json:"elapsed_ns"`
-	// Metadata is the last metadata response, for the next gates.
-	Metadata *sarama.MetadataResponse `json:"-"`
-	// Views are, by broker id, the metadata answers of the live brokers
-	// that answered as bootstrap servers in this look: each broker's own
-	// view of the internal topics, which the topics step's first look
-	// takes instead of asking every broker again (issue 39).
-	Views map[int32]*sarama.MetadataResponse `json:"-"`
-	// Settings are Topics' settings, read in this look
-	// (ReadTopicSettings); nil when not read.
-	Settings *TopicSettings `json:"-"`
-	// Coordinator is the group's coordinator, found in this look
-	// (FindCoordinator); nil when not asked or not found.
-	Coordinator *FoundCoordinator `json:"-"`
+	// Handoff is what this look read for the steps after it: its
+	// metadata answer, the live brokers and their own views of the
+	// internal topics (the answers of those that answered as bootstrap
+	// servers), the topics' settings (ReadTopicSettings) and the group's
+	// coordinator (FindCoordinator). nil when no bootstrap server answered.
+	Handoff *Handoff `json:"-"`
 }
 
 // FoundCoordinator is a worker group's coordinator as FindCoordinator
@@ -124,6 +117,17 @@ type BrokerReport struct {
 type FoundCoordinator struct {
 	ID   int32
 	Addr string
+}
+
+// live are the brokers the look saw up.
+func (r *BrokerReport) live() []kafka.Registration {
+	var out []kafka.Registration
+	for _, b := range r.Brokers {
+		if b.Up {
+			out = append(out, kafka.Registration{ID: b.ID, Addr: b.Addr})
+		}
+	}
+	return out
 }
 
 // UpCount counts reachable brokers.
@@ -401,17 +405,17 @@ func (g *BrokerGate) Probe(ctx context.Context) *BrokerReport {
 		rep.BootstrapErrs, rep.Permanent, rep.Absent = boot.errs, boot.permanent, g.absent(nil, nil, false)
 		return rep
 	}
-	rep.Metadata, rep.ControllerID = boot.md, boot.md.ControllerID
+	rep.ControllerID = boot.md.ControllerID
 	side := g.startSideReads(ctx, boot)
 	pctx, cancelPings := context.WithCancel(ctx)
 	defer cancelPings()
 	pings := g.pingAll(pctx, boot)
 	cv := g.askCluster(boot)
 	defer boot.conn.Close()
-	statuses := g.judge(rep, boot.md, cv, pings)
+	statuses, views := g.judge(rep, boot.md, cv, pings)
 	if !rep.Ready && !cv.regsAsked {
 		g.askRegistrations(ctx, boot, &cv)
-		statuses = g.judge(rep, boot.md, cv, pings)
+		statuses, views = g.judge(rep, boot.md, cv, pings)
 	}
 	if !rep.Ready && !cv.modeAsked {
 		cv.mode, cv.modeErr = bounded(ctx, func() (kafka.Mode, error) { return kafka.ClusterModeVia(boot.conn.Broker, boot.addr) })
@@ -422,6 +426,7 @@ func (g *BrokerGate) Probe(ctx context.Context) *BrokerReport {
 	}
 	rep.Absent = replicaAbsent(g.absent(statuses, cv.regs, cv.fencedKnown), statuses, boot.md, g.seen)
 	rep.Quorum = g.quorum(ctx, rep, boot.addr, clock.Or(g.Clock).Now())
-	rep.Settings, rep.Coordinator = side.wait() // before the connection closes
+	found, _ := side.Wait() // before the connection closes
+	rep.Handoff = NewHandoff(boot.md, rep.live(), views, found.settings, found.coordinator)
 	return rep
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/IBM/sarama"
 
 	"github.com/connect-init/connect-init/checks"
+	"github.com/connect-init/connect-init/future"
 	"github.com/connect-init/connect-init/internal/clock"
 	"github.com/connect-init/connect-init/kafka"
 	"github.com/connect-init/connect-init/step"
@@ -139,11 +140,11 @@ func (g *CoordinatorGate) Check(ctx context.Context) (*CoordinatorReport, error)
 	// readPartition reads again. The start-up's clients read it with their
 	// first metadata (seedTopics), a moment ago: then it is not read again,
 	// a round trip less on every start.
-	ahead := make(chan error, 1)
-	if g.cached() {
-		ahead <- nil
-	} else {
-		go func() { ahead <- g.Client.RefreshMetadata(ConsumerOffsetsTopic) }()
+	refreshed := future.Done(struct{}{}, nil)
+	if !g.cached() {
+		refreshed = future.Go(ctx, func(context.Context) (struct{}, error) {
+			return struct{}{}, g.Client.RefreshMetadata(ConsumerOffsetsTopic)
+		})
 	}
 	if k := g.Known; k != nil {
 		rep.CoordinatorID, rep.CoordinatorAddr = k.ID, k.Addr
@@ -157,19 +158,14 @@ func (g *CoordinatorGate) Check(ctx context.Context) (*CoordinatorReport, error)
 		rep.CoordinatorID = coord.ID()
 		rep.CoordinatorAddr = coord.Addr()
 	}
-	var fresh bool
-	select {
-	case err := <-ahead:
-		fresh = err == nil
-	case <-ctx.Done():
-	}
-	if err := g.readPartition(ctx, rep, fresh); err != nil {
+	_, refreshErr := refreshed.WaitContext(ctx)
+	if err := g.readPartition(ctx, rep, refreshErr == nil); err != nil {
 		return rep, err
 	}
 	err := rep.Judge(g.Strict)
 	if len(rep.Checks) > 0 && !g.ReadReplicationFactor {
 		// A finding quotes the setting: read it now, and judge again.
-		rep.OffsetsTopicReplicationFactor = <-g.replicationFactor(ctx, rep.CoordinatorID)
+		rep.OffsetsTopicReplicationFactor, _ = g.replicationFactor(ctx, rep.CoordinatorID).Wait()
 		err = rep.Judge(g.Strict)
 	}
 	if err != nil {
@@ -273,7 +269,7 @@ func (g *CoordinatorGate) logWaiting(rep *CoordinatorReport, err error) {
 // (Check reads it ahead): the first look then reads no more. The
 // coordinator's offsets.topic.replication.factor is read meanwhile.
 func (g *CoordinatorGate) readPartition(ctx context.Context, rep *CoordinatorReport, fresh bool) error {
-	var rf <-chan string
+	var rf *future.Future[string]
 	if g.ReadReplicationFactor {
 		rf = g.replicationFactor(ctx, rep.CoordinatorID)
 	}
@@ -323,28 +319,25 @@ func (g *CoordinatorGate) readPartition(ctx context.Context, rep *CoordinatorRep
 	rep.Leader, rep.Replicas, rep.ISR = p.leader, p.replicas, p.isr
 	rep.Brokers = len(g.Client.Brokers())
 	if rf != nil {
-		rep.OffsetsTopicReplicationFactor = <-rf
+		rep.OffsetsTopicReplicationFactor, _ = rf.Wait()
 	}
 	return nil
 }
 
 // replicationFactor reads broker id's offsets.topic.replication.factor in
-// the background; the channel gets it, or "" when it could not be read
-// before ctx ended.
-func (g *CoordinatorGate) replicationFactor(ctx context.Context, id int32) <-chan string {
-	out := make(chan string, 1)
-	go func() {
+// the background: "" when it could not be read before ctx ended.
+func (g *CoordinatorGate) replicationFactor(ctx context.Context, id int32) *future.Future[string] {
+	return future.Go(ctx, func(ctx context.Context) (string, error) {
 		v, err := bounded(ctx, func() (string, error) {
 			configs, err := kafka.DescribeConfig(g.Admin, sarama.ConfigResource{Type: sarama.BrokerResource,
 				Name: strconv.Itoa(int(id)), ConfigNames: []string{offsetsTopicReplicationFactor}})
 			return configs[offsetsTopicReplicationFactor], err
 		})
 		if err != nil {
-			v = ""
+			return "", nil
 		}
-		out <- v
-	}()
-	return out
+		return v, nil
+	})
 }
 
 // lookAtPartition reads the group's __consumer_offsets partition (leader,

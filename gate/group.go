@@ -150,6 +150,7 @@ func (g *GroupGate) Check(ctx context.Context) (*GroupReport, error) {
 	rep.Waited = snap.waited
 	rep.Window = window
 	ahead := g.registryAhead(ctx)
+	defer ahead.Stop()
 	type ends struct{ hw, lso int64 }
 	e, err := lookAgain(ctx, clk, log, step.Group, "the end offset of config topic "+g.ConfigTopic, g.UntilCalm, func() (ends, error) {
 		hw, lso, err := offsets(ctx)

@@ -133,11 +133,9 @@ func (o *GroupOpener) judgeOpen(ctx context.Context, rep *GroupReport) string {
 		offsets = g.ConfigEndOffsets
 	}
 	ahead := g.registryAhead(ctx)
+	defer ahead.Stop()
 	hw, lso, err := offsets(ctx)
 	if err != nil {
-		if ahead != nil {
-			ahead() // let the read end before the caller closes the client
-		}
 		return "our config topic's end offset could not be read: " + err.Error()
 	}
 	rep.ConfigEndOffset, rep.ConfigStableOffset = hw, lso

@@ -17,6 +17,7 @@ import (
 	"github.com/connect-init/connect-init/connect/proto"
 	"github.com/connect-init/connect-init/connect/registry"
 	"github.com/connect-init/connect-init/connect/store"
+	"github.com/connect-init/connect-init/future"
 	"github.com/connect-init/connect-init/internal/clock"
 	"github.com/connect-init/connect-init/kafka"
 	"github.com/connect-init/connect-init/settings"
@@ -317,7 +318,7 @@ func (r *GroupReport) judgeMember(m proto.Member, me registry.Cluster, in *ident
 // member a verdict, refuses on a foreign member or a foreign claim, warns
 // on unverified members (refuses under Strict), and only then, with
 // Register, writes this worker's registration.
-func (g *GroupGate) identify(ctx context.Context, rep *GroupReport, ahead func() registryRead, describe func(context.Context) (*sarama.GroupDescription, error), clock clock.Clock, log *slog.Logger) error {
+func (g *GroupGate) identify(ctx context.Context, rep *GroupReport, ahead *future.Future[registryRead], describe func(context.Context) (*sarama.GroupDescription, error), clock clock.Clock, log *slog.Logger) error {
 	id := g.Identity
 	var in *identityInputs
 	if g.identityFn != nil {

@@ -2,10 +2,10 @@ package gate
 
 import (
 	"context"
-	"sync"
 
 	"github.com/connect-init/connect-init/connect/registry"
 	"github.com/connect-init/connect-init/connect/store"
+	"github.com/connect-init/connect-init/future"
 	"github.com/connect-init/connect-init/step"
 )
 
@@ -34,32 +34,26 @@ func (g *GroupGate) readRegistry(ctx context.Context) registryRead {
 // registryAhead starts reading the registry now, beside the config
 // topic's end offsets (neither needs the other, and both come after the
 // group's snapshot: one after the other they were two rounds of requests
-// of every start, issue 39), and returns what waits for it; nil when the
-// identity is read by a test's identityFn or there is no registry.
-func (g *GroupGate) registryAhead(ctx context.Context) func() registryRead {
+// of every start, issue 39); nil when the identity is read by a test's
+// identityFn or there is no registry. The caller stops it when it returns
+// (a read still on its way must end before the client closes).
+func (g *GroupGate) registryAhead(ctx context.Context) *future.Future[registryRead] {
 	if g.identityFn != nil || g.Identity == nil || g.Identity.Registry == nil {
 		return nil
 	}
-	done := make(chan registryRead, 1)
-	go func() { done <- g.readRegistry(ctx) }()
-	var r registryRead
-	var once sync.Once
-	return func() registryRead {
-		once.Do(func() { r = <-done })
-		return r
-	}
+	return future.Go(ctx, func(ctx context.Context) (registryRead, error) { return g.readRegistry(ctx), nil })
 }
 
 // readIdentityWith reads the Kafka cluster id and the registry (or takes
 // them from ahead, when not nil), and our config and status topics. Only
 // reads: nothing is written before the verdict.
-func (g *GroupGate) readIdentityWith(ctx context.Context, rep *GroupReport, ahead func() registryRead) *identityInputs {
+func (g *GroupGate) readIdentityWith(ctx context.Context, rep *GroupReport, ahead *future.Future[registryRead]) *identityInputs {
 	in := &identityInputs{}
 	id := g.Identity
 	if id.Registry != nil {
 		var r registryRead
 		if ahead != nil {
-			r = ahead()
+			r, _ = ahead.Wait()
 		} else {
 			r = g.readRegistry(ctx)
 		}

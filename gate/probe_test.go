@@ -102,8 +102,8 @@ func TestProbeReusesTheBootstrapAnswers(t *testing.T) {
 	}
 	// The bootstrap server's answer is its own view of the topics, for the
 	// topics step; the broker only pinged has none.
-	if len(rep.Views) != 1 || rep.Views[1] == nil || rep.Views[1] != rep.Metadata {
-		t.Errorf("views %v, want broker 1's metadata answer only", rep.Views)
+	if len(rep.Handoff.views) != 1 || rep.Handoff.views[1] == nil || rep.Handoff.views[1] != rep.Handoff.Metadata {
+		t.Errorf("views %v, want broker 1's metadata answer only", rep.Handoff.views)
 	}
 }
 
@@ -331,11 +331,11 @@ func TestProbeReadsTheTopicSettingsBeside(t *testing.T) {
 					asked++
 				}
 			}
-			if got := rep.Settings != nil; got != c.want || asked != map[bool]int{true: 1, false: 0}[c.want] {
+			if got := rep.Handoff.settings != nil; got != c.want || asked != map[bool]int{true: 1, false: 0}[c.want] {
 				t.Fatalf("settings read %v (%d DescribeConfigs), want %v", got, asked, c.want)
 			}
-			if c.want && rep.Settings.byName["o"].values[cleanupPolicy] != "compact" {
-				t.Errorf("settings %+v, want each topic's", rep.Settings.byName)
+			if c.want && rep.Handoff.settings.byName["o"].values[cleanupPolicy] != "compact" {
+				t.Errorf("settings %+v, want each topic's", rep.Handoff.settings.byName)
 			}
 		})
 	}
@@ -385,11 +385,11 @@ func TestProbeFindsTheCoordinatorBeside(t *testing.T) {
 			if asked != c.asked {
 				t.Errorf("FindCoordinator asked %d times, want %d", asked, c.asked)
 			}
-			if got := rep.Coordinator != nil; got != c.found {
-				t.Fatalf("coordinator %+v, want found %v", rep.Coordinator, c.found)
+			if got := rep.Handoff.Coordinator != nil; got != c.found {
+				t.Fatalf("coordinator %+v, want found %v", rep.Handoff.Coordinator, c.found)
 			}
-			if c.found && (rep.Coordinator.ID != 1 || rep.Coordinator.Addr != b.Addr()) {
-				t.Errorf("coordinator %+v, want broker 1 at %s", rep.Coordinator, b.Addr())
+			if c.found && (rep.Handoff.Coordinator.ID != 1 || rep.Handoff.Coordinator.Addr != b.Addr()) {
+				t.Errorf("coordinator %+v, want broker 1 at %s", rep.Handoff.Coordinator, b.Addr())
 			}
 		})
 	}

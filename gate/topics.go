@@ -7,12 +7,12 @@ import (
 	"log/slog"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/IBM/sarama"
 
 	"github.com/connect-init/connect-init/checks"
+	"github.com/connect-init/connect-init/future"
 	"github.com/connect-init/connect-init/internal/clock"
 	"github.com/connect-init/connect-init/kafka"
 	"github.com/connect-init/connect-init/settings"
@@ -147,27 +147,13 @@ type TopicGate struct {
 	Clock  clock.Clock
 	// Create is false for doctor, which only inspects.
 	Create bool
-	// Live are the brokers the brokers step has just seen up: the first
-	// look at every broker's view of the topics reads theirs instead of
-	// asking the cluster again (a request of every start, issue 39).
-	// Later looks ask, since a creation's wait may outlast them. nil: ask.
-	Live []kafka.Registration
-	// Seen is the brokers step's metadata answer, which names the
-	// internal topics: when it shows every one of them, the first look
-	// judges it instead of asking again (a request of every start, issue
-	// 39). A topic it does not show is asked for, as without it. nil: ask.
-	Seen *sarama.MetadataResponse
-	// Views are, by broker id, the live brokers' own metadata answers the
-	// brokers step has just read: the first look at every broker's view of
-	// the topics takes them instead of asking those brokers again (a round
-	// of requests of every start, issue 39). nil: ask every broker.
-	Views map[int32]*sarama.MetadataResponse
-	// Settings are the topics' settings the brokers step read beside its
-	// look (BrokerGate.ReadTopicSettings): the first look judges them
-	// instead of asking again (a round trip of every start, issue 39).
-	// nil: ask.
-	Settings *TopicSettings
-	mu       sync.Mutex
+	// Handoff is what the brokers step read (nil: ask for everything).
+	// Its metadata answer, when it shows every internal topic, is the
+	// first look's; its live brokers and their views of the topics serve
+	// the first look at every broker's view, its topics' settings the
+	// first judgement (each a request or a round of them of every start,
+	// issue 39). Later looks ask, since a creation's wait may outlast them.
+	Handoff *Handoff
 }
 
 // TopicSettings are the internal topics' settings the checks read
@@ -209,11 +195,12 @@ func readTopicSettingsVia(b *sarama.Broker, names []string) *TopicSettings {
 // seenTopics is the first look's metadata from Seen, when Seen shows every
 // internal topic without an error; nil otherwise.
 func (g *TopicGate) seenTopics() map[string]*sarama.TopicMetadata {
-	if g.Seen == nil || !showsAll(g.Seen, g.names()) {
+	seen := g.Handoff.metadata()
+	if seen == nil || !showsAll(seen, g.names()) {
 		return nil
 	}
 	out := map[string]*sarama.TopicMetadata{}
-	for _, t := range g.Seen.Topics {
+	for _, t := range seen.Topics {
 		if errors.Is(t.Err, sarama.ErrNoError) {
 			out[t.Name] = t
 		}
@@ -221,31 +208,23 @@ func (g *TopicGate) seenTopics() map[string]*sarama.TopicMetadata {
 	return out
 }
 
-// take returns *v and clears it, under mu: what the brokers step read
-// serves the first look only (Live, Views, Settings); later looks ask.
-func take[T any](mu *sync.Mutex, v *T) T {
-	mu.Lock()
-	defer mu.Unlock()
-	out := *v
-	var zero T
-	*v = zero
-	return out
-}
-
 // Ensure creates missing topics (all three validated by the broker first,
 // so a bad setting creates none), validates every topic and waits until
 // every broker sees them with leaders.
+//
+// On a restart the topics exist: their settings and every broker's view
+// of them are read while their metadata is, not after it (one after the
+// other they were most of the step, issue 39). When the metadata shows a
+// topic missing, those reads are dropped and done again after the
+// creation, as before.
 func (g *TopicGate) Ensure(ctx context.Context) (*TopicReport, error) {
 	clk := clock.Or(g.Clock)
-	// On a restart the topics exist: their settings and every broker's
-	// view of them are read while their metadata is, not after it (one
-	// after the other they were most of the step, issue 39). When the
-	// metadata shows a topic missing, those reads are dropped and done
-	// again after the creation, as before.
-	var ahead *readAhead
+	var configs *future.Future[map[string]topicConfig]
+	var propagated *future.Future[struct{}]
 	if g.Create {
-		ahead = g.readAhead(ctx, clk)
-		defer ahead.drop()
+		configs, propagated = g.configsAhead(ctx), g.propagationAhead(ctx, clk, nil)
+		defer configs.Stop()
+		defer propagated.Stop()
 	}
 	existing := g.seenTopics()
 	var err error
@@ -254,69 +233,49 @@ func (g *TopicGate) Ensure(ctx context.Context) (*TopicReport, error) {
 			return nil, err
 		}
 	}
-	if ahead != nil && !g.allExist(existing) {
-		ahead.drop()
-		ahead = nil
-	}
 	created := map[string]bool{}
-	if g.Create {
+	if g.Create && !g.allExist(existing) {
+		configs.Stop()
+		propagated.Stop()
+		configs, propagated = nil, nil
 		if existing, created, err = g.createMissing(ctx, clk, existing); err != nil {
 			return nil, err
 		}
+		if len(created) == 0 { // another process created them meanwhile
+			propagated = g.propagationAhead(ctx, clk, created)
+			defer propagated.Stop()
+		}
 	}
+	var first map[string]topicConfig
+	if configs != nil {
+		first, _ = configs.Wait()
+	}
+	rep, err := g.judgeFrom(ctx, clk, existing, created, first)
+	if err == nil && g.Create {
+		rep, err = g.settle(ctx, clk, rep, created, propagated)
+	}
+	g.logWarnings(rep)
+	return rep, err
+}
 
-	// Topics that all existed need no creation to propagate: every
-	// broker's view of them is read while they are judged, not after
-	// (one after the other they were most of the step on every restart,
-	// issue 39). Topics this run created are judged first, as before.
-	var propErr error
-	propDone := make(chan struct{})
-	pctx, cancelProp := context.WithCancel(ctx)
-	defer cancelProp()
-	early := g.Create && len(created) == 0
-	var firstConfigs map[string]topicConfig
-	switch {
-	case ahead != nil:
-		firstConfigs = ahead.configs()
-		go func() {
-			defer close(propDone)
-			propErr = ahead.propagated()
-		}()
-	case early:
-		go func() {
-			defer close(propDone)
-			propErr = g.waitPropagated(pctx, clk, created)
-		}()
-	}
-	rep, err := g.judgeFrom(ctx, clk, existing, created, firstConfigs)
-	if err != nil || !g.Create {
-		cancelProp()
-		if ahead != nil {
-			ahead.cancel()
-		}
-		if early {
-			<-propDone
-		}
-		g.logWarnings(rep)
-		return rep, err
-	}
-	if early {
-		<-propDone
-		err = propErr
+// settle waits until every broker sees the topics (the propagation read
+// ahead, when not nil: topics that all existed need no creation to
+// propagate) and, when the first judgement warned, judges them again.
+func (g *TopicGate) settle(ctx context.Context, clk clock.Clock, rep *TopicReport, created map[string]bool, propagated *future.Future[struct{}]) (*TopicReport, error) {
+	var err error
+	if propagated != nil {
+		_, err = propagated.Wait()
 	} else {
 		err = g.waitPropagated(ctx, clk, created)
 	}
 	if err != nil {
-		g.logWarnings(rep)
 		return rep, err
 	}
 	if rep.warned() {
 		if rep, err = g.judgeAgain(ctx, clk, rep, created); err != nil {
-			g.logWarnings(rep)
 			return rep, err
 		}
 	}
-	g.logWarnings(rep)
 	rep.Propagated = true
 	return rep, nil
 }
@@ -409,59 +368,27 @@ func (g *TopicGate) allExist(existing map[string]*sarama.TopicMetadata) bool {
 	return true
 }
 
-// readAhead is the topics' settings and every broker's view of them, read
-// before the metadata says the topics exist (TopicGate.readAhead).
-type readAhead struct {
-	cancel                context.CancelFunc
-	configsDone, propDone chan struct{}
-	cfgs                  map[string]topicConfig
-	propErr               error
-}
-
-// readAhead starts reading the settings of every topic of the gate, as if
-// all existed, and waiting until every broker shows them (waitPropagated).
-func (g *TopicGate) readAhead(ctx context.Context, clk clock.Clock) *readAhead {
-	actx, cancel := context.WithCancel(ctx)
-	a := &readAhead{cancel: cancel, configsDone: make(chan struct{}), propDone: make(chan struct{})}
+// configsAhead starts reading the settings of every topic of the gate, as
+// if all existed: the hand-off's when it has every topic's, else asked.
+func (g *TopicGate) configsAhead(ctx context.Context) *future.Future[map[string]topicConfig] {
+	if seen := g.Handoff.takeSettings(); seen != nil && len(seen.byName) == len(g.Specs) {
+		return future.Done(seen.byName, nil)
+	}
 	all := map[string]*sarama.TopicMetadata{}
 	for _, s := range g.Specs {
 		all[s.Name] = &sarama.TopicMetadata{Name: s.Name}
 	}
-	go func() {
-		defer close(a.configsDone)
-		if seen := take(&g.mu, &g.Settings); seen != nil && len(seen.byName) == len(all) {
-			a.cfgs = seen.byName
-			return
-		}
-		a.cfgs = g.describeTopicConfigs(actx, all)
-	}()
-	go func() {
-		defer close(a.propDone)
-		a.propErr = g.waitPropagated(actx, clk, nil)
-	}()
-	return a
+	return future.Go(ctx, func(ctx context.Context) (map[string]topicConfig, error) {
+		return g.describeTopicConfigs(ctx, all), nil
+	})
 }
 
-// configs waits for the settings read ahead.
-func (a *readAhead) configs() map[string]topicConfig {
-	<-a.configsDone
-	return a.cfgs
-}
-
-// propagated waits for the propagation read ahead and returns its verdict.
-func (a *readAhead) propagated() error {
-	<-a.propDone
-	return a.propErr
-}
-
-// drop stops the reads ahead and waits for them to end; nil does nothing.
-func (a *readAhead) drop() {
-	if a == nil {
-		return
-	}
-	a.cancel()
-	<-a.configsDone
-	<-a.propDone
+// propagationAhead starts waiting until every broker shows the topics
+// (waitPropagated).
+func (g *TopicGate) propagationAhead(ctx context.Context, clk clock.Clock, created map[string]bool) *future.Future[struct{}] {
+	return future.Go(ctx, func(ctx context.Context) (struct{}, error) {
+		return struct{}{}, g.waitPropagated(ctx, clk, created)
+	})
 }
 
 // judgeUntilSettled reads the topics' settings and runs the checks (Ensure

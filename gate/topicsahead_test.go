@@ -171,7 +171,7 @@ func TestTopicGateFirstLookUsesTheLiveBrokers(t *testing.T) {
 		g := &TopicGate{Admin: admin, Config: mockConfig(), Specs: testSpecs, Log: slog.New(slog.DiscardHandler),
 			Clock: clock.NewStepping(time.Unix(0, 0)), Create: true}
 		if withLive {
-			g.Live = []kafka.Registration{{ID: 1, Addr: b.Addr()}}
+			g.Handoff = NewHandoff(nil, []kafka.Registration{{ID: 1, Addr: b.Addr()}}, nil, nil, nil)
 		}
 		rep, err := g.Ensure(context.Background())
 		if err != nil || !rep.Propagated {
@@ -183,7 +183,7 @@ func TestTopicGateFirstLookUsesTheLiveBrokers(t *testing.T) {
 	}
 }
 
-// With the brokers step's metadata answer (Seen) showing every internal
+// With the brokers step's metadata answer (the hand-off's) showing every internal
 // topic, the first look judges it and does not ask for the topics'
 // metadata again (issue 39). An answer that misses a topic is not trusted
 // for a creation: the gate asks, and creates only what that answer misses.
@@ -205,7 +205,7 @@ func TestTopicGateFirstLookJudgesTheSeenMetadata(t *testing.T) {
 			g := &TopicGate{Admin: admin, Config: mockConfig(), Specs: testSpecs, Log: slog.New(slog.DiscardHandler),
 				Clock: clock.NewStepping(time.Unix(0, 0)), Create: true}
 			if c.seen != nil {
-				g.Seen = &sarama.MetadataResponse{Topics: c.seen}
+				g.Handoff = NewHandoff(&sarama.MetadataResponse{Topics: c.seen}, nil, nil, nil, nil)
 			}
 			rep, err := g.Ensure(context.Background())
 			if err != nil || !rep.Propagated {
@@ -233,10 +233,12 @@ func TestTopicGateFirstLookTakesTheBrokersViews(t *testing.T) {
 		admin := &aheadAdmin{brokersAdmin: brokersAdmin{addrs: []string{b.Addr()}}, describes: [][]*sarama.TopicMetadata{all},
 			asked: make(chan struct{})}
 		g := &TopicGate{Admin: admin, Config: mockConfig(), Specs: testSpecs, Log: slog.New(slog.DiscardHandler),
-			Clock: clock.NewStepping(time.Unix(0, 0)), Create: true, Live: []kafka.Registration{{ID: 1, Addr: b.Addr()}}}
+			Clock: clock.NewStepping(time.Unix(0, 0)), Create: true}
+		var views map[int32]*sarama.MetadataResponse
 		if withViews {
-			g.Views = map[int32]*sarama.MetadataResponse{1: {Topics: all}}
+			views = map[int32]*sarama.MetadataResponse{1: {Topics: all}}
 		}
+		g.Handoff = NewHandoff(nil, []kafka.Registration{{ID: 1, Addr: b.Addr()}}, views, nil, nil)
 		rep, err := g.Ensure(context.Background())
 		if err != nil || !rep.Propagated {
 			t.Fatalf("views %v: Ensure = %v, %+v; want a pass", withViews, err, rep)
@@ -247,7 +249,7 @@ func TestTopicGateFirstLookTakesTheBrokersViews(t *testing.T) {
 	}
 }
 
-// The first look judges the settings the brokers step read (Settings)
+// The first look judges the settings the brokers step read (the hand-off's)
 // instead of asking for them again (issue 39).
 func TestTopicGateFirstLookTakesTheSettingsRead(t *testing.T) {
 	b := metadataBroker(t)
@@ -259,7 +261,7 @@ func TestTopicGateFirstLookTakesTheSettingsRead(t *testing.T) {
 		settings.byName[n] = topicConfig{values: map[string]string{cleanupPolicy: "compact", minInsyncReplicas: "2"}}
 	}
 	g := &TopicGate{Admin: admin, Config: mockConfig(), Specs: testSpecs, Log: slog.New(slog.DiscardHandler),
-		Clock: clock.NewStepping(time.Unix(0, 0)), Create: true, Settings: settings}
+		Clock: clock.NewStepping(time.Unix(0, 0)), Create: true, Handoff: NewHandoff(nil, nil, nil, settings, nil)}
 	rep, err := g.Ensure(context.Background())
 	if err != nil || !rep.Propagated {
 		t.Fatalf("Ensure = %v, %+v; want a pass", err, rep)

@@ -211,7 +211,7 @@ func (g *TopicGate) waitPropagated(ctx context.Context, clk clock.Clock, created
 // older than 4.0 leave fenced brokers out themselves, and those without
 // DescribeCluster answer through sarama's metadata fallback.
 func (g *TopicGate) liveBrokers() ([]kafka.Registration, error) {
-	if live := take(&g.mu, &g.Live); live != nil {
+	if live := g.Handoff.takeLive(); live != nil {
 		return live, nil
 	}
 	if controller, err := g.Admin.Controller(); err == nil {
@@ -253,7 +253,7 @@ func (g *TopicGate) propagationGap(ctx context.Context, created map[string]bool)
 	}
 	mds := make([]*sarama.MetadataResponse, len(brokers))
 	errs := make([]error, len(brokers))
-	views := take(&g.mu, &g.Views)
+	views := g.Handoff.takeViews()
 	var wg sync.WaitGroup
 	for i, b := range brokers {
 		if v := views[b.ID]; v != nil {

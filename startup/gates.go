@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/connect-init/connect-init/entrypoint"
+	"github.com/connect-init/connect-init/future"
 	"github.com/connect-init/connect-init/gate"
 	"github.com/connect-init/connect-init/internal/clock"
 	"github.com/connect-init/connect-init/kafka"
@@ -68,12 +69,7 @@ func (g realGates) brokers(ctx context.Context, st *state) error {
 	if err != nil {
 		return err
 	}
-	for _, b := range rep.Brokers {
-		if b.Up {
-			st.live = append(st.live, kafka.Registration{ID: b.ID, Addr: b.Addr})
-		}
-	}
-	st.seen, st.views, st.settingsSeen, st.coordinatorSeen = rep.Metadata, rep.Views, rep.Settings, rep.Coordinator
+	st.handoff = rep.Handoff
 	return nil
 }
 
@@ -103,22 +99,21 @@ func connectBrokers(ctx context.Context, cfg *settings.Config, clients *kafka.Cl
 		bg.FindCoordinator = cfg.GroupID
 	}
 	early := clients.Unconnected()
-	earlyCtx, cancelEarly := context.WithCancel(ctx)
-	defer cancelEarly()
-	dialed := make(chan error, 1)
-	go func() { dialed <- early.ConnectContext(earlyCtx, cfg.BootstrapServers, seedTopics(cfg)) }()
+	dialed := future.Go(ctx, func(ctx context.Context) (struct{}, error) {
+		return struct{}{}, early.ConnectContext(ctx, cfg.BootstrapServers, seedTopics(cfg))
+	})
 	rep, err := bg.Wait(ctx)
-	if err == nil && rep.Metadata != nil && rep.Metadata.ClusterID != nil {
-		clients.ClusterID = *rep.Metadata.ClusterID
+	if err == nil && rep.Handoff != nil && rep.Handoff.Metadata != nil && rep.Handoff.Metadata.ClusterID != nil {
+		clients.ClusterID = *rep.Handoff.Metadata.ClusterID
 	}
 	if err == nil && rep.Attempts == 1 {
-		if <-dialed == nil {
+		if _, derr := dialed.Wait(); derr == nil {
 			clients.Adopt(early)
 			return rep, nil
 		}
 	} else {
-		cancelEarly()
-		if <-dialed == nil {
+		dialed.Stop()
+		if _, derr := dialed.Wait(); derr == nil {
 			early.Close()
 		}
 	}
@@ -146,11 +141,11 @@ func seedTopics(cfg *settings.Config) []string {
 // needs nothing the topics step makes, and one after the other they were
 // a round of requests more on every start (issue 39).
 func (g realGates) topics(ctx context.Context, st *state) error {
-	ahead := g.coordinatorAhead(ctx, st)
+	ahead := future.Go(ctx, func(ctx context.Context) (*gate.CoordinatorReport, error) { return g.checkCoordinator(ctx, st) })
 	tg := &gate.TopicGate{Admin: st.clients.Admin, Client: st.clients.AdminClient, Config: st.clients.AdminConfig, Specs: st.cfg.Topics, Log: g.log, Clock: g.clock, Create: true,
-		Live: st.live, Seen: st.seen, Views: st.views, Settings: st.settingsSeen}
+		Handoff: st.handoff}
 	if _, err := tg.Ensure(ctx); err != nil {
-		ahead.stop()
+		ahead.Stop()
 		return err
 	}
 	st.coordinator = ahead
@@ -163,49 +158,19 @@ func (g realGates) topics(ctx context.Context, st *state) error {
 func (g realGates) coordinator(ctx context.Context, st *state) error {
 	if a := st.coordinator; a != nil {
 		st.coordinator = nil
-		return a.wait()
+		_, err := a.Wait()
+		return err
 	}
-	return g.checkCoordinator(ctx, st)
-}
-
-func (g realGates) checkCoordinator(ctx context.Context, st *state) error {
-	cg := &gate.CoordinatorGate{Client: st.clients.Member, Admin: st.clients.Admin, GroupID: st.cfg.GroupID, Log: g.log, Clock: g.clock,
-		Strict: st.cfg.Settings.Strict, Wait: true, Known: st.coordinatorSeen}
-	_, err := cg.Check(ctx)
+	_, err := g.checkCoordinator(ctx, st)
 	return err
 }
 
-// checkAhead is a step's check started before its turn.
-type checkAhead struct {
-	cancel context.CancelFunc
-	done   chan struct{}
-	err    error
-}
-
-// coordinatorAhead starts the coordinator step's check now, under ctx
-// (the cluster steps' shared deadline).
-func (g realGates) coordinatorAhead(ctx context.Context, st *state) *checkAhead {
-	actx, cancel := context.WithCancel(ctx)
-	a := &checkAhead{cancel: cancel, done: make(chan struct{})}
-	go func() {
-		defer close(a.done)
-		a.err = g.checkCoordinator(actx, st)
-	}()
-	return a
-}
-
-// wait returns the check's verdict once it has one.
-func (a *checkAhead) wait() error {
-	<-a.done
-	a.cancel()
-	return a.err
-}
-
-// stop ends the check and waits for it: a step that failed before its
-// turn leaves nothing running (nor logging) behind it.
-func (a *checkAhead) stop() {
-	a.cancel()
-	<-a.done
+// checkCoordinator is the coordinator gate's check, on the coordinator
+// the brokers step found when it found one.
+func (g realGates) checkCoordinator(ctx context.Context, st *state) (*gate.CoordinatorReport, error) {
+	cg := &gate.CoordinatorGate{Client: st.clients.Member, Admin: st.clients.Admin, GroupID: st.cfg.GroupID, Log: g.log, Clock: g.clock,
+		Strict: st.cfg.Settings.Strict, Wait: true, Known: st.handoff.KnownCoordinator()}
+	return cg.Check(ctx)
 }
 
 // group is the group gate: every member of the worker group is judged
@@ -213,7 +178,7 @@ func (a *checkAhead) stop() {
 // cluster registry (Identity.Register).
 func (g realGates) group(ctx context.Context, st *state) error {
 	gg := gate.NewGroupGate(st.cfg, st.clients, g.log, g.clock)
-	gg.UseCoordinator(st.coordinatorSeen)
+	gg.UseCoordinator(st.handoff.KnownCoordinator())
 	gg.Identity.Register = true
 	gg.UntilCalm = true // a rolling start settles: wait for it, within the timeout
 	// Settings parity (startup/parity.go) judges the report before this

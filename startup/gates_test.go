@@ -99,8 +99,8 @@ func TestOnlyTheTopicsStepsBrokersStepReadsTheSettings(t *testing.T) {
 			t.Fatalf("read settings %v: %v", readSettings, err)
 		}
 		want := map[bool]int32{true: 1, false: 0}[readSettings]
-		if n := describeConfigs.Load(); n != want || readSettings && rep.Settings == nil {
-			t.Errorf("read settings %v: %d DescribeConfigs (settings kept: %v), want %d", readSettings, n, rep != nil && rep.Settings != nil, want)
+		if n := describeConfigs.Load(); n != want || readSettings && !rep.Handoff.HoldsSettings() {
+			t.Errorf("read settings %v: %d DescribeConfigs (settings kept: %v), want %d", readSettings, n, rep != nil && rep.Handoff.HoldsSettings(), want)
 		}
 		clients.Close()
 		c.Close()

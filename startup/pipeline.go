@@ -5,11 +5,10 @@ import (
 	"log/slog"
 	"time"
 
-	"github.com/IBM/sarama"
-
 	"github.com/connect-init/connect-init/connect/plugins"
 	"github.com/connect-init/connect-init/entrypoint"
 	"github.com/connect-init/connect-init/exitcode"
+	"github.com/connect-init/connect-init/future"
 	"github.com/connect-init/connect-init/gate"
 	"github.com/connect-init/connect-init/kafka"
 	"github.com/connect-init/connect-init/settings"
@@ -54,23 +53,15 @@ type state struct {
 	command *entrypoint.Command
 	cfg     *settings.Config
 	clients *kafka.Clients
-	// live are the brokers the brokers step saw up, for the topics step.
-	live []kafka.Registration
-	// seen is the brokers step's metadata answer, for the topics step's
-	// first look.
-	seen *sarama.MetadataResponse
-	// views are the live brokers' own metadata answers of the brokers
-	// step, for the topics step's first look at every broker's view.
-	views map[int32]*sarama.MetadataResponse
-	// settingsSeen are the internal topics' settings the brokers step
-	// read, for the topics step's first look.
-	settingsSeen *gate.TopicSettings
-	// coordinatorSeen is the group's coordinator the brokers step found,
-	// for the coordinator and group steps (nil: they ask).
-	coordinatorSeen *gate.FoundCoordinator
+	// handoff is what the brokers step read for the steps after it (the
+	// live brokers and their views of the internal topics, the metadata,
+	// the topics' settings, the coordinator): the one value that passes
+	// from an earlier step to later ones. Each takes its part; a part it
+	// does not find, it reads itself.
+	handoff *gate.Handoff
 	// coordinator is the coordinator step's check, started by the topics
 	// step beside its own.
-	coordinator *checkAhead
+	coordinator *future.Future[*gate.CoordinatorReport]
 	// group is the group gate's report, for peers.
 	group *gate.GroupReport
 	// queued are the lock queue's members released as ready, for peers.

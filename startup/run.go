@@ -80,9 +80,7 @@ type Invocation struct {
 func Run(ctx context.Context, inv Invocation) int {
 	st := &state{argv: inv.Argv, env: inv.Env, settings: inv.Settings, withExec: inv.WithExec, profile: NewProfile(inv.Clock)}
 	defer func() {
-		if st.coordinator != nil { // a signal between the topics and coordinator steps
-			st.coordinator.stop()
-		}
+		st.coordinator.Stop() // a signal between the topics and coordinator steps (nil: nothing runs)
 		if st.clients != nil {
 			st.clients.Close()
 		}
