@@ -116,16 +116,16 @@ func TestJudge(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			g := &BrokerGate{Expected: c.seen.expected, Config: sarama.NewConfig()}
 			rep := &BrokerReport{Expected: c.seen.expected, ControllerID: c.seen.controller}
-			statuses := judgeOf(t, g, rep, c.seen, pingsOf(c.seen))
-			checkJudged(t, rep, statuses, c.want)
+			statuses, views := judgeOf(t, g, rep, c.seen, pingsOf(c.seen))
+			checkJudged(t, rep, statuses, views, c.want)
 		})
 	}
 }
 
 // Probe judges twice when the first verdict is not ready without the
 // registrations (ReadyOnMetadata): the second judge reads the same pings,
-// each address's reply once, and its report holds nothing of the first's
-// (a broker fenced since is neither a status nor a view).
+// each address's reply once, and holds nothing of the first's verdict (a
+// broker fenced since is neither a status nor a view).
 func TestJudgeAgainWithTheRegistrations(t *testing.T) {
 	seen := judgeSeen{expected: 3, controller: 1,
 		metadata: []BrokerStatus{{ID: 1, Addr: "k1:9092"}, {ID: 2, Addr: "k2:9092"}, {ID: 3, Addr: "k3:9092"}},
@@ -133,15 +133,15 @@ func TestJudgeAgainWithTheRegistrations(t *testing.T) {
 	g := &BrokerGate{Expected: 3, Config: sarama.NewConfig()}
 	rep := &BrokerReport{Expected: 3, ControllerID: 1}
 	pings := pingsOf(seen)
-	first := judgeOf(t, g, rep, seen, pings)
-	checkJudged(t, rep, first, judgeWant{
+	first, views := judgeOf(t, g, rep, seen, pings)
+	checkJudged(t, rep, first, views, judgeWant{
 		brokers: []BrokerStatus{up(1, "k1:9092"), up(2, "k2:9092"), {ID: 3, Addr: "k3:9092", Err: "connection refused"}},
 		views:   []int32{1, 2}})
 
 	seen.regs = []kafka.Registration{{ID: 1, Addr: "k1:9092", Fenced: true}, {ID: 2, Addr: "k2:9092"}, {ID: 3, Addr: "k3:9092"}}
 	seen.fencedKnown = true
-	again := judgeOf(t, g, rep, seen, pings)
-	checkJudged(t, rep, again, judgeWant{
+	again, views := judgeOf(t, g, rep, seen, pings)
+	checkJudged(t, rep, again, views, judgeWant{
 		brokers:     []BrokerStatus{up(2, "k2:9092"), {ID: 3, Addr: "k3:9092", Err: "connection refused"}},
 		views:       []int32{2},
 		fencedKnown: true})
@@ -167,25 +167,32 @@ func pingsOf(s judgeSeen) *pingSet {
 // judgeOf runs g.judge on what s saw; it fails the test when the judge
 // waits for a ping that never answers (the hang of issue 48) instead of
 // hanging with it.
-func judgeOf(t *testing.T, g *BrokerGate, rep *BrokerReport, s judgeSeen, pings *pingSet) []BrokerStatus {
+func judgeOf(t *testing.T, g *BrokerGate, rep *BrokerReport, s judgeSeen, pings *pingSet) ([]BrokerStatus, map[int32]*sarama.MetadataResponse) {
 	t.Helper()
 	md := &sarama.MetadataResponse{ControllerID: s.controller}
 	for _, b := range s.metadata {
 		md.AddBroker(b.Addr, b.ID)
 	}
 	cv := clusterView{regs: s.regs, fencedKnown: s.fencedKnown, regErr: s.regErr, regsAsked: s.regs != nil}
-	done := make(chan []BrokerStatus, 1)
-	go func() { done <- g.judge(rep, md, cv, pings) }()
+	type judged struct {
+		statuses []BrokerStatus
+		views    map[int32]*sarama.MetadataResponse
+	}
+	done := make(chan judged, 1)
+	go func() {
+		statuses, views := g.judge(rep, md, cv, pings)
+		done <- judged{statuses, views}
+	}()
 	select {
-	case statuses := <-done:
-		return statuses
+	case j := <-done:
+		return j.statuses, j.views
 	case <-time.After(10 * time.Second):
 		t.Fatal("judge waits for a ping that is never answered")
-		return nil
+		return nil, nil
 	}
 }
 
-func checkJudged(t *testing.T, rep *BrokerReport, statuses []BrokerStatus, want judgeWant) {
+func checkJudged(t *testing.T, rep *BrokerReport, statuses []BrokerStatus, views map[int32]*sarama.MetadataResponse, want judgeWant) {
 	t.Helper()
 	if rep.Ready != want.ready {
 		t.Errorf("Ready = %v, want %v (%s)", rep.Ready, want.ready, rep.Summary())
@@ -199,8 +206,8 @@ func checkJudged(t *testing.T, rep *BrokerReport, statuses []BrokerStatus, want 
 	if !reflect.DeepEqual(rep.SharedAddrs, want.shared) {
 		t.Errorf("SharedAddrs = %v, want %v", rep.SharedAddrs, want.shared)
 	}
-	if views := slices.Sorted(maps.Keys(rep.Views)); !slices.Equal(views, want.views) {
-		t.Errorf("Views of brokers %v, want %v", views, want.views)
+	if ids := slices.Sorted(maps.Keys(views)); !slices.Equal(ids, want.views) {
+		t.Errorf("views of brokers %v, want %v", ids, want.views)
 	}
 	if rep.FencedKnown != want.fencedKnown {
 		t.Errorf("FencedKnown = %v, want %v", rep.FencedKnown, want.fencedKnown)
