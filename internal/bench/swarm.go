@@ -92,10 +92,12 @@ func exampleScript(stack string) (string, error) {
 	return strings.Join(lines, "\n"), nil
 }
 
-func swarmBringup(ctx context.Context, cb *containerbed.Bed, mode, script string) (time.Duration, int, error) {
-	group := "bench-swarm-" + strings.ReplaceAll(mode, "-", "")
+// swarmStack is the swarm row's stack file: the example's entrypoint
+// script (still escaped for stack deploy), four tasks of group, each
+// advertising its own overlay address.
+func swarmStack(cb *containerbed.Bed, group, script string) string {
 	indented := "        " + strings.ReplaceAll(script, "\n", "\n        ")
-	stack := fmt.Sprintf(`version: "3.8"
+	return fmt.Sprintf(`version: "3.8"
 services:
   connect:
     image: %s
@@ -119,8 +121,12 @@ networks:
   kafka:
     external: true
 `, cb.Image, indented, yamlEnv(append(groupEnv(cb, group), "CONNECT_INIT_PEERS=tasks.connect:8083")))
+}
+
+func swarmBringup(ctx context.Context, cb *containerbed.Bed, mode, script string) (time.Duration, int, error) {
+	group := "bench-swarm-" + strings.ReplaceAll(mode, "-", "")
 	file := filepath.Join(cb.Dir, group+".yml")
-	if err := os.WriteFile(file, []byte(stack), 0o644); err != nil {
+	if err := os.WriteFile(file, []byte(swarmStack(cb, group, script)), 0o644); err != nil {
 		return 0, 0, err
 	}
 	name := containerbed.StackPrefix + "-" + group

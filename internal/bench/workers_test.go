@@ -1,8 +1,12 @@
 package main
 
 import (
+	"maps"
 	"slices"
+	"strings"
 	"testing"
+
+	"go.yaml.in/yaml/v3"
 
 	"github.com/connect-init/connect-init/internal/containerbed"
 )
@@ -40,5 +44,33 @@ func TestYAMLEnv(t *testing.T) {
 	want := "      CONNECT_GROUP_ID: \"g\"\n      CONNECT_OFFSET_STORAGE_PARTITIONS: \"3\"\n      X: \"a=b\""
 	if got != want {
 		t.Errorf("yamlEnv = %q, want %q", got, want)
+	}
+}
+
+// The swarm row's stack file parses, and its service gets the group's
+// settings and the peers of its tasks.
+func TestSwarmStackEnvironment(t *testing.T) {
+	cb := &containerbed.Bed{Image: "img", Brokers: &containerbed.Brokers{Bootstrap: "kafka-1:9092"}}
+	var stack struct {
+		Services map[string]struct {
+			Image       string            `yaml:"image"`
+			Entrypoint  []string          `yaml:"entrypoint"`
+			Environment map[string]string `yaml:"environment"`
+		} `yaml:"services"`
+	}
+	if err := yaml.Unmarshal([]byte(swarmStack(cb, "g", "set -e\nexec connect-init run -- \"$$@\"")), &stack); err != nil {
+		t.Fatal(err)
+	}
+	c := stack.Services["connect"]
+	want := map[string]string{"CONNECT_INIT_PEERS": "tasks.connect:8083"}
+	for _, e := range groupEnv(cb, "g") {
+		k, v, _ := strings.Cut(e, "=")
+		want[k] = v
+	}
+	if !maps.Equal(c.Environment, want) {
+		t.Errorf("environment = %v\nwant %v", c.Environment, want)
+	}
+	if c.Image != "img" || len(c.Entrypoint) != 5 || c.Entrypoint[2] != "set -e\nexec connect-init run -- \"$$@\"\n" {
+		t.Errorf("image %q, entrypoint %q", c.Image, c.Entrypoint)
 	}
 }
