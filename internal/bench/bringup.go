@@ -8,7 +8,6 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/IBM/sarama"
@@ -181,7 +180,6 @@ func bringupOnce(ctx context.Context, b *bed, admin sarama.ClusterAdmin, sc *sce
 		}
 	}
 	workers := make([]*testbed.Worker, n)
-	errs := make([]error, n)
 	defer func() {
 		for _, w := range workers {
 			if w != nil {
@@ -189,24 +187,13 @@ func bringupOnce(ctx context.Context, b *bed, admin sarama.ClusterAdmin, sc *sce
 			}
 		}
 	}()
-	var wg sync.WaitGroup
-	gate := make(chan struct{})
-	for i := range specs {
-		wg.Add(1)
-		go func(i int) {
-			defer wg.Done()
-			<-gate
-			workers[i], errs[i] = b.cluster.StartWorkerCommand(specs[i], argvs[i], envs[i])
-		}(i)
-	}
 	progress("%s run %d: starting %d workers (group %s)", sc.id, run+1, n, group["group.id"])
-	t0 := time.Now()
-	close(gate)
-	wg.Wait()
-	for _, err := range errs {
-		if err != nil {
-			return err
-		}
+	t0, err := startAtOnce(len(specs), func(i int) (err error) {
+		workers[i], err = b.cluster.StartWorkerCommand(specs[i], argvs[i], envs[i])
+		return err
+	})
+	if err != nil {
+		return err
 	}
 	urls := make([]string, n)
 	for i, s := range specs {

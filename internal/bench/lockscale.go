@@ -85,25 +85,13 @@ func benchLockScale(ctx context.Context, b *bed, o options, rep *report) error {
 			}
 		}
 	}()
-	var wg sync.WaitGroup
-	gate := make(chan struct{})
-	errs := make([]error, n)
-	for i := range cs {
-		wg.Add(1)
-		go func(i int) {
-			defer wg.Done()
-			<-gate
-			cs[i].proc, errs[i] = startLive(fmt.Sprintf("contender-%d", i), launches[i].argv, launches[i].env,
-				filepath.Join(b.logDir, fmt.Sprintf("lock-contender-%02d.log", i)))
-		}(i)
-	}
-	t0 := time.Now()
-	close(gate)
-	wg.Wait()
-	for _, err := range errs {
-		if err != nil {
-			return err
-		}
+	t0, err := startAtOnce(len(cs), func(i int) (err error) {
+		cs[i].proc, err = startLive(fmt.Sprintf("contender-%d", i), launches[i].argv, launches[i].env,
+			filepath.Join(b.logDir, fmt.Sprintf("lock-contender-%02d.log", i)))
+		return err
+	})
+	if err != nil {
+		return err
 	}
 	progress("%d contenders started in %s", n, time.Since(t0).Round(time.Millisecond))
 

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/connect-init/connect-init/internal/containerbed"
@@ -66,6 +67,33 @@ func envArgs(env []string) []string {
 // own cost is paid once, before the restarted worker can answer.
 func healthPoll(host string) string {
 	return fmt.Sprintf(`while :; do case "$(bedctl http GET http://%s:8083/health 2>/dev/null)" in 200*) exit 0;; esac; sleep 0.1; done`, host)
+}
+
+// startAtOnce runs start(0) to start(n-1), each in a goroutine of its
+// own, all released at one instant (the returned t0), so that the
+// processes they start contend as workers started together do; it
+// returns when every start has returned, with the first error by index.
+func startAtOnce(n int, start func(i int) error) (t0 time.Time, err error) {
+	var wg sync.WaitGroup
+	gate := make(chan struct{})
+	errs := make([]error, n)
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			<-gate
+			errs[i] = start(i)
+		}()
+	}
+	t0 = time.Now()
+	close(gate)
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return t0, err
+		}
+	}
+	return t0, nil
 }
 
 // restartTimes is what the rounds of a restart row measured, per

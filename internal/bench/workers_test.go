@@ -1,10 +1,13 @@
 package main
 
 import (
+	"fmt"
 	"maps"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"go.yaml.in/yaml/v3"
 
@@ -72,5 +75,35 @@ func TestSwarmStackEnvironment(t *testing.T) {
 	}
 	if c.Image != "img" || len(c.Entrypoint) != 5 || c.Entrypoint[2] != "set -e\nexec connect-init run -- \"$$@\"\n" {
 		t.Errorf("image %q, entrypoint %q", c.Image, c.Entrypoint)
+	}
+}
+
+// startAtOnce starts every one, none before the release, and returns the
+// first error by index after all of them returned.
+func TestStartAtOnce(t *testing.T) {
+	var mu sync.Mutex
+	var started []int
+	var t0Seen time.Time
+	t0, err := startAtOnce(4, func(i int) error {
+		mu.Lock()
+		defer mu.Unlock()
+		started = append(started, i)
+		if t0Seen.IsZero() {
+			t0Seen = time.Now()
+		}
+		if i >= 2 {
+			return fmt.Errorf("start %d failed", i)
+		}
+		return nil
+	})
+	slices.Sort(started)
+	if !slices.Equal(started, []int{0, 1, 2, 3}) {
+		t.Errorf("started %v, want every one once", started)
+	}
+	if err == nil || err.Error() != "start 2 failed" {
+		t.Errorf("err = %v, want the first by index", err)
+	}
+	if t0Seen.Before(t0) {
+		t.Errorf("a start ran at %s, before the release at %s", t0Seen, t0)
 	}
 }
