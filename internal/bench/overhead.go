@@ -35,6 +35,22 @@ rootLogger.level = warn
 rootLogger.appenderRef.stderr.ref = STDERR
 `
 
+// kafkaTool returns how a row runs one of Kafka's command-line tools as
+// kafka-run-class.sh does: its JVM flags, the tools' logging (written to
+// <name>-log4j2.properties in the bed's directory) and the distribution's
+// classpath, then the tool's class and its arguments.
+func kafkaTool(b *bed, name string) (func(cls string, args ...string) []string, error) {
+	log4j := filepath.Join(b.dir, name+"-log4j2.properties")
+	if err := os.WriteFile(log4j, []byte(toolsLog4j), 0o644); err != nil {
+		return nil, err
+	}
+	return func(cls string, args ...string) []string {
+		argv := append([]string{"java"}, toolJVMFlags...)
+		argv = append(argv, "-Dlog4j2.configurationFile="+log4j, "-cp", b.dist.Classpath(), cls)
+		return append(argv, args...)
+	}, nil
+}
+
 // findClass returns the first of the candidate classes present in the
 // distribution's jars.
 func findClass(dist *testbed.Dist, candidates ...string) (string, error) {
@@ -125,14 +141,9 @@ func benchOverhead(ctx context.Context, b *bed, o options, rep *report) error {
 	if err != nil {
 		return err
 	}
-	log4j := filepath.Join(b.dir, "tools-log4j2.properties")
-	if err := os.WriteFile(log4j, []byte(toolsLog4j), 0o644); err != nil {
+	java, err := kafkaTool(b, "tools")
+	if err != nil {
 		return err
-	}
-	java := func(cls string, args ...string) []string {
-		argv := append([]string{"java"}, toolJVMFlags...)
-		argv = append(argv, "-Dlog4j2.configurationFile="+log4j, "-cp", b.dist.Classpath(), cls)
-		return append(argv, args...)
 	}
 	type cmd struct {
 		id, what, short string

@@ -35,8 +35,8 @@ func benchWaiting(ctx context.Context, b *bed, _ options, rep *report) error {
 	if err != nil {
 		return err
 	}
-	log4j := filepath.Join(b.dir, "waiting-log4j2.properties")
-	if err := os.WriteFile(log4j, []byte(toolsLog4j), 0o644); err != nil {
+	java, err := kafkaTool(b, "waiting")
+	if err != nil {
 		return err
 	}
 	adminProps := filepath.Join(b.dir, "waiting-admin.properties")
@@ -48,9 +48,7 @@ func benchWaiting(ctx context.Context, b *bed, _ options, rep *report) error {
 		return gateEnv(props, "CONNECT_BOOTSTRAP_SERVERS="+closed, "CONNECT_INIT_EXPECTED_BROKERS=1",
 			"CONNECT_INIT_TIMEOUT="+secs, "CONNECT_INIT_LOG_LEVEL="+level)
 	}
-	jvm := append([]string{"java"}, toolJVMFlags...)
-	jvm = append(jvm, "-Dlog4j2.configurationFile="+log4j, "-cp", b.dist.Classpath(), topicCls,
-		"--bootstrap-server", closed, "--command-config", adminProps, "--list")
+	jvm := java(topicCls, "--bootstrap-server", closed, "--command-config", adminProps, "--list")
 	runs := []struct {
 		id, what string
 		argv     []string

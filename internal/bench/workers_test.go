@@ -3,6 +3,8 @@ package main
 import (
 	"fmt"
 	"maps"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -12,6 +14,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/connect-init/connect-init/internal/containerbed"
+	"github.com/connect-init/connect-init/internal/testbed"
 )
 
 // Every container row's workers get the one group's settings (groupEnv),
@@ -105,5 +108,24 @@ func TestStartAtOnce(t *testing.T) {
 	}
 	if t0Seen.Before(t0) {
 		t.Errorf("a start ran at %s, before the release at %s", t0Seen, t0)
+	}
+}
+
+// A Kafka tool runs as kafka-run-class.sh runs it, with the tools'
+// logging written where its flag points.
+func TestKafkaTool(t *testing.T) {
+	b := &bed{dist: &testbed.Dist{LibDir: "/kafka/libs"}, dir: t.TempDir()}
+	java, err := kafkaTool(b, "waiting")
+	if err != nil {
+		t.Fatal(err)
+	}
+	log4j := filepath.Join(b.dir, "waiting-log4j2.properties")
+	want := append(append([]string{"java"}, toolJVMFlags...),
+		"-Dlog4j2.configurationFile="+log4j, "-cp", "/kafka/libs/*", "kafka.admin.TopicCommand", "--list")
+	if got := java("kafka.admin.TopicCommand", "--list"); !slices.Equal(got, want) {
+		t.Errorf("argv = %q\nwant %q", got, want)
+	}
+	if data, err := os.ReadFile(log4j); err != nil || string(data) != toolsLog4j {
+		t.Errorf("%s: %v, %q", log4j, err, data)
 	}
 }
