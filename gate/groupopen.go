@@ -47,6 +47,23 @@ type GroupOpener struct {
 	// notProven is the key of the last snapshot the identity rules did not
 	// prove ours, and why.
 	notProven, notProvenWhy string
+	// proven is the key of a snapshot the group gate proved ours and
+	// caught up a moment ago (Seed); "" when none.
+	proven string
+}
+
+// Seed gives the opener the group gate's judged report of this start
+// (the group step runs just before the lock step): when the next look
+// finds the same snapshot (the same assignment offset and members) and
+// that report proved every member ours and caught up, the group is open
+// without reading the registry and our config and status topics again
+// (the group step had just read them: issue 49). A report that proved
+// less seeds nothing, and the look reads as before.
+func (o *GroupOpener) Seed(rep *GroupReport) {
+	if rep == nil || caughtUpStable(rep) != "" || provenOurs(rep) != "" {
+		return
+	}
+	o.proven = snapshotKey(rep)
 }
 
 // NewGroupOpener returns the opener on g (NewGroupGate: identity rules on,
@@ -76,6 +93,11 @@ func (o *GroupOpener) Look(ctx context.Context) (GroupOpenness, error) {
 		return res, nil
 	}
 	key := snapshotKey(rep)
+	if key == o.proven {
+		res.Open = true
+		res.Why = fmt.Sprintf("every one of the %d members of the Stable group is ours and caught up with the assignment at config offset %d (the group step's proof; the group has not changed since)", res.Members, res.AssignmentOffset)
+		return res, nil
+	}
 	if key == o.notProven {
 		res.Why = o.notProvenWhy
 		return res, nil
@@ -149,6 +171,17 @@ func (o *GroupOpener) judgeOpen(ctx context.Context, rep *GroupReport) string {
 	rep.judgeIdentity(g.Identity, in, false)
 	if err := decideGroup(rep, GroupResults(rep, g.Identity.Handover, g.Identity.Strict)); err != nil {
 		return "the group gate would refuse it: " + err.Error()
+	}
+	return provenOurs(rep)
+}
+
+// provenOurs is the last part of an open group's proof, on a report the
+// identity rules judged: the registry gives the group to no other
+// cluster, and every member is judged ours (an unverified member is not
+// proof). It returns why not, or "".
+func provenOurs(rep *GroupReport) string {
+	if rep.Identity == nil {
+		return "the identity rules did not run"
 	}
 	if c := rep.Identity.ClaimedBy; c != nil {
 		return fmt.Sprintf("the registry gives the group to the cluster of config topic %q", c.ConfigTopic)

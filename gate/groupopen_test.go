@@ -86,3 +86,54 @@ func TestGroupOpenerRemembersAnUnprovenSnapshot(t *testing.T) {
 		t.Fatalf("after the unverified member left: %+v, %d reads", got, reads)
 	}
 }
+
+// Seeded with the group step's report of the same snapshot, proven ours,
+// the first look finds the group open without reading the end offsets,
+// the registry or our config and status topics again (issue 49: the lock
+// step read everything the group step had just read). A changed snapshot,
+// or a report that proved less, is read and judged as before.
+func TestGroupOpenerSeededWithTheGroupStepsProof(t *testing.T) {
+	cfg := configLog("a")
+	now := time.Unix(1700000000, 0)
+	view := &registry.View{Exists: true, Workers: []registry.Worker{
+		{Cluster: us, URL: "http://mine:8083/", FirstSeen: now, LastSeen: now},
+		{Cluster: us, URL: "http://mine2:8083/", FirstSeen: now, LastSeen: now}}}
+	mine := worker("mine", "http://mine:8083/", 4, []string{"a"}, nil, nil)
+	mine2 := worker("mine2", "http://mine2:8083/", 4, nil, nil, nil)
+	unverified := worker("u", "http://u:8083/", 4, nil, nil, nil)
+	for _, c := range []struct {
+		name              string
+		judged, looked    *sarama.GroupDescription
+		wantOpen          bool
+		wantReads         int
+		wantWhyContaining string
+	}{
+		{"the same snapshot, proven ours", stableGroup(mine), stableGroup(mine), true, 0, "the group step's proof"},
+		{"a member joined since", stableGroup(mine), stableGroup(mine, mine2), true, 1, "every one of the 2 members"},
+		{"the group step proved less (an unverified member)", stableGroup(mine, unverified), stableGroup(mine, unverified), false, 1, "not proven ours"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			reads := 0
+			g, _, _ := identityGate(identityCase{in: &identityInputs{config: cfg, view: view}})
+			g.identityFn = func(context.Context, *GroupReport) *identityInputs {
+				reads++
+				return &identityInputs{clusterID: "kc", config: cfg, view: view}
+			}
+			g.offsetsFn = func(context.Context) (int64, int64, error) { reads++; return 5, 5, nil }
+			// The group step's report, judged as the gate judges it.
+			rep := NewGroupReport(g.GroupID, g.ConfigTopic, c.judged)
+			rep.ConfigEndOffset, rep.ConfigStableOffset = 5, 5
+			rep.judge()
+			rep.judgeIdentity(g.Identity, &identityInputs{clusterID: "kc", config: cfg, view: view}, false)
+			desc := c.looked
+			g.describeFn = func(context.Context) (*sarama.GroupDescription, error) { return desc, nil }
+			o := NewGroupOpener(g)
+			o.Seed(rep)
+			got, err := o.Look(context.Background())
+			// offsetsFn and identityFn count one each per judged look.
+			if err != nil || got.Open != c.wantOpen || reads != 2*c.wantReads || !strings.Contains(got.Why, c.wantWhyContaining) {
+				t.Fatalf("Look = %+v, %v after %d reads; want open %v after %d, why containing %q", got, err, reads, c.wantOpen, 2*c.wantReads, c.wantWhyContaining)
+			}
+		})
+	}
+}

@@ -178,16 +178,19 @@ func readTopicSettingsVia(b *sarama.Broker, names []string) *TopicSettings {
 	if err != nil || len(resp.Resources) != len(names) {
 		return nil
 	}
+	results := make([]*sarama.ConfigResourceResult, len(resp.Resources))
+	for i, r := range resp.Resources {
+		results[i] = &sarama.ConfigResourceResult{Type: r.Type, Name: r.Name, ErrorCode: sarama.KError(r.ErrorCode), ErrorMsg: r.ErrorMsg}
+		for _, e := range r.Configs {
+			results[i].Configs = append(results[i].Configs, *e)
+		}
+	}
 	out := &TopicSettings{byName: map[string]topicConfig{}}
-	for _, r := range resp.Resources {
-		if r.ErrorCode != 0 {
+	topicConfigsOf(results, out.byName)
+	for _, c := range out.byName {
+		if c.err != "" {
 			return nil
 		}
-		values := map[string]string{}
-		for _, c := range r.Configs {
-			values[c.Name] = c.Value
-		}
-		out.byName[r.Name] = topicConfig{values: values}
 	}
 	return out
 }

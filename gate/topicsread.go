@@ -153,21 +153,8 @@ func (g *TopicGate) describeTopicConfigs(ctx context.Context, existing map[strin
 				out[r.Name] = topicConfig{err: kafka.ExplainConnError(err)}
 			}
 		}
-		for _, r := range results {
-			if r.ErrorCode != sarama.ErrNoError {
-				retry = retry || kafka.CodeNotYet(r.ErrorCode)
-				msg := r.ErrorCode.Error()
-				if r.ErrorMsg != "" {
-					msg += " (" + r.ErrorMsg + ")"
-				}
-				out[r.Name] = topicConfig{err: msg}
-				continue
-			}
-			values := map[string]string{}
-			for _, c := range r.Configs {
-				values[c.Name] = c.Value
-			}
-			out[r.Name] = topicConfig{values: values}
+		if topicConfigsOf(results, out) {
+			retry = true
 		}
 		if !retry || !g.Create {
 			return out
@@ -188,6 +175,26 @@ func (g *TopicGate) describeTopicConfigs(ctx context.Context, existing map[strin
 		case <-clk.After(jittered(100 * time.Millisecond)):
 		}
 	}
+}
+
+// topicConfigsOf reads a DescribeConfigs answer into out: each topic's
+// values, or its error with the broker's message. It returns whether an
+// error means "not yet" (kafka.CodeNotYet). The one reading of that
+// answer for the topics gate and the brokers step's side read.
+func topicConfigsOf(results []*sarama.ConfigResourceResult, out map[string]topicConfig) (retry bool) {
+	for _, r := range results {
+		if r.ErrorCode != sarama.ErrNoError {
+			retry = retry || kafka.CodeNotYet(r.ErrorCode)
+			msg := r.ErrorCode.Error()
+			if r.ErrorMsg != "" {
+				msg += " (" + r.ErrorMsg + ")"
+			}
+			out[r.Name] = topicConfig{err: msg}
+			continue
+		}
+		out[r.Name] = topicConfig{values: kafka.ConfigValues(r.Configs)}
+	}
+	return retry
 }
 
 // waitPropagated waits until every registered broker's own metadata shows

@@ -58,11 +58,18 @@ func DescribeConfigs(admin sarama.ClusterAdmin, resources []*sarama.ConfigResour
 		if r.ErrorCode != sarama.ErrNoError {
 			return nil, fmt.Errorf("describe configs of %s: %w (%s)", r.Name, r.ErrorCode, r.ErrorMsg)
 		}
-		m := map[string]string{}
-		for _, e := range r.Configs {
-			m[e.Name] = e.Value
-		}
-		out[r.Name] = m
+		out[r.Name] = ConfigValues(r.Configs)
 	}
 	return out, nil
+}
+
+// ConfigValues are a DescribeConfigs answer's entries of one resource as
+// name to value: the one reading of an answer's entries (the topics gate,
+// the brokers step's side read and the describes here).
+func ConfigValues(entries []sarama.ConfigEntry) map[string]string {
+	m := make(map[string]string, len(entries))
+	for _, e := range entries {
+		m[e.Name] = e.Value
+	}
+	return m
 }

@@ -212,9 +212,12 @@ func (g realGates) plugins(ctx context.Context, st *state) error {
 	return checkPlugins(ctx, st, g.options.Root, g.log)
 }
 
+// lock is the startup lock step (TakeLockProfiled), starting from what the
+// group step judged and the coordinator the brokers step found.
 func (g realGates) lock(ctx context.Context, st *state) error {
-	queued, err := TakeLockProfiled(ctx, st.cfg, st.clients, g.log, g.clock, st.profile)
-	st.queued, st.waited = queued, true
+	seen := LockSeen{Group: st.group, Coordinator: st.handoff.KnownCoordinator()}
+	queued, waited, err := TakeLockProfiled(ctx, st.cfg, st.clients, g.log, g.clock, st.profile, seen)
+	st.queued, st.waited = queued, waited
 	return err
 }
 

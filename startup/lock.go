@@ -40,15 +40,28 @@ import (
 // reads the group's members itself). clk paces the lock (heartbeats,
 // polls, logs).
 func TakeLock(ctx context.Context, cfg *settings.Config, clients *kafka.Clients, log *slog.Logger, clk clock.Clock) ([]string, error) {
-	return TakeLockProfiled(ctx, cfg, clients, log, clk, nil)
+	queued, _, err := TakeLockProfiled(ctx, cfg, clients, log, clk, nil, LockSeen{})
+	return queued, err
+}
+
+// LockSeen is what the process taking the lock already read of the group:
+// run's group step's judged report and the coordinator its brokers step
+// found. The lock's first look at whether the group is open starts from
+// them instead of reading the group again (issue 49). Zero in `lock
+// acquire`, the in-worker child, which reads them itself.
+type LockSeen struct {
+	Group       *gate.GroupReport
+	Coordinator *gate.FoundCoordinator
 }
 
 // TakeLockProfiled is TakeLock that also records, in p (nil: nowhere), the
 // step split into the wait in the queue (the topic check included) and
 // the handoff: from the moment the last holder before us was seen ready
 // to our claim (lockSplit); or, when the group was open, lock_open: the
-// time until it was seen open.
-func TakeLockProfiled(ctx context.Context, cfg *settings.Config, clients *kafka.Clients, log *slog.Logger, clk clock.Clock, p *Profile) ([]string, error) {
+// time until it was seen open. waited is false when the first look found
+// the group open, before any wait: what was judged of the group before the
+// lock step then still stands (run's peers step does not read it again).
+func TakeLockProfiled(ctx context.Context, cfg *settings.Config, clients *kafka.Clients, log *slog.Logger, clk clock.Clock, p *Profile, seen LockSeen) (queued []string, waited bool, err error) {
 	start := clock.Or(clk).Now()
 	var mu sync.Mutex // Ready may be called beside Acquire's own goroutine
 	var lastReady time.Time
@@ -66,12 +79,16 @@ func TakeLockProfiled(ctx context.Context, cfg *settings.Config, clients *kafka.
 	url := cfg.AdvertisedURL // derived and checked by the settings gate
 	var opener *groupOpenWatch
 	if s.LockJoinsPolicy() == settings.LockJoinsFirst {
-		opener = newGroupOpenWatch(gate.NewGroupOpener(gate.NewGroupGate(cfg, clients, log, clk)), log, clk)
+		gg := gate.NewGroupGate(cfg, clients, log, clk)
+		gg.UseCoordinator(seen.Coordinator)
+		o := gate.NewGroupOpener(gg)
+		o.Seed(seen.Group)
+		opener = newGroupOpenWatch(o, log, clk)
 		// A restart into a running group, or a worker that comes after
 		// the first: no queue, no lease, no readiness wait.
 		if opener.look(ctx) {
 			opened = true
-			return nil, nil
+			return nil, false, nil
 		}
 	}
 	// Creating or checking the topic looks again on answers that waiting
@@ -84,7 +101,7 @@ func TakeLockProfiled(ctx context.Context, cfg *settings.Config, clients *kafka.
 		if isAuthorization(err) {
 			fix = lockRefusalFix(clients.AdminConfig, cfg.BootstrapServers, cfg.LockTopic, err)
 		}
-		return nil, &gate.GateError{Gate: step.Lock, Err: err, Fix: fix}
+		return nil, true, &gate.GateError{Gate: step.Lock, Err: err, Fix: fix}
 	}
 	readiness := gate.NewWorkerReadiness(clients.Admin, cfg.GroupID, cfg.RESTClientTLS, cfg.Settings.RESTAuth())
 	l, err := lock.New(lockConfig(cfg, clients, log, clk, func(ctx context.Context, h lock.Holder) (bool, error) {
@@ -101,7 +118,7 @@ func TakeLockProfiled(ctx context.Context, cfg *settings.Config, clients *kafka.
 		return ok, err
 	}))
 	if err != nil {
-		return nil, &settings.ConfigError{Setting: "CONNECT_INIT_LOCK_*", Problem: err.Error()}
+		return nil, true, &settings.ConfigError{Setting: "CONNECT_INIT_LOCK_*", Problem: err.Error()}
 	}
 	open, err := acquireUntilOpen(ctx, l, opener)
 	if open {
@@ -112,10 +129,10 @@ func TakeLockProfiled(ctx context.Context, cfg *settings.Config, clients *kafka.
 		// workers come back under new addresses) would wait for it.
 		// Best effort: the hold lease ends it anyway.
 		releaseReadyHolders(ctx, l, url, readiness, log)
-		return nil, nil
+		return nil, true, nil
 	}
 	if err != nil {
-		return nil, acquireError(cfg, clients, log, err)
+		return nil, true, acquireError(cfg, clients, log, err)
 	}
 	// Only members the lock let through and that got ready are expected to
 	// answer: waiters and holders still starting have no REST server yet.
@@ -123,7 +140,7 @@ func TakeLockProfiled(ctx context.Context, cfg *settings.Config, clients *kafka.
 	if snap, err := l.Queue(ctx); err == nil {
 		ready = releasedAsReady(snap.Entries, url)
 	}
-	return ready, nil
+	return ready, true, nil
 }
 
 // lockConfig is the startup lock of cfg's group, with ready as the

@@ -150,6 +150,13 @@ func (c *cli) applyCommand(ctx context.Context, args []string) int {
 	api.REST.WriteTimeout = af.writeTimeout
 	log.Info("applying connector definitions", "gate", "apply", "url", api.Target.Raw, "dir", af.dir, "definitions", len(conns), "prune", af.prune, "dry_run", af.dryRun)
 	opts := applyOptions(c, af, f, out, log)
+	return c.applyThenWatch(ctx, api, conns, s, af, f, opts, metrics, log)
+}
+
+// applyThenWatch is apply's last part, for either way to the workers:
+// apply once, stop on a signal, log the result, and with --watch (unless
+// the definitions were refused as bad input) watch until a signal.
+func (c *cli) applyThenWatch(ctx context.Context, api *apply.API, conns []apply.Connector, s settings.Settings, af applyFlags, f *workers.Finder, opts apply.Options, metrics *apply.Metrics, log *slog.Logger) int {
 	res := apply.Run(ctx, api, conns, opts)
 	if code, stopped := applyInterrupted(ctx, log); stopped {
 		return code
@@ -159,7 +166,7 @@ func (c *cli) applyCommand(ctx context.Context, args []string) int {
 		return res.Code
 	}
 	c.watch(ctx, api, conns, s, af, f, opts, metrics)
-	code, _ = applyInterrupted(ctx, log)
+	code, _ := applyInterrupted(ctx, log)
 	return code
 }
 
@@ -483,15 +490,5 @@ func (c *cli) applyAt(ctx context.Context, s settings.Settings, af applyFlags, c
 			"gate", "apply", "url", api.Target.Raw, "version", version, "dir", af.dir, "definitions", len(conns), "prune", af.prune,
 			"fix", "to have both, run apply with the worker settings (CONNECT_*) where the brokers are reachable")
 	}
-	res := apply.Run(ctx, api, conns, opts)
-	if code, stopped := applyInterrupted(ctx, log); stopped {
-		return code
-	}
-	logApplyResult(log, res, af.dryRun)
-	if !af.watch || res.Code == exitcode.Config {
-		return res.Code
-	}
-	c.watch(ctx, api, conns, s, af, nil, opts, metrics) // no finder: --url is never --wait-local
-	code, _ := applyInterrupted(ctx, log)
-	return code
+	return c.applyThenWatch(ctx, api, conns, s, af, nil, opts, metrics, log) // no finder: --url is never --wait-local
 }

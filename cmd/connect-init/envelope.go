@@ -25,15 +25,7 @@ const jsonSchemaVersion = 3
 // the machines that read it (a pipeline gating on `apply --dry-run
 // --json`, jq) cannot tell "no output" from "nothing to say".
 type envelope struct {
-	SchemaVersion int    `json:"schema_version"`
-	Command       string `json:"command"`
-	Version       string `json:"version"`
-	ExitCode      int    `json:"exit_code"`
-	// Errors are never null: a reader checks its length.
-	Errors []errorEntry `json:"errors"`
-	// Result is the command's own document; null when the command ended
-	// before it had one (bad usage, bad settings).
-	Result any `json:"result"`
+	document
 
 	// planOut is where apply writes its plan document (apply.PlanDoc),
 	// which becomes Result.
@@ -43,6 +35,20 @@ type envelope struct {
 	stream, streamed bool
 
 	mu sync.Mutex
+}
+
+// document is what the envelope prints: the one shape of every --json
+// document, and of each line of a stream (streamLine).
+type document struct {
+	SchemaVersion int    `json:"schema_version"`
+	Command       string `json:"command"`
+	Version       string `json:"version"`
+	ExitCode      int    `json:"exit_code"`
+	// Errors are never null: a reader checks its length.
+	Errors []errorEntry `json:"errors"`
+	// Result is the command's own document; null when the command ended
+	// before it had one (bad usage, bad settings).
+	Result any `json:"result"`
 }
 
 // addError records one problem, once.
@@ -90,7 +96,7 @@ func wantsJSON(args []string) (want, stream bool) {
 // runJSON runs a --json command and prints its envelope, whatever the
 // outcome.
 func (c *cli) runJSON(ctx context.Context, sc subcommand, args []string, stream bool) int {
-	c.envelope = &envelope{SchemaVersion: jsonSchemaVersion, Command: sc.name, Version: version, Errors: []errorEntry{}, stream: stream}
+	c.envelope = &envelope{document: document{SchemaVersion: jsonSchemaVersion, Command: sc.name, Version: version, Errors: []errorEntry{}}, stream: stream}
 	code := sc.run(c, ctx, args)
 	env := c.envelope
 	if env.streamed {
@@ -107,7 +113,7 @@ func (c *cli) runJSON(ctx context.Context, sc subcommand, args []string, stream 
 	if !stream {
 		enc.SetIndent("", "  ")
 	}
-	if err := enc.Encode(env); err != nil {
+	if err := enc.Encode(env.document); err != nil {
 		slog.New(slog.NewTextHandler(c.stderr, nil)).Error("cannot write the JSON document", "error", err.Error())
 	}
 	return code
@@ -147,14 +153,8 @@ func (c *cli) planResult() {
 func (c *cli) streamLine(result any, code int, errs []errorEntry) error {
 	env := c.envelope
 	env.mu.Lock()
-	line := struct {
-		SchemaVersion int          `json:"schema_version"`
-		Command       string       `json:"command"`
-		Version       string       `json:"version"`
-		ExitCode      int          `json:"exit_code"`
-		Errors        []errorEntry `json:"errors"`
-		Result        any          `json:"result"`
-	}{env.SchemaVersion, env.Command, env.Version, code, append(append([]errorEntry{}, env.Errors...), errs...), result}
+	line := env.document
+	line.ExitCode, line.Errors, line.Result = code, append(append([]errorEntry{}, env.Errors...), errs...), result
 	env.streamed = true
 	env.mu.Unlock()
 	return json.NewEncoder(c.stdout).Encode(line)

@@ -91,7 +91,9 @@ func (c *cli) acquireInWorker(ctx context.Context, cfg *settings.Config, clients
 	}
 	var queued []string
 	err := p.Time(step.Lock, func() (err error) {
-		queued, err = startup.TakeLockProfiled(ctx, cfg, clients, log, c.clock, p)
+		// The child reads the group itself: nothing of run's group step
+		// reaches it (startup.LockSeen{}).
+		queued, _, err = startup.TakeLockProfiled(ctx, cfg, clients, log, c.clock, p, startup.LockSeen{})
 		return err
 	})
 	if err != nil {

@@ -114,3 +114,33 @@ func TestInWorkerLockDefaultFirstJoinsAloneThenTheRest(t *testing.T) {
 	}
 	t.Logf("took %s", time.Since(start).Round(time.Millisecond))
 }
+
+// TestExecLockIntoAnOpenGroupReadsTheGroupOnce: a worker started in the exec
+// lock mode (the lock before the JVM) beside a running group of ours finds
+// the group open at the lock's first look and goes to the peers step with
+// the group step's report: the group gate runs once ("worker group checked"
+// once). Before issue 49 the lock step always counted as a wait, and the
+// peers step ran the whole group gate again (its window, the end offsets,
+// the registry, our config and status topics).
+func TestExecLockIntoAnOpenGroupReadsTheGroupOnce(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
+	group := uniqueGroup(t, "execopen")
+	topic := lockTopicFor(group)
+	env := []string{"CONNECT_INIT_LOCK_LEASE=2m", "CONNECT_INIT_LOCK_TOPIC=" + topic, "CONNECT_INIT_LOCK_JOINS="}
+	first := newExecLockWorker(t, group, group["group.id"]+"-1", nil, env...)
+	startLockWorkers(t, first)
+	waitAllHealthy(ctx, t, []*lockWorker{first})
+	second := newExecLockWorker(t, group, group["group.id"]+"-2", nil, env...)
+	startLockWorkers(t, second)
+	waitAllHealthy(ctx, t, []*lockWorker{second})
+	log := second.w.Log()
+	openLine, _, open := slogLine(log, startup.MsgGroupOpen)
+	if !open {
+		t.Fatalf("the second worker did not find the group open at the lock step:\n%s", log)
+	}
+	t.Logf("open line: %s", openLine)
+	if n := strings.Count(log, `msg="worker group checked"`); n != 1 {
+		t.Errorf("the group gate ran %d times in the second worker's start, want once (the peers step reuses the group step's report when the lock did not wait):\n%s", n, log)
+	}
+}
