@@ -74,6 +74,9 @@ type GroupGate struct {
 	// group (default DefaultStableWait; ctx bounds it too). Metadata and
 	// assignments are only visible while the group is Stable.
 	StableWait time.Duration
+	// SyncTimeout is this worker's worker.sync.timeout.ms, taken for the
+	// group's (BehindForSync); 0 is Connect's default.
+	SyncTimeout time.Duration
 	// PollEvery is the pause between looks while the group rebalances
 	// (default 100ms).
 	PollEvery time.Duration
@@ -133,7 +136,7 @@ func (g *GroupGate) Check(ctx context.Context) (*GroupReport, error) {
 	if offsets == nil {
 		offsets = g.ConfigEndOffsets
 	}
-	ww := newWindowWatch(clk.Now())
+	ww := newWindowWatch(clk.Now(), BehindForSync(g.SyncTimeout))
 	ww.rejoin = g.rejoinLookup(ctx)
 	snap, err := g.waitSnapshot(ctx, ww, describe, clk, log)
 	if err != nil {
@@ -276,5 +279,5 @@ func settled(state string) bool {
 // rules on and read-only: set Identity.Register to write the registry.
 func NewGroupGate(cfg *settings.Config, clients *kafka.Clients, log *slog.Logger, clock clock.Clock) *GroupGate {
 	return &GroupGate{Admin: clients.Admin, Client: clients.Member, GroupID: cfg.GroupID, ConfigTopic: cfg.ConfigTopic().Name,
-		Log: log, Clock: clock, Identity: NewIdentity(cfg, clients, false)}
+		Log: log, Clock: clock, Identity: NewIdentity(cfg, clients, false), SyncTimeout: cfg.WorkerSyncTimeout}
 }

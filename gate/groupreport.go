@@ -304,7 +304,7 @@ func (r *GroupReport) judgeStuckBehind(cfg *store.ConfigLog) {
 		return
 	}
 	for _, b := range r.Window.Behind {
-		if judged(b) || b.For < BehindFor {
+		if judged(b) || b.For < r.Window.behindFor() {
 			continue
 		}
 		rec := cfg.RejoinRecord(b.ConfigOffset, b.AssignmentOffset)
@@ -386,7 +386,7 @@ func GroupResults(rep *GroupReport, handover string, strict bool) []checks.Resul
 			}
 			unjudged[u.MemberID] = true
 			out = append(out, checks.Run(checks.MemberChecks(), checks.GroupMember{MemberID: u.MemberID, URL: u.URL, ClientHost: u.ClientHost,
-				ConfigTopic: rep.ConfigTopic, BehindUnjudged: true, Behind: u.unjudgedText(w.Span), Strict: strict})...)
+				ConfigTopic: rep.ConfigTopic, BehindUnjudged: true, Behind: u.unjudgedText(w.Span, w.behindFor()), Strict: strict})...)
 		}
 	}
 	for _, v := range rep.Verdicts {

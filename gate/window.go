@@ -53,8 +53,12 @@ const (
 	// rejoin record lies between its offset and the assignment
 	// (RuleStuckBehind, group.go), and is harmlessly behind when none
 	// does. A member watched for less is not judged yet, and the window
-	// goes on for it (unjudged).
+	// goes on for it (unjudged). This is the least: a worker with a longer
+	// worker.sync.timeout.ms gets that and the margin (BehindForSync).
 	BehindFor = 5 * time.Second
+	// behindMargin is BehindFor's margin over the sync timeout: the
+	// rejoin's own round trips and the look's interval.
+	behindMargin = 2 * time.Second
 	// DefaultEvidenceWait bounds the window for a member not judged yet
 	// when the context has no deadline of its own (run's and doctor's
 	// have: CONNECT_INIT_TIMEOUT).
@@ -96,6 +100,28 @@ type GroupWindow struct {
 	// nor BehindFor at the same offset, nor caught up. A join beside them
 	// is refused (checks.IDMemberBehindUnjudged): the evidence never came.
 	Unjudged []StuckMember `json:"unjudged,omitempty"`
+	// BehindFor is how long this window watched a member behind at one
+	// offset before a rule on it concluded (BehindForSync).
+	BehindFor time.Duration `json:"behind_for_ns"`
+}
+
+// BehindForSync is how long a member behind the assignment is watched at
+// one offset, for workers whose worker.sync.timeout.ms is sync: that
+// timeout and a 2 s margin, never less than BehindFor (Connect's default
+// 3 s). The gate knows this worker's setting only, and takes it for the
+// group's: a group's workers share their settings, and one whose own is
+// longer than this worker's could be judged before it had its time.
+func BehindForSync(sync time.Duration) time.Duration {
+	return max(BehindFor, sync+behindMargin)
+}
+
+// behindFor is the window's BehindFor; BehindFor for a report made
+// without one (a test's, or an older document's).
+func (w *GroupWindow) behindFor() time.Duration {
+	if w == nil || w.BehindFor <= 0 {
+		return BehindFor
+	}
+	return w.BehindFor
 }
 
 // Storm reports whether the window saw the group rebalance StormRebalances
@@ -131,10 +157,10 @@ func (m StuckMember) String() string {
 }
 
 // unjudgedText is the evidence on a member the window could not judge.
-func (m StuckMember) unjudgedText(watched time.Duration) string {
+func (m StuckMember) unjudgedText(watched, behindFor time.Duration) string {
 	return fmt.Sprintf("member %q (%s, client host %s) reported config offset %d while the assignment was at %d, across %d rebalance(s) and for %s at that offset, in a window of %s that ended at the timeout; a rule concludes after %d rebalances or %s at the same offset, or when the member catches up",
 		m.MemberID, orUnknown(m.URL), orUnknown(m.ClientHost), m.ConfigOffset, m.AssignmentOffset, m.Rebalances, m.For.Round(100*time.Millisecond),
-		watched.Round(100*time.Millisecond), stuckRebalances, BehindFor)
+		watched.Round(100*time.Millisecond), stuckRebalances, behindFor)
 }
 
 // behindTrack follows one member that reports a config offset behind the
@@ -156,8 +182,8 @@ type behindTrack struct {
 // or the config topic already says nothing between its offset and the
 // assignment would make it rejoin. A member that caught up or left has
 // no track at all.
-func (t *behindTrack) judged() bool {
-	return t.harmless || t.member.Rebalances >= stuckRebalances || t.member.For >= BehindFor
+func (t *behindTrack) judged(behindFor time.Duration) bool {
+	return t.harmless || t.member.Rebalances >= stuckRebalances || t.member.For >= behindFor
 }
 
 // rejoinLookup answers whether our config topic holds a record in
@@ -223,8 +249,8 @@ type windowWatch struct {
 	rejoin rejoinLookup
 }
 
-func newWindowWatch(start time.Time) *windowWatch {
-	return &windowWatch{start: start, lastChange: start, behind: map[string]*behindTrack{}}
+func newWindowWatch(start time.Time, behindFor time.Duration) *windowWatch {
+	return &windowWatch{w: GroupWindow{BehindFor: behindFor}, start: start, lastChange: start, behind: map[string]*behindTrack{}}
 }
 
 // watchWindow looks at the group again after the settled answer first,
@@ -303,7 +329,7 @@ func (ww *windowWatch) logWatching(g *GroupGate, log *slog.Logger, watched time.
 		log.Info("watching the worker group: a member behind the assignment is not judged yet", "group", g.GroupID,
 			"member", m.MemberID, "url", orUnknown(m.URL), "config_offset", m.ConfigOffset, "assignment_offset", m.AssignmentOffset,
 			"waiting_for", fmt.Sprintf("it to catch up, or to stay at offset %d across %d rebalances (seen %d) or for %s (seen %s)",
-				m.ConfigOffset, stuckRebalances, m.Rebalances, BehindFor, m.For.Round(100*time.Millisecond)),
+				m.ConfigOffset, stuckRebalances, m.Rebalances, ww.w.BehindFor, m.For.Round(100*time.Millisecond)),
 			"unjudged", len(u), "watched", watched.Round(time.Second).String())
 		return
 	}
@@ -429,7 +455,7 @@ func (ww *windowWatch) calm(now time.Time) bool {
 func (ww *windowWatch) unjudged() []StuckMember {
 	out := []StuckMember{}
 	for _, t := range ww.behind {
-		if !t.judged() {
+		if !t.judged(ww.w.BehindFor) {
 			out = append(out, t.member)
 		}
 	}

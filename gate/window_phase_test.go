@@ -148,61 +148,92 @@ func TestPhaseSweepForeignMemberInASlowStorm(t *testing.T) {
 // joins to the moment it rejoins, the gate lets this worker in: the member
 // behind is watched until it catches up, never judged on a moment.
 func TestPhaseSweepOwnWorkerThatCatchesUpLate(t *testing.T) {
-	const joined, reading = 10 * time.Second, 2500 * time.Millisecond
 	for _, background := range []time.Duration{0, 12 * time.Second, 30 * time.Second} {
-		sim := &groupSim{t0: time.Unix(1000, 0), rebalancing: time.Second,
-			rebalanceAt: func(t time.Duration) (int, time.Duration) {
-				// p2's join at 10 s and its rejoin once read, plus a
-				// background cadence when set (other members restarting).
-				var at []time.Duration
-				if background > 0 {
-					for b := background; b <= t; b += background {
-						at = append(at, b)
-					}
-				}
-				for _, b := range []time.Duration{joined, joined + time.Second + reading} {
-					if b <= t {
-						at = append(at, b)
-					}
-				}
-				latest := time.Duration(0)
-				for _, b := range at {
-					latest = max(latest, b)
-				}
-				return len(at), latest
-			},
-			stable: nil}
-		sim.stable = func(int) *sarama.GroupDescription {
-			now := sim.clk.Now().Sub(sim.t0)
-			p1 := assignedMember("p1", "http://p1:8083/", 16, "p1", "http://p1:8083/", 16, "c", "d", "e")
-			switch {
-			case now < joined:
-				return stableGroup(p1)
-			case now < joined+time.Second+reading:
-				return stableGroup(p1, assignedMember("p2", "http://p2:8083/", 14, "p1", "http://p1:8083/", 16, "a", "b"))
-			default:
-				return stableGroup(p1, assignedMember("p2", "http://p2:8083/", 16, "p1", "http://p1:8083/", 16, "a", "b"))
-			}
+		for _, refused := range ownWorkerSweep(t, 2500*time.Millisecond, 0, background) {
+			t.Error(refused)
 		}
-		view := &registry.View{Exists: true, Workers: []registry.Worker{
-			{Cluster: us, URL: "http://p1:8083/"}, {Cluster: us, URL: "http://p2:8083/"}}}
-		for start := joined - time.Second; start <= joined+time.Second+reading; start += 500 * time.Millisecond {
-			name := fmt.Sprintf("background %s, start %s", background, start)
-			g := simGate(sim, start, view)
-			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-			rep, err := g.Check(ctx)
-			cancel()
-			if err != nil {
-				t.Errorf("%s: refused: %v", name, err)
-				continue
-			}
-			for _, v := range rep.Verdicts {
-				if v.Verdict == VerdictForeign {
-					t.Errorf("%s: %s judged foreign: %s", name, v.MemberID, v.Evidence)
+	}
+}
+
+// A group whose workers have a longer worker.sync.timeout.ms (8 s) gives a
+// worker that joined behind that long to read: one of ours that reads for
+// 7.5 s is let in wherever the look starts, since the gate takes this
+// worker's setting for the group's (BehindForSync). With Connect's default
+// 3 s taken instead, the same worker is judged foreign at some phases:
+// the setting is what decides, not the phase.
+func TestPhaseSweepOwnWorkerWithALongerSyncTimeout(t *testing.T) {
+	const reading = 7500 * time.Millisecond
+	for _, refused := range ownWorkerSweep(t, reading, 8*time.Second, 0) {
+		t.Error(refused)
+	}
+	if refused := ownWorkerSweep(t, reading, 0, 0); len(refused) == 0 {
+		t.Error("with the default sync timeout taken for the group's, a worker reading for 7.5 s was admitted at every phase: the sweep does not exercise BehindForSync")
+	}
+}
+
+// ownWorkerSweep runs the group gate at every phase of a worker of ours,
+// p2, that joins at 10 s behind the assignment and reads our config topic
+// for reading before it rejoins caught up, in a group whose rebalances
+// also come every background (0: none); the gate's SyncTimeout is sync.
+// It returns, per phase, why the gate refused or judged a member foreign.
+func ownWorkerSweep(t *testing.T, reading, sync, background time.Duration) []string {
+	t.Helper()
+	const joined = 10 * time.Second
+	sim := &groupSim{t0: time.Unix(1000, 0), rebalancing: time.Second,
+		rebalanceAt: func(t time.Duration) (int, time.Duration) {
+			// p2's join at 10 s and its rejoin once read, plus a
+			// background cadence when set (other members restarting).
+			var at []time.Duration
+			if background > 0 {
+				for b := background; b <= t; b += background {
+					at = append(at, b)
 				}
+			}
+			for _, b := range []time.Duration{joined, joined + time.Second + reading} {
+				if b <= t {
+					at = append(at, b)
+				}
+			}
+			latest := time.Duration(0)
+			for _, b := range at {
+				latest = max(latest, b)
+			}
+			return len(at), latest
+		},
+		stable: nil}
+	sim.stable = func(int) *sarama.GroupDescription {
+		now := sim.clk.Now().Sub(sim.t0)
+		p1 := assignedMember("p1", "http://p1:8083/", 16, "p1", "http://p1:8083/", 16, "c", "d", "e")
+		switch {
+		case now < joined:
+			return stableGroup(p1)
+		case now < joined+time.Second+reading:
+			return stableGroup(p1, assignedMember("p2", "http://p2:8083/", 14, "p1", "http://p1:8083/", 16, "a", "b"))
+		default:
+			return stableGroup(p1, assignedMember("p2", "http://p2:8083/", 16, "p1", "http://p1:8083/", 16, "a", "b"))
+		}
+	}
+	view := &registry.View{Exists: true, Workers: []registry.Worker{
+		{Cluster: us, URL: "http://p1:8083/"}, {Cluster: us, URL: "http://p2:8083/"}}}
+	var refused []string
+	for start := joined - time.Second; start <= joined+time.Second+reading; start += 500 * time.Millisecond {
+		name := fmt.Sprintf("reading %s, sync timeout %s, background %s, start %s", reading, sync, background, start)
+		g := simGate(sim, start, view)
+		g.SyncTimeout = sync
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+		rep, err := g.Check(ctx)
+		cancel()
+		if err != nil {
+			refused = append(refused, fmt.Sprintf("%s: refused: %v", name, err))
+			continue
+		}
+		for _, v := range rep.Verdicts {
+			if v.Verdict == VerdictForeign {
+				refused = append(refused, fmt.Sprintf("%s: %s judged foreign: %s", name, v.MemberID, v.Evidence))
 			}
 		}
 	}
+	return refused
 }
 
 // Where the evidence never comes in (a member seen behind once, then a

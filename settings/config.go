@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/IBM/sarama"
 
@@ -68,6 +69,11 @@ type Config struct {
 	Topics []TopicSpec
 	// ExpectedBrokers is the number of brokers the broker gate waits for.
 	ExpectedBrokers int
+	// WorkerSyncTimeout is the worker's worker.sync.timeout.ms (Connect's
+	// default 3 s): how long a worker that joined behind the assignment
+	// reads the config topic before it rejoins or leaves. The group gate
+	// gives a member behind that long, plus a margin (gate.BehindForSync).
+	WorkerSyncTimeout time.Duration
 	// LockTopic is the startup lock's topic (never a storage topic) and
 	// LockReplicationFactor the factor it is created with (the config
 	// topic's).
@@ -168,6 +174,9 @@ func (o Options) inspect(environ []string, s Settings) (*Config, error) {
 		return c, err
 	}
 	if err := c.expectedBrokers(); err != nil {
+		return c, err
+	}
+	if err := c.workerSyncTimeout(); err != nil {
 		return c, err
 	}
 	if err := c.rest(o); err != nil {
@@ -523,6 +532,23 @@ func (c *Config) expectedBrokers() error {
 			c.ExpectedBrokers = n
 		}
 	}
+	return nil
+}
+
+// DefaultWorkerSyncTimeout is Connect's worker.sync.timeout.ms default
+// (DistributedConfig.WORKER_SYNC_TIMEOUT_MS_DEFAULT).
+const DefaultWorkerSyncTimeout = 3 * time.Second
+
+// workerSyncTimeout reads worker.sync.timeout.ms: Connect's INT setting,
+// which the worker refuses to start with when it is not a whole number.
+func (c *Config) workerSyncTimeout() error {
+	const key = "worker.sync.timeout.ms"
+	ms, err := c.Worker.Int(key, int(DefaultWorkerSyncTimeout/time.Millisecond))
+	if err != nil || ms < 0 {
+		return &ConfigError{Setting: c.setting(key), Problem: fmt.Sprintf("is not a whole number of milliseconds (got %q)", c.Worker.Get(key, "")),
+			Fix: "use e.g. 3000 (Connect's default), or leave it unset"}
+	}
+	c.WorkerSyncTimeout = time.Duration(ms) * time.Millisecond
 	return nil
 }
 

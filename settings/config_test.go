@@ -4,6 +4,7 @@ import (
 	"crypto/tls"
 	"strings"
 	"testing"
+	"time"
 )
 
 func baseWorkerEnv() []string {
@@ -164,5 +165,23 @@ func TestRESTTLSAllOrNothing(t *testing.T) {
 	_, err = loadConfig(t, append(baseWorkerEnv(), broken))
 	if err == nil || !strings.Contains(err.Error(), "CONNECT_SSL_TRUSTSTORE_LOCATION") {
 		t.Fatalf("without listeners.https.*: %v; want the top-level truststore read and named", err)
+	}
+}
+
+// worker.sync.timeout.ms is read as Connect reads it (an INT of
+// milliseconds, 3000 by default): the group gate's window gives a member
+// behind the assignment that long and a margin (gate.BehindForSync).
+func TestWorkerSyncTimeout(t *testing.T) {
+	for _, c := range []struct {
+		env  []string
+		want time.Duration
+	}{
+		{nil, 3 * time.Second},
+		{[]string{"CONNECT_WORKER_SYNC_TIMEOUT_MS=10000"}, 10 * time.Second},
+	} {
+		cfg, err := LoadConfig(append(baseWorkerEnv(), c.env...), Settings{})
+		if err != nil || cfg.WorkerSyncTimeout != c.want {
+			t.Errorf("%v: WorkerSyncTimeout %v, %v; want %v", c.env, cfg.WorkerSyncTimeout, err, c.want)
+		}
 	}
 }

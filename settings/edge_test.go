@@ -40,6 +40,7 @@ func TestEdgeCasesNameTheVariable(t *testing.T) {
 		{"expected brokers zero", with([]string{"CONNECT_INIT_EXPECTED_BROKERS=0"}), "CONNECT_INIT_EXPECTED_BROKERS", "must be at least 1 (got 0)"},
 		{"expected brokers zero padded", with([]string{"CONNECT_INIT_EXPECTED_BROKERS= 00 "}), "CONNECT_INIT_EXPECTED_BROKERS", "or leave it unset to derive it"},
 		{"expected brokers negative", with([]string{"CONNECT_INIT_EXPECTED_BROKERS=-2"}), "CONNECT_INIT_EXPECTED_BROKERS", "must be at least 1 (got -2)"},
+		{"worker sync timeout not a number", with([]string{"CONNECT_WORKER_SYNC_TIMEOUT_MS=3s"}), "CONNECT_WORKER_SYNC_TIMEOUT_MS", `is not a whole number of milliseconds (got "3s")`},
 
 		{"bootstrap bracket not closed", with([]string{"CONNECT_BOOTSTRAP_SERVERS=[::1"}), "CONNECT_BOOTSTRAP_SERVERS", `"[::1" that is not host:port`},
 		{"bootstrap bracket not closed, second entry", with([]string{"CONNECT_BOOTSTRAP_SERVERS=kafka-1:9092,[::1:9092"}), "CONNECT_BOOTSTRAP_SERVERS", "brackets do not enclose the host"},
