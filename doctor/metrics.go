@@ -31,8 +31,10 @@ import (
 type Metrics struct {
 	looks    prometheus.Counter
 	failures prometheus.Counter
-	// rebalances adds up the rebalances each look's window counted: the
-	// rate of a group that rebalances between looks too is higher.
+	// rebalances adds up the rebalances each look counted: the
+	// generation's increments when the watcher reads the group's
+	// __consumer_offsets partition (exact), else the look's window's (a
+	// lower bound: the group is not watched between looks).
 	rebalances prometheus.Counter
 
 	mu   sync.Mutex
@@ -50,6 +52,7 @@ type lookParts struct {
 	coordinator *gate.CoordinatorReport
 	group       *Document
 	lock        *LockLook
+	generation  *GenerationLook
 }
 
 // findingSeverities lists every finding id doctor reports, with the
@@ -122,7 +125,11 @@ var (
 
 	rejoinDesc = desc("connect_init_group_rejoin_longest_seconds",
 		"The longest recent time a restarted or replaced worker was away from the group, between two bounds (bound: at_least, at_most) set by the looks' interval; absent until the watcher has seen a worker leave and come back. scheduled.rebalance.max.delay.ms should exceed it.", "bound")
-	rejoinsDesc = desc("connect_init_group_rejoins_total", "Workers the watcher saw leave the group and come back (or be replaced) since it started.")
+	rejoinsDesc    = desc("connect_init_group_rejoins_total", "Workers the watcher saw leave the group and come back (or be replaced) since it started.")
+	generationDesc = desc("connect_init_group_generation",
+		"The worker group's generation, from its last group metadata record in __consumer_offsets (0: none); absent while the watcher cannot read that partition.")
+	rebalanceSourceDesc = desc("connect_init_group_rebalances_source",
+		"Which count connect_init_group_rebalances_total served at the last look (1 for the current one): generation (exact, read from __consumer_offsets) or window (the look's window, a lower bound).", "source")
 
 	lockExistsDesc   = desc("connect_init_lock_topic_exists", "Whether the startup lock's topic exists.", "topic")
 	lockWritableDesc = desc("connect_init_lock_topic_writable", "Whether the startup lock's topic has a leader and at least min.insync.replicas in-sync replicas.", "topic")
@@ -143,7 +150,7 @@ func NewMetrics(reg prometheus.Registerer, groupID string) *Metrics {
 		failures: prometheus.NewCounter(prometheus.CounterOpts{Name: "connect_init_doctor_look_failures_total",
 			Help: "Looks that did not see the whole cluster: no broker answered, a describe failed, or the look ran out of time."}),
 		rebalances: prometheus.NewCounter(prometheus.CounterOpts{Name: "connect_init_group_rebalances_total",
-			Help: "Rebalances the looks' windows counted, added up (a lower bound: the group is not watched between looks); rules read increase() of it."}),
+			Help: "Rebalances of the worker group: the generation's increments when the watcher may read the group's __consumer_offsets partition (exact), else what the looks' windows counted (a lower bound); connect_init_group_rebalances_source says which. Rules read increase() of it."}),
 	}
 	prometheus.WrapRegistererWith(prometheus.Labels{GroupLabel: groupID}, reg).MustRegister(m.looks, m.failures, m.rebalances, (*lastLook)(m))
 	return m
@@ -162,7 +169,17 @@ func (m *Metrics) Observe(l *Look) {
 	if l.Failed != "" {
 		m.failures.Inc()
 	}
-	if g := l.Document.Cluster.Group; g != nil && g.Window != nil {
+	var gl *GenerationLook
+	if l.Snapshot != nil {
+		gl = l.Snapshot.Generation
+	}
+	// The look's count: the tracker's (generation or window) when the
+	// watcher keeps one, else the window's.
+	g := l.Document.Cluster.Group
+	switch {
+	case gl != nil:
+		m.rebalances.Add(float64(gl.Added))
+	case g != nil && g.Window != nil:
 		m.rebalances.Add(float64(g.Window.Rebalances))
 	}
 	m.mu.Lock()
@@ -182,6 +199,9 @@ func (m *Metrics) Observe(l *Look) {
 	if l.Document.Cluster.Group != nil {
 		m.parts.group = l.Document
 	}
+	if gl != nil {
+		m.parts.generation = gl
+	}
 	if l.Lock != nil && (l.Lock.Err == "" || l.Failed == "") {
 		m.parts.lock = l.Lock
 	}
@@ -197,7 +217,7 @@ func (c *lastLook) Describe(ch chan<- *prometheus.Desc) {
 		topicPartitionsDesc, topicExistsDesc, topicRFDesc, topicISRDesc, topicURPDesc, topicLeaderlessDesc, topicMinISRDesc, topicCompactDesc, configEndDesc,
 		coordAvailableDesc, coordISRDesc, coordReplicasDesc, coordHasLeaderDesc, coordLeaderDesc,
 		groupStateDesc, groupMembersDesc, groupForeignDesc, groupUnverifiedDesc, rejoinDesc, rejoinsDesc,
-		lockExistsDesc, lockWritableDesc, lockQueueDesc, lockWaitersDesc, lockAgeDesc, lockLeaseDesc, lockReadDesc} {
+		generationDesc, rebalanceSourceDesc, lockExistsDesc, lockWritableDesc, lockQueueDesc, lockWaitersDesc, lockAgeDesc, lockLeaseDesc, lockReadDesc} {
 		ch <- d
 	}
 }
@@ -246,7 +266,22 @@ func (c *lastLook) Collect(ch chan<- prometheus.Metric) {
 		g(rejoinDesc, r.AtLeast.Seconds(), "at_least")
 		g(rejoinDesc, max(r.AtMost, r.AtLeast).Seconds(), "at_most")
 	}
+	collectGeneration(g, parts.generation)
 	collectLock(g, parts.lock)
+}
+
+// collectGeneration says which rebalance count is served, and the
+// generation when it is read.
+func collectGeneration(g gaugeFunc, gl *GenerationLook) {
+	if gl == nil {
+		return
+	}
+	for _, src := range []string{SourceGeneration, SourceWindow} {
+		g(rebalanceSourceDesc, one(gl.Source == src), src)
+	}
+	if gl.Source == SourceGeneration {
+		g(generationDesc, float64(gl.Generation))
+	}
 }
 
 func unixSeconds(t time.Time) float64 { return float64(t.UnixNano()) / 1e9 }
