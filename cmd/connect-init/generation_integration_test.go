@@ -135,6 +135,9 @@ func TestDoctorWatchCountsGenerations(t *testing.T) {
 	}
 	rtotal, _ := metricValue(rmfs, "connect_init_group_rebalances_total", grp)
 	t.Logf("MEASURE the watcher without Read on __consumer_offsets counted %v rebalances by its windows", rtotal)
+	reqs, _ := metricValue(mfs, "connect_init_doctor_look_kafka_requests", grp)
+	rreqs, _ := metricValue(rmfs, "connect_init_doctor_look_kafka_requests", grp)
+	t.Logf("MEASURE a calm look's Kafka requests: %v reading the generation, %v refused", reqs, rreqs)
 	if log := refused.Log(); !strings.Contains(log, "cannot read the group's __consumer_offsets partition") || !strings.Contains(log, "grant it Read and Describe on the topic __consumer_offsets") {
 		t.Errorf("the refused watcher's log does not say it falls back, and why:\n%s", testbed.Tail(log, 3000))
 	}
