@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/IBM/sarama"
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
 	"github.com/connect-init/connect-init/gate"
@@ -217,7 +218,7 @@ func TestRebalanceCountAcrossLooks(t *testing.T) {
 		lk := look(s, nil, "")
 		lk.Started = clk.Now()
 		m.Observe(lk)
-		if got := testutil.ToFloat64(m.rebalances); got != st.total {
+		if got := counterValue(t, reg, "connect_init_group_rebalances_total"); got != st.total {
 			t.Errorf("look %d at %s: rebalances_total %v, want %v", i, clk.Now().UTC().Format("15:04:05"), got, st.total)
 		}
 		want := fmt.Sprintf(`
@@ -258,4 +259,20 @@ connect_init_group_generation{group_id="connect-cluster"} 12
 	if problems, err := testutil.GatherAndLint(reg); err != nil || len(problems) > 0 {
 		t.Errorf("promlint: %v %+v", err, problems)
 	}
+}
+
+// counterValue is the value of the one series of counter name in reg.
+func counterValue(t *testing.T, reg prometheus.Gatherer, name string) float64 {
+	t.Helper()
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mf := range mfs {
+		if mf.GetName() == name && len(mf.GetMetric()) == 1 {
+			return mf.GetMetric()[0].GetCounter().GetValue()
+		}
+	}
+	t.Fatalf("no one series of %s", name)
+	return 0
 }

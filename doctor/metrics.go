@@ -31,14 +31,16 @@ import (
 type Metrics struct {
 	looks    prometheus.Counter
 	failures prometheus.Counter
-	// rebalances adds up the rebalances each look counted: the
-	// generation's increments when the watcher reads the group's
-	// __consumer_offsets partition (exact), else the look's window's (a
-	// lower bound: the group is not watched between looks).
-	rebalances prometheus.Counter
 
 	mu   sync.Mutex
 	last *Look
+	// rebalances adds up the rebalances each look counted: the
+	// generation's increments when the watcher reads the group's
+	// __consumer_offsets partition (exact), else the look's window's (a
+	// lower bound: the group is not watched between looks). It is served
+	// from the same locked copy as the generation, so that one scrape
+	// never shows a look's count beside the look before's generation.
+	rebalances float64
 	// good is the last look that did not fail; parts holds, for each
 	// part of a look, the last look that saw it.
 	good  *Look
@@ -126,6 +128,8 @@ var (
 	rejoinDesc = desc("connect_init_group_rejoin_longest_seconds",
 		"The longest recent time a restarted or replaced worker was away from the group, between two bounds (bound: at_least, at_most) set by the looks' interval; absent until the watcher has seen a worker leave and come back. scheduled.rebalance.max.delay.ms should exceed it.", "bound")
 	rejoinsDesc    = desc("connect_init_group_rejoins_total", "Workers the watcher saw leave the group and come back (or be replaced) since it started.")
+	rebalancesDesc = desc("connect_init_group_rebalances_total",
+		"Rebalances of the worker group: the generation's increments when the watcher may read the group's __consumer_offsets partition (exact), else what the looks' windows counted (a lower bound); connect_init_group_rebalances_source says which. Rules read increase() of it.")
 	generationDesc = desc("connect_init_group_generation",
 		"The worker group's generation, from its last group metadata record in __consumer_offsets (0: none); absent while the watcher cannot read that partition.")
 	rebalanceSourceDesc = desc("connect_init_group_rebalances_source",
@@ -149,10 +153,8 @@ func NewMetrics(reg prometheus.Registerer, groupID string) *Metrics {
 			Help: "Looks the watcher took, failed ones included."}),
 		failures: prometheus.NewCounter(prometheus.CounterOpts{Name: "connect_init_doctor_look_failures_total",
 			Help: "Looks that did not see the whole cluster: no broker answered, a describe failed, or the look ran out of time."}),
-		rebalances: prometheus.NewCounter(prometheus.CounterOpts{Name: "connect_init_group_rebalances_total",
-			Help: "Rebalances of the worker group: the generation's increments when the watcher may read the group's __consumer_offsets partition (exact), else what the looks' windows counted (a lower bound); connect_init_group_rebalances_source says which. Rules read increase() of it."}),
 	}
-	prometheus.WrapRegistererWith(prometheus.Labels{GroupLabel: groupID}, reg).MustRegister(m.looks, m.failures, m.rebalances, (*lastLook)(m))
+	prometheus.WrapRegistererWith(prometheus.Labels{GroupLabel: groupID}, reg).MustRegister(m.looks, m.failures, (*lastLook)(m))
 	return m
 }
 
@@ -173,17 +175,17 @@ func (m *Metrics) Observe(l *Look) {
 	if l.Snapshot != nil {
 		gl = l.Snapshot.Generation
 	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
 	// The look's count: the tracker's (generation or window) when the
 	// watcher keeps one, else the window's.
 	g := l.Document.Cluster.Group
 	switch {
 	case gl != nil:
-		m.rebalances.Add(float64(gl.Added))
+		m.rebalances += float64(gl.Added)
 	case g != nil && g.Window != nil:
-		m.rebalances.Add(float64(g.Window.Rebalances))
+		m.rebalances += float64(g.Window.Rebalances)
 	}
-	m.mu.Lock()
-	defer m.mu.Unlock()
 	m.last = l
 	if l.Failed == "" {
 		m.good = l
@@ -217,18 +219,19 @@ func (c *lastLook) Describe(ch chan<- *prometheus.Desc) {
 		topicPartitionsDesc, topicExistsDesc, topicRFDesc, topicISRDesc, topicURPDesc, topicLeaderlessDesc, topicMinISRDesc, topicCompactDesc, configEndDesc,
 		coordAvailableDesc, coordISRDesc, coordReplicasDesc, coordHasLeaderDesc, coordLeaderDesc,
 		groupStateDesc, groupMembersDesc, groupForeignDesc, groupUnverifiedDesc, rejoinDesc, rejoinsDesc,
-		generationDesc, rebalanceSourceDesc, lockExistsDesc, lockWritableDesc, lockQueueDesc, lockWaitersDesc, lockAgeDesc, lockLeaseDesc, lockReadDesc} {
+		rebalancesDesc, generationDesc, rebalanceSourceDesc, lockExistsDesc, lockWritableDesc, lockQueueDesc, lockWaitersDesc, lockAgeDesc, lockLeaseDesc, lockReadDesc} {
 		ch <- d
 	}
 }
 
 func (c *lastLook) Collect(ch chan<- prometheus.Metric) {
 	c.mu.Lock()
-	l, good, parts := c.last, c.good, c.parts
+	l, good, parts, rebalances := c.last, c.good, c.parts, c.rebalances
 	c.mu.Unlock()
 	if l == nil {
 		return
 	}
+	ch <- prometheus.MustNewConstMetric(rebalancesDesc, prometheus.CounterValue, rebalances)
 	g := func(d *prometheus.Desc, v float64, labels ...string) {
 		ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v, labels...)
 	}
