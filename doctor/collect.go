@@ -48,6 +48,11 @@ type Options struct {
 	// the rebalance-delay rules. Nil for one-shot doctor, which sees the
 	// group once and cannot measure a rejoin.
 	Rejoins *RejoinTracker
+	// Generations is the watcher's record of the group's generation
+	// (doctor --watch keeps one across its looks): each look reads the
+	// group's __consumer_offsets partition from where the last stopped,
+	// for the exact rebalance count. Nil for one-shot doctor.
+	Generations *GenerationTracker
 }
 
 func (o Options) withDefaults() Options {
@@ -123,6 +128,10 @@ type Snapshot struct {
 	// Rebalance is what the worker settings say about the delay before a
 	// departed worker's tasks are reassigned; nil when not read.
 	Rebalance *checks.Rebalance
+	// Generation is what the look added to the watcher's rebalance count
+	// and from which source; nil without Options.Generations or without
+	// a coordinator.
+	Generation *GenerationLook
 }
 
 // Collect takes doctor's one-shot looks with the caller's configuration and
@@ -150,6 +159,7 @@ func Collect(ctx context.Context, cfg *settings.Config, clients *kafka.Clients, 
 	}
 	gg := l.group()
 	l.rejoins()
+	l.generation()
 	if gg == nil {
 		return l.s
 	}
@@ -263,6 +273,29 @@ func (l *looks) rejoins() {
 	t.Observe(l.opts.Clock.Now(), l.s.Group)
 	if r, ok := t.Longest(); ok {
 		l.s.Rebalance.Rejoin, l.s.Rebalance.RejoinAtMost, l.s.Rebalance.RejoinWorker = r.AtLeast, r.AtMost, r.Worker
+	}
+}
+
+// generation reads the group's generation from its __consumer_offsets
+// partition for the watcher's exact rebalance count, after the group look
+// so that the count covers the rebalances its window saw.
+func (l *looks) generation() {
+	t, c := l.opts.Generations, l.s.Coordinator
+	if t == nil || c == nil || c.Partitions == 0 {
+		return
+	}
+	window := 0
+	if g := l.s.Group; g != nil && g.Window != nil {
+		window = g.Window.Rebalances
+	}
+	l.s.Generation = t.Observe(l.ctx, saramaOffsetsLog{client: l.clients.Member, partition: c.Partition}, l.cfg.GroupID, c.Partition, window)
+	switch gl := l.s.Generation; {
+	case gl.Changed && gl.Err != "":
+		l.log.Warn("cannot read the group's __consumer_offsets partition; connect_init_group_rebalances_total counts the looks' windows (a lower bound)",
+			"partition", c.Partition, "error", gl.Err)
+	case gl.Changed:
+		l.log.Info("reading the group's generation from __consumer_offsets; connect_init_group_rebalances_total is exact",
+			"partition", c.Partition, "generation", gl.Generation)
 	}
 }
 

@@ -42,7 +42,7 @@ func DashboardPanels() []Panel {
 		{Row: "Worker group", Title: "Members", Unit: "none", Help: "Members of the worker group; foreign ones belong to another Connect cluster, unverified ones are neither proven ours nor foreign.",
 			Queries: []string{`connect_init_group_members{` + g + `}`, `connect_init_group_foreign_members{` + g + `}`, `connect_init_group_unverified_members{` + g + `}`},
 			Legends: []string{"{{group_id}} members", "{{group_id}} foreign", "{{group_id}} unverified"}},
-		{Row: "Worker group", Title: "Rebalances", Unit: "none", Help: "Rebalances the looks' windows counted (a lower bound: the group is not watched between looks).",
+		{Row: "Worker group", Title: "Rebalances", Unit: "none", Help: "Rebalances of the worker group: exact (the generation's increments) when the watcher may read the group's __consumer_offsets partition, else what the looks' windows counted, a lower bound (connect_init_group_rebalances_source says which).",
 			Queries: []string{`increase(connect_init_group_rebalances_total{` + g + `}[$__rate_interval])`}, Legends: []string{"{{group_id}}"}},
 		{Row: "Worker group", Title: "Rejoins", Unit: "none", Help: "Workers the watcher saw leave the group and come back (connect_init_group_rejoin_longest_seconds holds the longest recent one; scheduled.rebalance.max.delay.ms should exceed it).",
 			Queries: []string{`connect_init_group_rejoins_total{` + g + `}`}, Legends: []string{"{{group_id}} rejoins measured"}},

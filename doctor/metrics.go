@@ -31,12 +31,16 @@ import (
 type Metrics struct {
 	looks    prometheus.Counter
 	failures prometheus.Counter
-	// rebalances adds up the rebalances each look's window counted: the
-	// rate of a group that rebalances between looks too is higher.
-	rebalances prometheus.Counter
 
 	mu   sync.Mutex
 	last *Look
+	// rebalances adds up the rebalances each look counted: the
+	// generation's increments when the watcher reads the group's
+	// __consumer_offsets partition (exact), else the look's window's (a
+	// lower bound: the group is not watched between looks). It is served
+	// from the same locked copy as the generation, so that one scrape
+	// never shows a look's count beside the look before's generation.
+	rebalances float64
 	// good is the last look that did not fail; parts holds, for each
 	// part of a look, the last look that saw it.
 	good  *Look
@@ -50,6 +54,7 @@ type lookParts struct {
 	coordinator *gate.CoordinatorReport
 	group       *Document
 	lock        *LockLook
+	generation  *GenerationLook
 }
 
 // findingSeverities lists every finding id doctor reports, with the
@@ -122,7 +127,13 @@ var (
 
 	rejoinDesc = desc("connect_init_group_rejoin_longest_seconds",
 		"The longest recent time a restarted or replaced worker was away from the group, between two bounds (bound: at_least, at_most) set by the looks' interval; absent until the watcher has seen a worker leave and come back. scheduled.rebalance.max.delay.ms should exceed it.", "bound")
-	rejoinsDesc = desc("connect_init_group_rejoins_total", "Workers the watcher saw leave the group and come back (or be replaced) since it started.")
+	rejoinsDesc    = desc("connect_init_group_rejoins_total", "Workers the watcher saw leave the group and come back (or be replaced) since it started.")
+	rebalancesDesc = desc("connect_init_group_rebalances_total",
+		"Rebalances of the worker group: the generation's increments when the watcher may read the group's __consumer_offsets partition (exact), else what the looks' windows counted (a lower bound); connect_init_group_rebalances_source says which. Rules read increase() of it.")
+	generationDesc = desc("connect_init_group_generation",
+		"The worker group's generation, from its last group metadata record in __consumer_offsets (0: none); absent while the watcher cannot read that partition.")
+	rebalanceSourceDesc = desc("connect_init_group_rebalances_source",
+		"Which count connect_init_group_rebalances_total served at the last look (1 for the current one): generation (exact, read from __consumer_offsets) or window (the look's window, a lower bound).", "source")
 
 	lockExistsDesc   = desc("connect_init_lock_topic_exists", "Whether the startup lock's topic exists.", "topic")
 	lockWritableDesc = desc("connect_init_lock_topic_writable", "Whether the startup lock's topic has a leader and at least min.insync.replicas in-sync replicas.", "topic")
@@ -142,10 +153,8 @@ func NewMetrics(reg prometheus.Registerer, groupID string) *Metrics {
 			Help: "Looks the watcher took, failed ones included."}),
 		failures: prometheus.NewCounter(prometheus.CounterOpts{Name: "connect_init_doctor_look_failures_total",
 			Help: "Looks that did not see the whole cluster: no broker answered, a describe failed, or the look ran out of time."}),
-		rebalances: prometheus.NewCounter(prometheus.CounterOpts{Name: "connect_init_group_rebalances_total",
-			Help: "Rebalances the looks' windows counted, added up (a lower bound: the group is not watched between looks); rules read increase() of it."}),
 	}
-	prometheus.WrapRegistererWith(prometheus.Labels{GroupLabel: groupID}, reg).MustRegister(m.looks, m.failures, m.rebalances, (*lastLook)(m))
+	prometheus.WrapRegistererWith(prometheus.Labels{GroupLabel: groupID}, reg).MustRegister(m.looks, m.failures, (*lastLook)(m))
 	return m
 }
 
@@ -162,11 +171,21 @@ func (m *Metrics) Observe(l *Look) {
 	if l.Failed != "" {
 		m.failures.Inc()
 	}
-	if g := l.Document.Cluster.Group; g != nil && g.Window != nil {
-		m.rebalances.Add(float64(g.Window.Rebalances))
+	var gl *GenerationLook
+	if l.Snapshot != nil {
+		gl = l.Snapshot.Generation
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	// The look's count: the tracker's (generation or window) when the
+	// watcher keeps one, else the window's.
+	g := l.Document.Cluster.Group
+	switch {
+	case gl != nil:
+		m.rebalances += float64(gl.Added)
+	case g != nil && g.Window != nil:
+		m.rebalances += float64(g.Window.Rebalances)
+	}
 	m.last = l
 	if l.Failed == "" {
 		m.good = l
@@ -181,6 +200,9 @@ func (m *Metrics) Observe(l *Look) {
 	}
 	if l.Document.Cluster.Group != nil {
 		m.parts.group = l.Document
+	}
+	if gl != nil {
+		m.parts.generation = gl
 	}
 	if l.Lock != nil && (l.Lock.Err == "" || l.Failed == "") {
 		m.parts.lock = l.Lock
@@ -197,18 +219,19 @@ func (c *lastLook) Describe(ch chan<- *prometheus.Desc) {
 		topicPartitionsDesc, topicExistsDesc, topicRFDesc, topicISRDesc, topicURPDesc, topicLeaderlessDesc, topicMinISRDesc, topicCompactDesc, configEndDesc,
 		coordAvailableDesc, coordISRDesc, coordReplicasDesc, coordHasLeaderDesc, coordLeaderDesc,
 		groupStateDesc, groupMembersDesc, groupForeignDesc, groupUnverifiedDesc, rejoinDesc, rejoinsDesc,
-		lockExistsDesc, lockWritableDesc, lockQueueDesc, lockWaitersDesc, lockAgeDesc, lockLeaseDesc, lockReadDesc} {
+		rebalancesDesc, generationDesc, rebalanceSourceDesc, lockExistsDesc, lockWritableDesc, lockQueueDesc, lockWaitersDesc, lockAgeDesc, lockLeaseDesc, lockReadDesc} {
 		ch <- d
 	}
 }
 
 func (c *lastLook) Collect(ch chan<- prometheus.Metric) {
 	c.mu.Lock()
-	l, good, parts := c.last, c.good, c.parts
+	l, good, parts, rebalances := c.last, c.good, c.parts, c.rebalances
 	c.mu.Unlock()
 	if l == nil {
 		return
 	}
+	ch <- prometheus.MustNewConstMetric(rebalancesDesc, prometheus.CounterValue, rebalances)
 	g := func(d *prometheus.Desc, v float64, labels ...string) {
 		ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v, labels...)
 	}
@@ -246,7 +269,22 @@ func (c *lastLook) Collect(ch chan<- prometheus.Metric) {
 		g(rejoinDesc, r.AtLeast.Seconds(), "at_least")
 		g(rejoinDesc, max(r.AtMost, r.AtLeast).Seconds(), "at_most")
 	}
+	collectGeneration(g, parts.generation)
 	collectLock(g, parts.lock)
+}
+
+// collectGeneration says which rebalance count is served, and the
+// generation when it is read.
+func collectGeneration(g gaugeFunc, gl *GenerationLook) {
+	if gl == nil {
+		return
+	}
+	for _, src := range []string{SourceGeneration, SourceWindow} {
+		g(rebalanceSourceDesc, one(gl.Source == src), src)
+	}
+	if gl.Source == SourceGeneration {
+		g(generationDesc, float64(gl.Generation))
+	}
 }
 
 func unixSeconds(t time.Time) float64 { return float64(t.UnixNano()) / 1e9 }

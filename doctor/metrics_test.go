@@ -47,7 +47,7 @@ func TestMetricsOfALook(t *testing.T) {
 # HELP connect_init_coordinator_partition_in_sync_replicas In-sync replicas of the group's __consumer_offsets partition.
 # TYPE connect_init_coordinator_partition_in_sync_replicas gauge
 connect_init_coordinator_partition_in_sync_replicas{group_id="connect-cluster",partition="13"} 1
-# HELP connect_init_group_rebalances_total Rebalances the looks' windows counted, added up (a lower bound: the group is not watched between looks); rules read increase() of it.
+# HELP connect_init_group_rebalances_total Rebalances of the worker group: the generation's increments when the watcher may read the group's __consumer_offsets partition (exact), else what the looks' windows counted (a lower bound); connect_init_group_rebalances_source says which. Rules read increase() of it.
 # TYPE connect_init_group_rebalances_total counter
 connect_init_group_rebalances_total{group_id="connect-cluster"} 5
 # HELP connect_init_coordinator_partition_leader_info The broker leading the group's __consumer_offsets partition, as the label broker_id (absent: none).

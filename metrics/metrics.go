@@ -13,6 +13,7 @@ import (
 	"net/http"
 	"runtime"
 	"runtime/debug"
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -31,15 +32,39 @@ func NewRegistry() *prometheus.Registry {
 	return reg
 }
 
+// build is the binary's identity as its command resolved it (SetBuild):
+// the version `connect-init version` prints, so that the scrape and the
+// command never name two versions for one binary.
+var build struct {
+	sync.Mutex
+	set               bool
+	version, revision string
+}
+
+// SetBuild records the build's version and VCS revision as the command
+// resolved them (buildinfo.Read of its -ldflags stamp); connect_init_build_info
+// serves them. The command calls it once, before any registry is made.
+// This package stays a leaf (internal/layers), so the command hands the
+// identity down rather than this package reading the stamp.
+func SetBuild(version, revision string) {
+	build.Lock()
+	defer build.Unlock()
+	build.set, build.version, build.revision = true, version, revision
+}
+
 // buildInfo is the constant series connect_init_build_info{version,
 // revision, goversion} 1 (the Prometheus convention for build
-// information: join it on instance to label other series). It reads the
-// binary's build information itself, as package buildinfo does, because
-// this package stays a leaf (internal/layers): the version is the module
-// version the toolchain recorded, not an -ldflags stamp.
+// information: join it on instance to label other series): the build
+// SetBuild recorded, else (a test's registry) the module version and
+// revision the toolchain recorded.
 func buildInfo() prometheus.Collector {
 	labels := prometheus.Labels{"version": "(devel)", "revision": "", "goversion": runtime.Version()}
-	if bi, ok := debug.ReadBuildInfo(); ok {
+	build.Lock()
+	set, version, revision := build.set, build.version, build.revision
+	build.Unlock()
+	if set {
+		labels["version"], labels["revision"] = version, revision
+	} else if bi, ok := debug.ReadBuildInfo(); ok {
 		if bi.Main.Version != "" {
 			labels["version"] = bi.Main.Version
 		}
@@ -50,7 +75,7 @@ func buildInfo() prometheus.Collector {
 		}
 	}
 	return prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "connect_init_build_info",
-		Help:        "The build of connect-init serving these metrics (always 1): its module version, VCS revision and Go version.",
+		Help:        "The build of connect-init serving these metrics (always 1): its version (as connect-init version prints it), VCS revision and Go version.",
 		ConstLabels: labels}, func() float64 { return 1 })
 }
 

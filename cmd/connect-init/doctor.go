@@ -157,12 +157,19 @@ func (c *cli) doctorWatch(ctx context.Context, s settings.Settings, log *slog.Lo
 	// One record of the group across the looks: the rejoins it measures
 	// feed the rebalance-delay rules and the metrics.
 	rejoins := diag.NewRejoinTracker()
+	// With metrics, one record of the group's generation across the looks:
+	// each reads its __consumer_offsets partition from where the last
+	// stopped, for the exact connect_init_group_rebalances_total.
+	var generations *diag.GenerationTracker
+	if m != nil {
+		generations = diag.NewGenerationTracker()
+	}
 	look := func(ctx context.Context) *diag.Document {
 		lctx, cancel := context.WithTimeout(ctx, s.Timeout)
 		defer cancel()
 		// Clients of the look's own: reusing one set would reconnect it
 		// on every look and leak the connections of the look before.
-		l := diag.TakeLook(lctx, cfg, log, diag.Options{Clock: c.clock, SkipLocalScan: m != nil, Rejoins: rejoins}, version)
+		l := diag.TakeLook(lctx, cfg, log, diag.Options{Clock: c.clock, SkipLocalScan: m != nil, Rejoins: rejoins, Generations: generations}, version)
 		m.Observe(l)
 		if l.Failed != "" && ctx.Err() == nil && m != nil {
 			log.Warn("the look failed; connect_init_doctor_look_success is 0", "error", l.Failed, "took", l.Duration.String())

@@ -13,16 +13,27 @@ import (
 	"github.com/connect-init/connect-init/buildinfo"
 	"github.com/connect-init/connect-init/entrypoint"
 	"github.com/connect-init/connect-init/internal/clock"
+	"github.com/connect-init/connect-init/metrics"
 	"github.com/connect-init/connect-init/settings"
 )
 
 // version is stamped at build time: -ldflags "-X main.version=v1.2.3".
 // Without a stamp it becomes the module version the toolchain recorded
 // (init below), so that a plain `go build` or `go install ...@v1.2.3`
-// reports what it is rather than "dev".
+// reports what it is rather than "dev". The watchers' connect_init_build_info
+// serves the same (metrics.SetBuild).
 var version = "dev"
 
-func init() { version = buildinfo.Read(version).Version }
+func init() { version = stampBuild(version) }
+
+// stampBuild resolves the build's version from its -ldflags stamp
+// (buildinfo.Read) and hands it, with the revision, to the watchers'
+// connect_init_build_info: one source for the command and the scrape.
+func stampBuild(stamp string) string {
+	info := buildinfo.Read(stamp)
+	metrics.SetBuild(info.Version, info.Revision)
+	return info.Version
+}
 
 // cli is one invocation of connect-init: its streams, its environment and
 // the process's seams, which tests replace field by field (a command is a

@@ -74,6 +74,12 @@ func TestWatcherScrape(t *testing.T) {
 		{"connect_init_doctor_findings", map[string]string{"check": "consumer-offsets-single-replica", "finding_severity": "warning"}, 1},
 		{"connect_init_doctor_findings", map[string]string{"check": "group-rebalance-storm", "finding_severity": "error"}, 0},
 		{"connect_init_lock_topic_exists", grp, 0},
+		// No member ever joined: the group's partition holds no record
+		// of it, generation 0, read (no authorizer on this cluster).
+		{"connect_init_group_generation", grp, 0},
+		{"connect_init_group_rebalances_source", map[string]string{"source": "generation"}, 1},
+		{"connect_init_group_rebalances_source", map[string]string{"source": "window"}, 0},
+		{"connect_init_build_info", map[string]string{"version": "v0.0.0-monitoring"}, 1},
 	} {
 		got, ok := value(mfs, c.name, c.labels)
 		if !ok || got != c.want {
