@@ -65,33 +65,37 @@ func ReadAll(ctx context.Context, client sarama.Client, topic string, partition 
 func ReadWith(ctx context.Context, client sarama.Client, topic string, partition int32, iso Isolation, fn func(Record) error) (int64, error) {
 	r := &reader{client: client, topic: topic, partition: partition, iso: iso, fn: fn, end: -1,
 		announced: map[int64][]int64{}, aborting: map[int64]bool{}}
+	err := r.read(ctx)
+	return max(r.end, 0), err
+}
+
+// read is the one reading loop of ReadWith and ReadSpan: fetch from r.next
+// until r.end (the first answer's high watermark when r.end < 0), handing
+// every data record to r.fn in offset order.
+func (r *reader) read(ctx context.Context) error {
 	if err := r.leaderKnown(); err != nil {
-		return 0, err
+		return err
 	}
-	// The read's end is the first answer's high watermark: the read
-	// starts with a fetch from offset 0, not with the log's two ends (two
-	// round trips more of every read, of the registry, the config and
-	// status topics and the lock's view, at every start; issue 39).
 	for r.end < 0 || r.next < r.end {
 		if err := ctx.Err(); err != nil {
-			return max(r.end, 0), fmt.Errorf("read %s/%d at offset %d of %d: %w", topic, partition, r.next, r.end, err)
+			return fmt.Errorf("read %s/%d at offset %d of %d: %w", r.topic, r.partition, r.next, r.end, err)
 		}
 		block, err := r.fetch(ctx)
 		if err != nil {
-			if r.end < 0 && !r.started && errors.Is(err, sarama.ErrOffsetOutOfRange) {
-				// The log no longer starts at 0 (retention or
-				// DeleteRecords): start where it does.
+			// A log that no longer starts where the read begins is read
+			// from its start: once, before anything was read.
+			if !r.started && (r.end < 0 || r.fromCaller) && errors.Is(err, sarama.ErrOffsetOutOfRange) {
 				if err := r.logStart(); err != nil {
-					return 0, err
+					return err
 				}
 				continue
 			}
-			return max(r.end, 0), err
+			return err
 		}
 		if r.end < 0 {
 			r.end = block.HighWaterMarkOffset
 		}
-		if iso == Committed {
+		if r.iso == Committed {
 			r.stable(block)
 		}
 		if r.next >= r.end {
@@ -99,13 +103,13 @@ func ReadWith(ctx context.Context, client sarama.Client, topic string, partition
 		}
 		before := r.next
 		if err := r.batches(block); err != nil {
-			return r.end, err
+			return err
 		}
 		if r.next == before {
-			return r.end, fmt.Errorf("read %s/%d: no progress at offset %d (a record larger than %d bytes?)", topic, partition, r.next, maxFetchBytes)
+			return fmt.Errorf("read %s/%d: no progress at offset %d (a record larger than %d bytes?)", r.topic, r.partition, r.next, maxFetchBytes)
 		}
 	}
-	return r.end, nil
+	return nil
 }
 
 // reader is one ReadWith in progress: where it is, where it stops, and,
@@ -123,6 +127,9 @@ type reader struct {
 	// next was moved to the log's start.
 	next, end int64
 	started   bool
+	// fromCaller: the read begins at an offset of the caller's
+	// (ReadSpan), which may be gone from the log's head by now.
+	fromCaller bool
 	// announced: producer id -> first offsets of its aborted transactions
 	// the fetch answers announced; aborting: the producers whose aborted
 	// transaction is open at the current position.

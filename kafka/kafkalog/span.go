@@ -2,7 +2,6 @@ package kafkalog
 
 import (
 	"context"
-	"errors"
 	"fmt"
 
 	"github.com/IBM/sarama"
@@ -18,38 +17,10 @@ import (
 // __consumer_offsets partition at every look) or reads a log backwards a
 // span at a time.
 func ReadSpan(ctx context.Context, client sarama.Client, topic string, partition int32, from, to int64, fn func(Record) error) (int64, error) {
-	r := &reader{client: client, topic: topic, partition: partition, iso: Uncommitted, fn: fn, next: from, end: to,
+	r := &reader{client: client, topic: topic, partition: partition, iso: Uncommitted, fn: fn, next: from, end: to, fromCaller: true,
 		announced: map[int64][]int64{}, aborting: map[int64]bool{}}
-	if err := r.leaderKnown(); err != nil {
+	if err := r.read(ctx); err != nil {
 		return from, err
-	}
-	for r.end < 0 || r.next < r.end {
-		if err := ctx.Err(); err != nil {
-			return from, fmt.Errorf("read %s/%d at offset %d: %w", topic, partition, r.next, err)
-		}
-		block, err := r.fetch(ctx)
-		if err != nil {
-			if !r.started && errors.Is(err, sarama.ErrOffsetOutOfRange) {
-				if err := r.logStart(); err != nil {
-					return from, err
-				}
-				continue
-			}
-			return from, err
-		}
-		if r.end < 0 {
-			r.end = block.HighWaterMarkOffset
-		}
-		if r.next >= r.end {
-			break
-		}
-		before := r.next
-		if err := r.batches(block); err != nil {
-			return from, err
-		}
-		if r.next == before {
-			return from, fmt.Errorf("read %s/%d: no progress at offset %d (a record larger than %d bytes?)", topic, partition, r.next, maxFetchBytes)
-		}
 	}
 	// A batch may reach past a span's end: the records after it were not
 	// handed over, so the next read begins at the end.
