@@ -155,6 +155,8 @@ func TestHandoverJVMKilledBeforeProvider(t *testing.T) {
 	if len(dirs) != 1 {
 		t.Fatalf("hand-over directories of pid %d: %v, want exactly one (run writes it before the exec)", pid, dirs)
 	}
+	// A failed run leaves no copy of its password on the machine.
+	t.Cleanup(func() { _ = os.RemoveAll(dirs[0]) })
 	file := filepath.Join(dirs[0], "secrets.json")
 	if b, err := os.ReadFile(file); err != nil || !strings.Contains(string(b), password) {
 		t.Fatalf("the hand-over %s before the kill: %v; it should hold the password the child needs", file, err)
