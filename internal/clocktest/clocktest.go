@@ -48,7 +48,8 @@ func NewHorizon(horizon time.Duration, limit int, cancel context.CancelFunc) *Ho
 }
 
 // After records the pause, advances the clock by d, and ends the loop's
-// context at the horizon or the limit.
+// context at the horizon or the limit (a loop must wait on its context
+// beside the clock, as every wait loop of connect-init does).
 func (c *Horizon) After(d time.Duration) <-chan time.Time {
 	c.mu.Lock()
 	c.pauses = append(c.pauses, d)
@@ -58,6 +59,10 @@ func (c *Horizon) After(d time.Duration) <-chan time.Time {
 	ch := c.Stepping.After(d)
 	if c.Elapsed() >= c.horizon || n >= c.limit {
 		c.cancel()
+		// A pause that never ends: the loop ends by its context, not by
+		// a random pick between two ready cases of its select, so that
+		// the number of tries is exact, not one or two more by chance.
+		return make(chan time.Time)
 	}
 	return ch
 }
