@@ -100,7 +100,10 @@ func newHandoverBed(t *testing.T) *handoverBed {
 	handoverBases = func() []string { return []string{base} }
 	t.Cleanup(func() { handoverBases = old })
 	script := filepath.Join(t.TempDir(), "connect-init")
-	if err := os.WriteFile(script, []byte("#!/bin/sh\nexec /bin/sleep 120\n"), 0o755); err != nil {
+	// The shell stays the child (no exec of its own): while a process
+	// execs, its /proc/<pid>/environ reads empty for a moment, and
+	// children() read it then in one run of twenty under -race.
+	if err := os.WriteFile(script, []byte("#!/bin/sh\nwhile :; do /bin/sleep 1; done\n"), 0o755); err != nil {
 		t.Fatal(err)
 	}
 	return &handoverBed{t: t, base: base, script: script, pids: &pidsHandler{}}
