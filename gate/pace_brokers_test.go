@@ -14,93 +14,10 @@ import (
 
 	"github.com/IBM/sarama"
 
-	"github.com/connect-init/connect-init/internal/clock"
+	"github.com/connect-init/connect-init/internal/clocktest"
 	"github.com/connect-init/connect-init/kafka"
 	"github.com/connect-init/connect-init/workerconfig"
 )
-
-// horizonClock is a Stepping clock that ends a wait loop's context once
-// horizon of injected time has passed, or once the loop has paused more
-// often than limit (a loop that does not wait at all, which the old
-// broker gate became after its backoff overflowed, would otherwise never
-// reach the horizon). It records every pause, so that a test asserts the
-// loop's pace, not the wall clock.
-type horizonClock struct {
-	*clock.Stepping
-	start   time.Time
-	horizon time.Duration
-	limit   int
-	cancel  context.CancelFunc
-
-	mu     sync.Mutex
-	pauses []time.Duration
-	// atPause is the injected time of each pause.
-	atPause []time.Duration
-}
-
-func newHorizonClock(horizon time.Duration, limit int, cancel context.CancelFunc) *horizonClock {
-	start := time.Unix(1700000000, 0)
-	return &horizonClock{Stepping: clock.NewStepping(start), start: start, horizon: horizon, limit: limit, cancel: cancel}
-}
-
-func (c *horizonClock) After(d time.Duration) <-chan time.Time {
-	c.mu.Lock()
-	c.pauses = append(c.pauses, d)
-	c.atPause = append(c.atPause, c.Stepping.Now().Sub(c.start))
-	n := len(c.pauses)
-	c.mu.Unlock()
-	ch := c.Stepping.After(d)
-	if c.Stepping.Now().Sub(c.start) >= c.horizon || n >= c.limit {
-		c.cancel()
-	}
-	return ch
-}
-
-// assertPace checks every pause is at least least, and that no minute of
-// injected time holds more than perMinute pauses.
-func (c *horizonClock) assertPace(t *testing.T, least time.Duration, perMinute int) {
-	t.Helper()
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	for i, d := range c.pauses {
-		if d < least {
-			t.Fatalf("pause %d of %d is %v, want at least %v: the loop spins", i+1, len(c.pauses), d, least)
-		}
-	}
-	byMinute := map[int64]int{}
-	for _, at := range c.atPause {
-		byMinute[int64(at/time.Minute)]++
-	}
-	for m, n := range byMinute {
-		if n > perMinute {
-			t.Fatalf("%d attempts in minute %d of injected time, want at most %d", n, m, perMinute)
-		}
-	}
-}
-
-// countingHandler counts the log records whose message is msg.
-type countingHandler struct {
-	mu   sync.Mutex
-	msgs map[string]int
-}
-
-func (h *countingHandler) Enabled(context.Context, slog.Level) bool { return true }
-func (h *countingHandler) Handle(_ context.Context, r slog.Record) error {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if h.msgs == nil {
-		h.msgs = map[string]int{}
-	}
-	h.msgs[r.Message]++
-	return nil
-}
-func (h *countingHandler) WithAttrs([]slog.Attr) slog.Handler { return h }
-func (h *countingHandler) WithGroup(string) slog.Handler      { return h }
-func (h *countingHandler) count(msg string) int {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	return h.msgs[msg]
-}
 
 // lockedBuffer is sarama's log, written from its goroutines.
 type lockedBuffer struct {
@@ -159,8 +76,8 @@ func TestBrokerGateWaitPace(t *testing.T) {
 	limit := int(horizon/(maxBackoff/2)) + 10
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	clk := newHorizonClock(horizon, 2*limit, cancel)
-	logs := &countingHandler{}
+	clk := clocktest.NewHorizon(horizon, 2*limit, cancel)
+	logs := &clocktest.Logs{}
 	g := &BrokerGate{Config: cfg, Bootstrap: []string{addr}, Expected: 1, Log: slog.New(logs), Clock: clk,
 		Jitter: func() float64 { return 0 }, MaxBackoff: maxBackoff}
 	before := cpuTime(t)
@@ -169,15 +86,13 @@ func TestBrokerGateWaitPace(t *testing.T) {
 	if err == nil {
 		t.Fatalf("Wait: ready %+v against a closed port", rep)
 	}
-	waited := clk.Now().Sub(clk.start)
-	if waited < horizon {
-		t.Fatalf("the loop stopped after %v of injected time and %d pauses, want %v: it stopped waiting", waited, len(clk.pauses), horizon)
-	}
-	clk.assertPace(t, 25*time.Millisecond, int(time.Minute/(maxBackoff/2))+10)
-	if n := len(clk.pauses); n > limit {
+	clk.AssertReached(t)
+	waited := clk.Elapsed()
+	clk.AssertPace(t, 25*time.Millisecond, int(time.Minute/(maxBackoff/2))+10)
+	if n := clk.Pauses(); n > limit {
 		t.Errorf("%d looks in %v, want at most %d", n, horizon, limit)
 	}
-	if n, most := logs.count("waiting for brokers"), int(horizon/(5*time.Second))+2; n > most {
+	if n, most := logs.Count("waiting for brokers"), int(horizon/(5*time.Second))+2; n > most {
 		t.Errorf("%d wait lines in %v, want at most %d (one every 5 s)", n, horizon, most)
 	}
 	// The target of issue 48: waiting 60 s for a broker that never
@@ -192,7 +107,7 @@ func TestBrokerGateWaitPace(t *testing.T) {
 	if n := strings.Count(saramaLog.String(), "Failed to connect to broker"); n > looks+1 {
 		t.Errorf("sarama logged %d \"Failed to connect\" lines in %d looks, want at most one a look (a retry of its own would multiply them)", n, looks)
 	}
-	t.Logf("%d looks, %d wait lines, %d sarama lines in %v of injected time; %v of CPU", looks, logs.count("waiting for brokers"),
+	t.Logf("%d looks, %d wait lines, %d sarama lines in %v of injected time; %v of CPU", looks, logs.Count("waiting for brokers"),
 		strings.Count(saramaLog.String(), "Failed to connect to broker"), waited, cpu)
 }
 

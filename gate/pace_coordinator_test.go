@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/connect-init/connect-init/internal/clocktest"
 	"github.com/connect-init/connect-init/kafka"
 )
 
@@ -33,8 +34,8 @@ func TestCoordinatorWaitPace(t *testing.T) {
 	limit := int(horizon/(150*time.Millisecond)) + 10
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	clk := newHorizonClock(horizon, 2*limit, cancel)
-	logs := &countingHandler{}
+	clk := clocktest.NewHorizon(horizon, 2*limit, cancel)
+	logs := &clocktest.Logs{}
 	client := &countingLost{}
 	g := &CoordinatorGate{Client: client, Admin: &offsetsAdmin{partition: p, leader: -1, replicas: []int32{3}, isr: []int32{3}, partitionsTotal: 50},
 		GroupID: group, Log: slog.New(logs), Clock: clk, Wait: true,
@@ -42,14 +43,12 @@ func TestCoordinatorWaitPace(t *testing.T) {
 	if _, err := g.Check(ctx); err == nil {
 		t.Fatal("Check: no error with the coordinator lost")
 	}
-	if waited := clk.Now().Sub(clk.start); waited < horizon {
-		t.Fatalf("the step stopped after %v of injected time, want %v", waited, horizon)
-	}
-	clk.assertPace(t, 150*time.Millisecond, int(time.Minute/(150*time.Millisecond))+1)
+	clk.AssertReached(t)
+	clk.AssertPace(t, 150*time.Millisecond, int(time.Minute/(150*time.Millisecond))+1)
 	if n := client.asked.Load(); n > int64(limit) {
 		t.Errorf("%d look-ups in %v, want at most %d", n, horizon, limit)
 	}
-	if n, most := logs.count("waiting for the group coordinator"), int(horizon/(5*time.Second))+2; n > most || n == 0 {
+	if n, most := logs.Count("waiting for the group coordinator"), int(horizon/(5*time.Second))+2; n > most || n == 0 {
 		t.Errorf("%d progress lines in %v, want between 1 and %d", n, horizon, most)
 	}
 }

@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/IBM/sarama"
+
+	"github.com/connect-init/connect-init/internal/clocktest"
 )
 
 // Waiting costs nothing (issue 48): lookAgain, the loop of the topics,
@@ -19,8 +21,8 @@ func TestLookAgainPace(t *testing.T) {
 	limit := int(horizon/(lookAgainEvery*3/4)) + 10
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	clk := newHorizonClock(horizon, 2*limit, cancel)
-	logs := &countingHandler{}
+	clk := clocktest.NewHorizon(horizon, 2*limit, cancel)
+	logs := &clocktest.Logs{}
 	// Atomic: lookAgain runs each look through bounded, whose goroutine
 	// may still be counting when ctx ends (bounded's contract: f must not
 	// write what the caller reads, so the count is synchronized).
@@ -32,14 +34,12 @@ func TestLookAgainPace(t *testing.T) {
 	if err == nil {
 		t.Fatal("lookAgain: no error after the horizon")
 	}
-	if waited := clk.Now().Sub(clk.start); waited < horizon {
-		t.Fatalf("the loop stopped after %v of injected time, want %v", waited, horizon)
-	}
-	clk.assertPace(t, lookAgainEvery*3/4, int(time.Minute/(lookAgainEvery*3/4))+1)
+	clk.AssertReached(t)
+	clk.AssertPace(t, lookAgainEvery*3/4, int(time.Minute/(lookAgainEvery*3/4))+1)
 	if n := int(looks.Load()); n > limit {
 		t.Errorf("%d looks in %v, want at most %d", n, horizon, limit)
 	}
-	if n, most := logs.count("waiting for the cluster to finish creating or moving"), int(horizon/waitLineEvery)+2; n > most {
+	if n, most := logs.Count("waiting for the cluster to finish creating or moving"), int(horizon/waitLineEvery)+2; n > most {
 		t.Errorf("%d wait lines in %v, want at most %d", n, horizon, most)
 	}
 }

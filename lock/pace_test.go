@@ -8,22 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/connect-init/connect-init/internal/clock"
+	"github.com/connect-init/connect-init/internal/clocktest"
 )
-
-// pausesClock is a Stepping clock that counts its pauses.
-type pausesClock struct {
-	*clock.Stepping
-	pauses atomic.Int64
-	least  atomic.Int64 // the shortest pause, in ns
-}
-
-func (c *pausesClock) After(d time.Duration) <-chan time.Time {
-	if n := c.pauses.Add(1); n == 1 || int64(d) < c.least.Load() {
-		c.least.Store(int64(d))
-	}
-	return c.Stepping.After(d)
-}
 
 // Waiting costs nothing (issue 48): a lock topic that cannot be opened
 // for two hours of injected time (a broker that does not come up) is
@@ -34,7 +20,10 @@ func TestOpenRetryingPace(t *testing.T) {
 	cfg := h.config("w")
 	const horizon = 2 * time.Hour
 	cfg.UnavailableAfter = horizon
-	clk := &pausesClock{Stepping: clock.NewStepping(time.Unix(1700000000, 0))}
+	// The horizon is a backstop: UnavailableAfter ends the wait first.
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	clk := clocktest.NewHorizon(horizon+time.Minute, 4*int(horizon/time.Second), cancel)
 	cfg.Clock = clk
 	l := h.newLock(cfg)
 	var opened atomic.Int64
@@ -42,13 +31,14 @@ func TestOpenRetryingPace(t *testing.T) {
 		opened.Add(1)
 		return nil, logBounds{}, errors.New("lock: reading the end offset: kafka server: leader not available (test)")
 	}
-	_, _, _, err := l.openRetrying(context.Background())
+	_, _, _, err := l.openRetrying(ctx)
 	if !errors.Is(err, ErrUnavailable) {
 		t.Fatalf("openRetrying = %v, want ErrUnavailable after %v", err, horizon)
 	}
-	if least := time.Duration(clk.least.Load()); least < time.Second {
-		t.Errorf("the shortest pause was %v, want a second", least)
+	if e := clk.Elapsed(); e < horizon {
+		t.Fatalf("gave up after %v of injected time, want %v (UnavailableAfter)", e, horizon)
 	}
+	clk.AssertPace(t, time.Second, int(time.Minute/time.Second)+1)
 	if n, most := opened.Load(), int64(horizon/time.Second)+2; n > most {
 		t.Errorf("opened %d times in %v, want at most %d (one a second)", n, horizon, most)
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/IBM/sarama"
 
+	"github.com/connect-init/connect-init/internal/clock"
 	"github.com/connect-init/connect-init/kafka/notyet"
 )
 
@@ -36,6 +37,15 @@ func TopicConfig() map[string]string {
 // An existing topic is never altered. Concurrent callers all succeed.
 // Answers that waiting can change are looked at again until ctx ends.
 func EnsureTopic(ctx context.Context, admin sarama.ClusterAdmin, topic string, replicationFactor int16) error {
+	return ensureTopic(ctx, clock.System{}, admin, topic, replicationFactor)
+}
+
+// ensureTopicEvery is EnsureTopic's pause between two tries.
+const ensureTopicEvery = 200 * time.Millisecond
+
+// ensureTopic is EnsureTopic pacing its tries on clk, so that a test
+// drives its wait through hours of injected time (issue 48).
+func ensureTopic(ctx context.Context, clk clock.Clock, admin sarama.ClusterAdmin, topic string, replicationFactor int16) error {
 	if topic == "" {
 		return errors.New("lock: empty lock topic name")
 	}
@@ -56,7 +66,7 @@ func EnsureTopic(ctx context.Context, admin sarama.ClusterAdmin, topic string, r
 		select {
 		case <-ctx.Done():
 			return fmt.Errorf("%w (%w)", err, ctx.Err())
-		case <-time.After(200 * time.Millisecond):
+		case <-clk.After(ensureTopicEvery):
 		}
 	}
 }

@@ -51,23 +51,35 @@ func (g execOnlyGates) plugins(context.Context, *state) error     { return g.pas
 func (g execOnlyGates) lock(context.Context, *state) error        { return g.pass(step.Lock) }
 func (g execOnlyGates) peers(context.Context, *state) error       { return g.pass(step.Peers) }
 
-// pidsHandler records the pid attribute of every log record.
+// pidsHandler records the pid attribute of every log record, and each
+// record as a line of text.
 type pidsHandler struct {
-	mu   sync.Mutex
-	pids []int
+	mu    sync.Mutex
+	pids  []int
+	lines strings.Builder
 }
 
 func (h *pidsHandler) Enabled(context.Context, slog.Level) bool { return true }
 func (h *pidsHandler) Handle(_ context.Context, r slog.Record) error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.lines.WriteString(r.Message)
 	r.Attrs(func(a slog.Attr) bool {
+		h.lines.WriteString(" " + a.String())
 		if a.Key == "pid" {
-			h.mu.Lock()
 			h.pids = append(h.pids, int(a.Value.Int64()))
-			h.mu.Unlock()
 		}
 		return true
 	})
+	h.lines.WriteString("\n")
 	return nil
+}
+
+// text is every record logged so far.
+func (h *pidsHandler) text() string {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.lines.String()
 }
 func (h *pidsHandler) WithAttrs([]slog.Attr) slog.Handler { return h }
 func (h *pidsHandler) WithGroup(string) slog.Handler      { return h }
@@ -88,7 +100,10 @@ func newHandoverBed(t *testing.T) *handoverBed {
 	handoverBases = func() []string { return []string{base} }
 	t.Cleanup(func() { handoverBases = old })
 	script := filepath.Join(t.TempDir(), "connect-init")
-	if err := os.WriteFile(script, []byte("#!/bin/sh\nexec /bin/sleep 120\n"), 0o755); err != nil {
+	// The shell stays the child (no exec of its own): while a process
+	// execs, its /proc/<pid>/environ reads empty for a moment, and
+	// children() read it then in one run of twenty under -race.
+	if err := os.WriteFile(script, []byte("#!/bin/sh\nwhile :; do /bin/sleep 1; done\n"), 0o755); err != nil {
 		t.Fatal(err)
 	}
 	return &handoverBed{t: t, base: base, script: script, pids: &pidsHandler{}}
@@ -302,4 +317,29 @@ func TestHandoverWriteRefusesLinks(t *testing.T) {
 	if st, err := os.Stat(h.dir); err != nil || st.Mode().Perm() != 0o700 {
 		t.Errorf("hand-over directory %v, %v; want 0700", st, err)
 	}
+}
+
+// The exec fails after the wiring wrote the copy of the worker's
+// properties file (which may hold its passwords) into $TMPDIR: run
+// removes the copy with the hand-over, since no worker reads it.
+func TestHandoverExecFailsRemovesThePropertiesCopy(t *testing.T) {
+	b := newHandoverBed(t)
+	tmp := t.TempDir()
+	t.Setenv("TMPDIR", tmp)
+	if code := b.run(true, false, errors.New("exec /opt/kafka/bin/connect-distributed.sh: no such file or directory"), ""); code == exitcode.OK {
+		t.Fatal("run succeeded with a failing exec")
+	}
+	if left := b.left(); len(left) > 0 {
+		t.Errorf("after a failed exec the hand-over base holds %v", left)
+	}
+	entries, err := os.ReadDir(tmp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		if strings.HasPrefix(e.Name(), handoverPrefix) {
+			t.Errorf("after a failed exec $TMPDIR holds %s, the copy of the worker's properties", e.Name())
+		}
+	}
+	b.children()
 }

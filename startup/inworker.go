@@ -260,9 +260,17 @@ func (p *inWorkerPlan) apply(command *entrypoint.Command) (err error) {
 		if err != nil {
 			return fmt.Errorf("in-worker startup lock: %w", err)
 		}
+		// The copy holds the worker's settings, its passwords included:
+		// a half-written one (a full disk) is removed at once, a written
+		// one when the worker does not start (pending, run.go), as the
+		// hand-over is (issue 48). The started worker reads it for its
+		// whole life.
+		copied := &handover{dir: dir}
+		pending.add(copied)
 		out := filepath.Join(dir, filepath.Base(p.file))
 		if err := os.WriteFile(out, b.Bytes(), 0o600); err != nil {
-			return fmt.Errorf("in-worker startup lock: %w", err)
+			copied.remove()
+			return fmt.Errorf("in-worker startup lock: writing the copy of the worker's properties file: %w", err)
 		}
 		command.Argv[p.fileArg] = out
 	} else {

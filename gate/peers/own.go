@@ -170,7 +170,8 @@ func (g Gate) checkOwn(ctx context.Context, own target, ours []*net.IPNet, addrE
 	g.logger().Debug("self-probe listening", "listen", srv.addr, "url", own.raw)
 
 	clock := sp.clock()
-	p := progress{log: g.logger()}
+	// The wait line's 5 s are read on the clock the loop waits on.
+	p := progress{log: g.logger(), clk: clock}
 	var ips []net.IP
 	var passedAt time.Time // start of the current run of passing rounds (settling)
 	// shared is set once a round was answered both by us and by another
