@@ -46,8 +46,7 @@ func withFileSizeLimit(t *testing.T, limit uint64, f func()) {
 // TestHandoverDiskFull: the disk fills while run writes the hand-over (20
 // bytes fit: the secrets' JSON is cut half-way) or, the hand-over written,
 // while it writes the worker's properties copy (100 bytes fit). Either
-// way run fails (exit 1 once startup/gates.go tells a failed write from
-// bad configuration), the hand-over base holds nothing, $TMPDIR holds no
+// way run exits 1, the hand-over base holds nothing, $TMPDIR holds no
 // connect-init directory (no half-written copy of the worker's
 // properties, which may hold its SASL or TLS passwords), and the log
 // names the write that failed.
@@ -77,12 +76,9 @@ func TestHandoverDiskFull(t *testing.T) {
 			t.Setenv("TMPDIR", tmp)
 			var code int
 			withFileSizeLimit(t, c.limit, func() { code = b.run(c.propertiesFile, false, nil, "") })
-			// A full disk is no bad configuration: exit 1 is right. The
-			// exec step marks every wiring error as configuration (2) for
-			// now (startup/gates.go, issue 48's follow-up): this checks a
-			// failure, the follow-up the code.
-			if code == exitcode.OK {
-				t.Errorf("run exited 0 with a full disk")
+			// A full disk is no bad configuration: exit 1, not 2.
+			if code != exitcode.Failed {
+				t.Errorf("run exited %d with a full disk, want 1", code)
 			}
 			if left := b.left(); len(left) > 0 {
 				t.Errorf("the hand-over base holds %v after the disk filled", left)

@@ -234,7 +234,14 @@ func (g realGates) peers(ctx context.Context, st *state) error {
 func (g realGates) exec(ctx context.Context, st *state) error {
 	if st.inWorker != nil {
 		if err := st.inWorker.apply(st.command); err != nil {
-			return &configFailure{err}
+			// A worker properties file that cannot be read is bad
+			// configuration (exit 2); a write that failed (a full disk)
+			// is not: exit 1 (issue 48).
+			var ce *settings.ConfigError
+			if errors.As(err, &ce) {
+				return &configFailure{err}
+			}
+			return err
 		}
 	}
 	st.clients.Close()
