@@ -42,7 +42,11 @@ func checkParity(ctx context.Context, st *state, log *slog.Logger, clk clock.Clo
 	row, _ := parity.RowOf(parity.KeyExactlyOnce)
 	support := parity.Normal(row, st.cfg.Worker.Get(parity.KeyExactlyOnce, row.Default))
 	if st.clients != nil && st.clients.Admin != nil {
-		eos, err := eosResults(ctx, st.cfg.GroupID, support, st.group, adminEOS{admin: st.clients.Admin, client: st.clients.Member}, clk)
+		w := eosWorker{Group: st.cfg.GroupID, Support: support, Bootstrap: strings.Join(st.cfg.BootstrapServers, ",")}
+		if st.clients.Member != nil {
+			w.Principal, w.NoPrinc = aclPrincipal(st.clients.Member.Config())
+		}
+		eos, err := eosResults(ctx, w, st.group, adminEOS{admin: st.clients.Admin, client: st.clients.Member}, clk)
 		if err != nil {
 			log.Warn("exactly-once readiness not checked", "group", st.cfg.GroupID, "error", err.Error(),
 				"fix", "let the worker's admin client describe __transaction_state and the brokers' configs (DescribeConfigs), or check by hand: docs/settings-parity.md#exactly-once-readiness")

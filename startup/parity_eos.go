@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"strconv"
 	"time"
 
@@ -32,15 +33,38 @@ type eosReader interface {
 	brokers() (live, rf int, err error)
 	// stableOffset is the config topic's last stable offset now.
 	stableOffset(topic string) (int64, error)
+	// txnACLs are the ACLs on TransactionalId resources (DescribeAcls);
+	// sarama.ErrSecurityDisabled when the brokers run no authorizer.
+	txnACLs() ([]parity.ACL, error)
+	// describeTxn is the broker's answer when the worker's principal
+	// describes the transactional id (DescribeTransactions: Describe only,
+	// never InitProducerId, which would fence the live leader).
+	describeTxn(id string) (parity.Probe, error)
+	// apiVersions are each live broker's requests and their highest
+	// versions (ApiVersions), by broker id.
+	apiVersions() (map[int32]map[int16]int16, error)
+	// host is this worker's address as the brokers see it (best effort:
+	// the source address toward the first broker).
+	host() string
+}
+
+// eosWorker is what the exactly-once rules need of this worker: its
+// group, its exactly.once.source.support, its principal (or why it cannot
+// be told) and its bootstrap servers (for the kafka-acls line).
+type eosWorker struct {
+	Group, Support     string
+	Principal, NoPrinc string
+	Bootstrap          string
 }
 
 // eosResults judges exactly-once readiness for a worker whose
 // exactly.once.source.support is support ("" or disabled: nothing).
-func eosResults(ctx context.Context, group, support string, rep *gate.GroupReport, r eosReader, clk clock.Clock) ([]checks.Result, error) {
-	if support != "preparing" && support != "enabled" {
+func eosResults(ctx context.Context, w eosWorker, rep *gate.GroupReport, r eosReader, clk clock.Clock) ([]checks.Result, error) {
+	if w.Support != "preparing" && w.Support != "enabled" {
 		return nil, nil
 	}
-	e := parity.EOS{GroupID: group, Support: support, MinISR: 2, ReplicationFactor: 3, Window: hangWindow.String()}
+	e := parity.EOS{GroupID: w.Group, Support: w.Support, MinISR: 2, ReplicationFactor: 3, Window: hangWindow.String(),
+		TxnID: parity.TransactionalID(w.Group), Principal: w.Principal, Bootstrap: w.Bootstrap}
 	exists, isr, minISR, err := r.txnState()
 	if err != nil {
 		return nil, fmt.Errorf("describe %s: %w", parity.TxnStateTopic, err)
@@ -69,13 +93,158 @@ func eosResults(ctx context.Context, group, support string, rep *gate.GroupRepor
 			e.Hanging, e.HangingAt = lso == rep.ConfigStableOffset, lso
 		}
 	}
+	vs, err := r.apiVersions()
+	if err != nil {
+		return nil, fmt.Errorf("the brokers' ApiVersions: %w", err)
+	}
+	for id, keys := range vs {
+		if missing := parity.MissingEOSAPIs(keys); len(missing) > 0 {
+			if e.OldBrokers == nil {
+				e.OldBrokers = map[string][]string{}
+			}
+			e.OldBrokers[strconv.Itoa(int(id))] = missing
+		}
+	}
+	judgeTxnACLs(&e, w, r)
 	return checks.Run(parity.EOSChecks(), e), nil
 }
 
-// adminEOS is the eosReader of a real cluster.
+// judgeTxnACLs judges the worker's principal's access to the leader's
+// transactional id (e.TxnID) from the ACLs and the broker's answer to a
+// Describe; a cluster without an authorizer has nothing to judge. What
+// cannot be read is e.Unchecked (a warning), never a refusal.
+func judgeTxnACLs(e *parity.EOS, w eosWorker, r eosReader) {
+	acls, err := r.txnACLs()
+	switch {
+	case errors.Is(err, sarama.ErrSecurityDisabled):
+		return // no authorizer: no ACL to check
+	case err != nil:
+		e.Unchecked = "the ACLs cannot be read (DescribeAcls needs Describe on the cluster): " + err.Error()
+		return
+	case w.Principal == "":
+		e.Unchecked = "cannot tell the principal: " + w.NoPrinc
+		return
+	}
+	probe := parity.ProbeNotAsked
+	if e.Exists { // finding a transaction coordinator would create __transaction_state
+		if probe, err = r.describeTxn(e.TxnID); err != nil {
+			e.Unchecked = "the broker's answer to DescribeTransactions: " + err.Error()
+			return
+		}
+	}
+	a := parity.JudgeTxnAccess(acls, e.TxnID, w.Principal, r.host(), probe)
+	e.Access = &a
+}
+
+// aclPrincipal is the principal the brokers see for a client with cfg, or
+// why it cannot be told: the user name of PLAIN and SCRAM (Kafka's
+// default principal builder), ANONYMOUS without SASL and without a client
+// certificate. A GSSAPI or OAUTHBEARER principal depends on the brokers'
+// mapping rules and a certificate's on ssl.principal.mapping.rules: not
+// guessed.
+func aclPrincipal(cfg *sarama.Config) (string, string) {
+	switch {
+	case cfg == nil:
+		return "", "no client settings"
+	case cfg.Net.SASL.Enable:
+		switch cfg.Net.SASL.Mechanism {
+		case sarama.SASLTypePlaintext, sarama.SASLTypeSCRAMSHA256, sarama.SASLTypeSCRAMSHA512:
+			return "User:" + cfg.Net.SASL.User, ""
+		}
+		return "", "sasl.mechanism=" + string(cfg.Net.SASL.Mechanism) + " maps to a principal by the brokers' rules (sasl.kerberos.principal.to.local.rules, the token's sub claim)"
+	case cfg.Net.TLS.Enable && cfg.Net.TLS.Config != nil && (len(cfg.Net.TLS.Config.Certificates) > 0 || cfg.Net.TLS.Config.GetClientCertificate != nil):
+		return "", "a TLS client certificate maps to a principal by the brokers' ssl.principal.mapping.rules"
+	}
+	return "User:ANONYMOUS", ""
+}
+
+// adminEOS is the eosReader of a real cluster: admin with the admin
+// client's settings, client with the worker's top-level ones (those of
+// the leader's config-topic producer).
 type adminEOS struct {
 	admin  sarama.ClusterAdmin
 	client sarama.Client
+}
+
+func (a adminEOS) txnACLs() ([]parity.ACL, error) {
+	res, err := a.admin.ListAcls(sarama.AclFilter{ResourceType: sarama.AclResourceTransactionalID,
+		ResourcePatternTypeFilter: sarama.AclPatternAny, Operation: sarama.AclOperationAny, PermissionType: sarama.AclPermissionAny})
+	if err != nil {
+		return nil, err
+	}
+	var out []parity.ACL
+	for _, ra := range res {
+		for _, acl := range ra.Acls {
+			op, perm := acl.Operation, acl.PermissionType
+			out = append(out, parity.ACL{Resource: ra.ResourceName, Prefixed: ra.ResourcePatternType == sarama.AclPatternPrefixed,
+				Principal: acl.Principal, Host: acl.Host, Operation: op.String(), Allow: perm == sarama.AclPermissionAllow})
+		}
+	}
+	return out, nil
+}
+
+// errTransactionalIDNotFound is Kafka's TRANSACTIONAL_ID_NOT_FOUND (105),
+// which sarama does not name: the id has no transaction yet (a group that
+// never ran preparing or enabled); the Describe was allowed.
+const errTransactionalIDNotFound = sarama.KError(105)
+
+func (a adminEOS) describeTxn(id string) (parity.Probe, error) {
+	b, err := a.client.TransactionCoordinator(id)
+	if err == nil {
+		var resp *sarama.DescribeTransactionsResponse
+		if resp, err = b.DescribeTransactions(&sarama.DescribeTransactionsRequest{TransactionalIDs: []string{id}}); err == nil {
+			for _, st := range resp.TransactionStates {
+				if st.ErrorCode != sarama.ErrNoError && st.ErrorCode != errTransactionalIDNotFound {
+					err = st.ErrorCode
+				}
+			}
+		}
+	}
+	switch {
+	case errors.Is(err, sarama.ErrTransactionalIDAuthorizationFailed):
+		return parity.ProbeDenied, nil
+	case err != nil:
+		return parity.ProbeNotAsked, err
+	}
+	return parity.ProbeAllowed, nil
+}
+
+func (a adminEOS) apiVersions() (map[int32]map[int16]int16, error) {
+	out := map[int32]map[int16]int16{}
+	for _, b := range a.client.Brokers() {
+		if err := b.Open(a.client.Config()); err != nil && !errors.Is(err, sarama.ErrAlreadyConnected) {
+			return nil, fmt.Errorf("broker %d: %w", b.ID(), err)
+		}
+		resp, err := b.ApiVersions(&sarama.ApiVersionsRequest{})
+		if err != nil {
+			return nil, fmt.Errorf("broker %d (%s): %w", b.ID(), b.Addr(), err)
+		}
+		if resp.ErrorCode != int16(sarama.ErrNoError) {
+			return nil, fmt.Errorf("broker %d (%s): %w", b.ID(), b.Addr(), sarama.KError(resp.ErrorCode))
+		}
+		keys := map[int16]int16{}
+		for _, k := range resp.ApiKeys {
+			keys[k.ApiKey] = k.MaxVersion
+		}
+		out[b.ID()] = keys
+	}
+	return out, nil
+}
+
+func (a adminEOS) host() string {
+	bs := a.client.Brokers()
+	if len(bs) == 0 {
+		return ""
+	}
+	c, err := net.Dial("udp", bs[0].Addr()) // no packet is sent: the route's source address
+	if err != nil {
+		return ""
+	}
+	defer c.Close()
+	if ua, ok := c.LocalAddr().(*net.UDPAddr); ok {
+		return ua.IP.String()
+	}
+	return ""
 }
 
 func (a adminEOS) txnState() (bool, map[int32]int, int, error) {
