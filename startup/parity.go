@@ -36,17 +36,11 @@ import (
 // after it.
 //
 // With exactly.once.source.support preparing or enabled it also judges
-// exactly-once readiness (parity_eos.go).
+// exactly-once readiness (gate.EOSLook, gate/eos.go).
 func checkParity(ctx context.Context, st *state, log *slog.Logger, clk clock.Clock) error {
 	rs := parityResults(st.cfg, st.group, func(u string) bool { return listening(ctx, u) })
-	row, _ := parity.RowOf(parity.KeyExactlyOnce)
-	support := parity.Normal(row, st.cfg.Worker.Get(parity.KeyExactlyOnce, row.Default))
-	if st.clients != nil && st.clients.Admin != nil {
-		w := eosWorker{Group: st.cfg.GroupID, Support: support, Bootstrap: strings.Join(st.cfg.BootstrapServers, ",")}
-		if st.clients.Member != nil {
-			w.Principal, w.NoPrinc = aclPrincipal(st.clients.Member.Config())
-		}
-		eos, err := eosResults(ctx, w, st.group, adminEOS{admin: st.clients.Admin, client: st.clients.Member}, clk)
+	if st.clients != nil {
+		eos, err := gate.EOSLook(ctx, st.cfg, st.clients, st.group, clk)
 		if err != nil {
 			log.Warn("exactly-once readiness not checked", "group", st.cfg.GroupID, "error", err.Error(),
 				"fix", "let the worker's admin client describe __transaction_state and the brokers' configs (DescribeConfigs), or check by hand: docs/settings-parity.md#exactly-once-readiness")

@@ -1,4 +1,4 @@
-package startup
+package gate
 
 import (
 	"context"
@@ -10,7 +10,6 @@ import (
 
 	"github.com/connect-init/connect-init/checks"
 	"github.com/connect-init/connect-init/connect/parity"
-	"github.com/connect-init/connect-init/gate"
 	"github.com/connect-init/connect-init/internal/clock"
 )
 
@@ -28,21 +27,21 @@ type fakeEOS struct {
 	versions map[int32]map[int16]int16
 }
 
-func (f *fakeEOS) apiVersions() (map[int32]map[int16]int16, error) { return f.versions, nil }
+func (f *fakeEOS) APIVersions() (map[int32]map[int16]int16, error) { return f.versions, nil }
 
-func (f *fakeEOS) txnState() (bool, map[int32]int, int, error) { return f.exists, f.isr, f.minISR, nil }
-func (f *fakeEOS) brokers() (int, int, error)                  { return f.live, f.rf, nil }
-func (f *fakeEOS) stableOffset(string) (int64, error) {
+func (f *fakeEOS) TxnState() (bool, map[int32]int, int, error) { return f.exists, f.isr, f.minISR, nil }
+func (f *fakeEOS) Brokers() (int, int, error)                  { return f.live, f.rf, nil }
+func (f *fakeEOS) StableOffset(string) (int64, error) {
 	f.lsoAsked++
 	return f.lso, nil
 }
 
-func (f *fakeEOS) txnACLs() ([]parity.ACL, error) { return f.acls, f.aclErr }
-func (f *fakeEOS) describeTxn(string) (parity.Probe, error) {
+func (f *fakeEOS) TxnACLs() ([]parity.ACL, error) { return f.acls, f.aclErr }
+func (f *fakeEOS) DescribeTxn(string) (parity.Probe, error) {
 	f.probed++
 	return f.probe, nil
 }
-func (f *fakeEOS) host() string { return "10.0.0.7" }
+func (f *fakeEOS) Host() string { return "10.0.0.7" }
 
 func eosIDs(rs []checks.Result) map[string]bool {
 	out := map[string]bool{}
@@ -57,12 +56,12 @@ func eosIDs(rs []checks.Result) map[string]bool {
 func TestEOSReadiness(t *testing.T) {
 	ctx := context.Background()
 	start := time.Date(2026, 12, 6, 0, 0, 0, 0, time.UTC)
-	open := &gate.GroupReport{ConfigTopic: "c", ConfigEndOffset: 10, ConfigStableOffset: 7}
+	open := &GroupReport{ConfigTopic: "c", ConfigEndOffset: 10, ConfigStableOffset: 7}
 	for _, tc := range []struct {
 		name    string
 		support string
 		f       fakeEOS
-		rep     *gate.GroupReport
+		rep     *GroupReport
 		want    []string
 	}{
 		{"disabled: nothing read", "disabled", fakeEOS{}, open, nil},
@@ -74,7 +73,7 @@ func TestEOSReadiness(t *testing.T) {
 			[]string{parity.IDTxnIDNotAuthorized}},
 		{"acl granted", "enabled", fakeEOS{exists: true, probe: parity.ProbeAllowed,
 			acls: []parity.ACL{{Resource: "connect-cluster-", Prefixed: true, Principal: "User:connect", Host: "*", Operation: "Write", Allow: true}}}, nil, nil},
-		{"ready", "enabled", fakeEOS{exists: true, isr: map[int32]int{0: 3, 1: 3}, minISR: 2}, &gate.GroupReport{ConfigEndOffset: 5, ConfigStableOffset: 5}, nil},
+		{"ready", "enabled", fakeEOS{exists: true, isr: map[int32]int{0: 3, 1: 3}, minISR: 2}, &GroupReport{ConfigEndOffset: 5, ConfigStableOffset: 5}, nil},
 		{"cannot be created", "preparing", fakeEOS{live: 1, rf: 3}, nil, []string{parity.IDTxnStateCannotBeCreated}},
 		{"can be created", "enabled", fakeEOS{live: 3, rf: 3}, nil, nil},
 		{"below min isr", "enabled", fakeEOS{exists: true, isr: map[int32]int{0: 1, 1: 3}, minISR: 2}, nil, []string{parity.IDTxnStateBelowMinISR}},
@@ -84,7 +83,7 @@ func TestEOSReadiness(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			clk := clock.NewStepping(start)
 			f := tc.f
-			rs, err := eosResults(ctx, eosWorker{Group: "g", Support: tc.support, Principal: "User:connect"}, tc.rep, &f, clk)
+			rs, err := EOSResults(ctx, EOSWorker{Group: "g", Support: tc.support, Principal: "User:connect"}, tc.rep, &f, clk)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -97,8 +96,8 @@ func TestEOSReadiness(t *testing.T) {
 					t.Errorf("missing %s: %s", id, checks.Join(rs))
 				}
 			}
-			if tc.rep == open && tc.support != "disabled" && (f.lsoAsked != 1 || clk.Waited() != hangWindow) {
-				t.Errorf("an open transaction: asked again %d time(s) after %v, want once after %v", f.lsoAsked, clk.Waited(), hangWindow)
+			if tc.rep == open && tc.support != "disabled" && (f.lsoAsked != 1 || clk.Waited() != EOSHangWindow) {
+				t.Errorf("an open transaction: asked again %d time(s) after %v, want once after %v", f.lsoAsked, clk.Waited(), EOSHangWindow)
 			}
 		})
 	}
@@ -113,30 +112,30 @@ func TestEOSTransactionalIDACL(t *testing.T) {
 	other := []parity.ACL{{Resource: "connect-cluster-g", Principal: "User:other", Host: "*", Operation: "All", Allow: true}}
 	for _, tc := range []struct {
 		name      string
-		w         eosWorker
+		w         EOSWorker
 		f         fakeEOS
 		sev       checks.Severity
 		id        string
 		wants     []string
 		wantProbe int
 	}{
-		{name: "principal unknown", w: eosWorker{NoPrinc: "sasl.mechanism=GSSAPI maps ..."}, f: fakeEOS{exists: true, acls: other},
+		{name: "principal unknown", w: EOSWorker{NoPrincipal: "sasl.mechanism=GSSAPI maps ..."}, f: fakeEOS{exists: true, acls: other},
 			sev: checks.Warning, id: parity.IDTxnIDUnchecked, wants: []string{"cannot tell the principal", "GSSAPI"}},
-		{name: "acls unreadable", w: eosWorker{Principal: "User:connect"}, f: fakeEOS{exists: true, aclErr: sarama.ErrClusterAuthorizationFailed},
+		{name: "acls unreadable", w: EOSWorker{Principal: "User:connect"}, f: fakeEOS{exists: true, aclErr: sarama.ErrClusterAuthorizationFailed},
 			sev: checks.Warning, id: parity.IDTxnIDUnchecked, wants: []string{"DescribeAcls"}},
-		{name: "no acl names it, not asked", w: eosWorker{Principal: "User:connect"}, f: fakeEOS{},
+		{name: "no acl names it, not asked", w: EOSWorker{Principal: "User:connect"}, f: fakeEOS{},
 			sev: checks.Warning, id: parity.IDTxnIDUnchecked, wants: []string{"allow.everyone.if.no.acl.found", "super.users"}},
-		{name: "refused", w: eosWorker{Principal: "User:connect", Bootstrap: "k1:9092"}, f: fakeEOS{exists: true, acls: other, probe: parity.ProbeDenied},
+		{name: "refused", w: EOSWorker{Principal: "User:connect", Bootstrap: "k1:9092"}, f: fakeEOS{exists: true, acls: other, probe: parity.ProbeDenied},
 			sev: checks.Error, id: parity.IDTxnIDNotAuthorized, wantProbe: 1,
 			wants: []string{"User:connect may not Write or Describe TransactionalId connect-cluster-g",
 				"kafka-acls --bootstrap-server k1:9092 --command-config <an admin's client properties> --add --allow-principal 'User:connect' --operation Write --operation Describe --transactional-id connect-cluster-g"}},
-		{name: "super user", w: eosWorker{Principal: "User:connect"}, f: fakeEOS{exists: true, acls: other, probe: parity.ProbeAllowed}, wantProbe: 1},
+		{name: "super user", w: EOSWorker{Principal: "User:connect"}, f: fakeEOS{exists: true, acls: other, probe: parity.ProbeAllowed}, wantProbe: 1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			tc.w.Group, tc.w.Support = "g", "enabled"
 			f := tc.f
 			f.minISR = 2
-			rs, err := eosResults(ctx, tc.w, nil, &f, clock.NewStepping(time.Now()))
+			rs, err := EOSResults(ctx, tc.w, nil, &f, clock.NewStepping(time.Now()))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -175,7 +174,7 @@ func TestACLPrincipal(t *testing.T) {
 		{plain, "User:alice", ""},
 		{oauth, "", "OAUTHBEARER"},
 	} {
-		p, why := aclPrincipal(tc.cfg)
+		p, why := ACLPrincipal(tc.cfg)
 		if p != tc.want || !strings.Contains(why, tc.why) {
 			t.Errorf("got %q (%q), want %q (%q)", p, why, tc.want, tc.why)
 		}

@@ -1,4 +1,4 @@
-package startup
+package gate
 
 import (
 	"context"
@@ -6,66 +6,92 @@ import (
 	"fmt"
 	"net"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/IBM/sarama"
 
 	"github.com/connect-init/connect-init/checks"
 	"github.com/connect-init/connect-init/connect/parity"
-	"github.com/connect-init/connect-init/gate"
 	"github.com/connect-init/connect-init/internal/clock"
+	"github.com/connect-init/connect-init/kafka"
+	"github.com/connect-init/connect-init/settings"
 )
 
-// hangWindow is how long a transaction on the config topic must stay open
+// EOSHangWindow is how long a transaction on the config topic must stay open
 // to count as hanging: Connect's worker.sync.timeout.ms default (3 s), the
 // time a worker reading the topic read_committed waits before it backs
 // off.
-const hangWindow = 3 * time.Second
+const EOSHangWindow = 3 * time.Second
 
-// eosReader reads what the exactly-once readiness rules judge; the real
-// one asks the cluster through the admin client.
-type eosReader interface {
-	// txnState describes __transaction_state: whether it exists, its
+// EOSReader reads what the exactly-once readiness rules (connect/parity's
+// EOSChecks) judge; AdminEOS asks the cluster. It lives with the gates so
+// that the group step (startup) and doctor read and judge alike.
+type EOSReader interface {
+	// TxnState describes __transaction_state: whether it exists, its
 	// partitions' in-sync replica counts and its min.insync.replicas.
-	txnState() (exists bool, isr map[int32]int, minISR int, err error)
-	// brokers are the live brokers and their
+	TxnState() (exists bool, isr map[int32]int, minISR int, err error)
+	// Brokers are the live brokers and their
 	// transaction.state.log.replication.factor.
-	brokers() (live, rf int, err error)
-	// stableOffset is the config topic's last stable offset now.
-	stableOffset(topic string) (int64, error)
-	// txnACLs are the ACLs on TransactionalId resources (DescribeAcls);
+	Brokers() (live, rf int, err error)
+	// StableOffset is the config topic's last stable offset now.
+	StableOffset(topic string) (int64, error)
+	// TxnACLs are the ACLs on TransactionalId resources (DescribeAcls);
 	// sarama.ErrSecurityDisabled when the brokers run no authorizer.
-	txnACLs() ([]parity.ACL, error)
-	// describeTxn is the broker's answer when the worker's principal
+	TxnACLs() ([]parity.ACL, error)
+	// DescribeTxn is the broker's answer when the worker's principal
 	// describes the transactional id (DescribeTransactions: Describe only,
 	// never InitProducerId, which would fence the live leader).
-	describeTxn(id string) (parity.Probe, error)
-	// apiVersions are each live broker's requests and their highest
+	DescribeTxn(id string) (parity.Probe, error)
+	// APIVersions are each live broker's requests and their highest
 	// versions (ApiVersions), by broker id.
-	apiVersions() (map[int32]map[int16]int16, error)
-	// host is this worker's address as the brokers see it (best effort:
+	APIVersions() (map[int32]map[int16]int16, error)
+	// Host is this worker's address as the brokers see it (best effort:
 	// the source address toward the first broker).
-	host() string
+	Host() string
 }
 
-// eosWorker is what the exactly-once rules need of this worker: its
+// EOSWorker is what the exactly-once rules need of this worker: its
 // group, its exactly.once.source.support, its principal (or why it cannot
 // be told) and its bootstrap servers (for the kafka-acls line).
-type eosWorker struct {
-	Group, Support     string
-	Principal, NoPrinc string
-	Bootstrap          string
+type EOSWorker struct {
+	Group, Support         string
+	Principal, NoPrincipal string
+	Bootstrap              string
 }
 
-// eosResults judges exactly-once readiness for a worker whose
-// exactly.once.source.support is support ("" or disabled: nothing).
-func eosResults(ctx context.Context, w eosWorker, rep *gate.GroupReport, r eosReader, clk clock.Clock) ([]checks.Result, error) {
+// EOSLook is exactly-once readiness for the worker of cfg, read through
+// clients (the admin client for the ACLs and configs, the worker's
+// top-level client for its principal and the broker's answer): the one
+// look the group step and doctor share. Nothing is read when the
+// worker's exactly.once.source.support is disabled. Doctor passes a nil
+// rep: its own config-topic-open-transaction finding judges the config
+// topic's open transaction.
+func EOSLook(ctx context.Context, cfg *settings.Config, clients *kafka.Clients, rep *GroupReport, clk clock.Clock) ([]checks.Result, error) {
+	if clients == nil || clients.Admin == nil {
+		return nil, nil
+	}
+	row, _ := parity.RowOf(parity.KeyExactlyOnce)
+	w := EOSWorker{Group: cfg.GroupID, Support: parity.Normal(row, cfg.Worker.Get(parity.KeyExactlyOnce, row.Default)),
+		Bootstrap: strings.Join(cfg.BootstrapServers, ",")}
+	if clients.Member != nil {
+		w.Principal, w.NoPrincipal = ACLPrincipal(clients.Member.Config())
+	}
+	return EOSResults(ctx, w, rep, AdminEOS{Admin: clients.Admin, Client: clients.Member}, clk)
+}
+
+// EOSResults judges exactly-once readiness for a worker whose
+// exactly.once.source.support is w.Support ("" or disabled: nothing);
+// rep (the group gate's report, may be nil) gives the config topic's
+// offsets, from which a transaction that stays open over EOSHangWindow is
+// judged hanging.
+func EOSResults(ctx context.Context, w EOSWorker, rep *GroupReport, r EOSReader, clk clock.Clock) ([]checks.Result, error) {
 	if w.Support != "preparing" && w.Support != "enabled" {
 		return nil, nil
 	}
-	e := parity.EOS{GroupID: w.Group, Support: w.Support, MinISR: 2, ReplicationFactor: 3, Window: hangWindow.String(),
+	e := parity.EOS{GroupID: w.Group, Support: w.Support, MinISR: 2, ReplicationFactor: 3, Window: EOSHangWindow.String(),
 		TxnID: parity.TransactionalID(w.Group), Principal: w.Principal, Bootstrap: w.Bootstrap}
-	exists, isr, minISR, err := r.txnState()
+	exists, isr, minISR, err := r.TxnState()
 	if err != nil {
 		return nil, fmt.Errorf("describe %s: %w", parity.TxnStateTopic, err)
 	}
@@ -79,21 +105,21 @@ func eosResults(ctx context.Context, w eosWorker, rep *gate.GroupReport, r eosRe
 		}
 	}
 	if !exists {
-		if e.Brokers, e.ReplicationFactor, err = r.brokers(); err != nil {
+		if e.Brokers, e.ReplicationFactor, err = r.Brokers(); err != nil {
 			return nil, fmt.Errorf("the brokers' transaction.state.log.replication.factor: %w", err)
 		}
 	}
 	if rep != nil && rep.ConfigStableOffset >= 0 && rep.ConfigStableOffset < rep.ConfigEndOffset {
 		e.ConfigTopic = rep.ConfigTopic
-		if clock.Sleep(clock.Or(clk), ctx.Done(), hangWindow) {
-			lso, err := r.stableOffset(rep.ConfigTopic)
+		if clock.Sleep(clock.Or(clk), ctx.Done(), EOSHangWindow) {
+			lso, err := r.StableOffset(rep.ConfigTopic)
 			if err != nil {
 				return nil, fmt.Errorf("last stable offset of config topic %q: %w", rep.ConfigTopic, err)
 			}
 			e.Hanging, e.HangingAt = lso == rep.ConfigStableOffset, lso
 		}
 	}
-	vs, err := r.apiVersions()
+	vs, err := r.APIVersions()
 	if err != nil {
 		return nil, fmt.Errorf("the brokers' ApiVersions: %w", err)
 	}
@@ -113,8 +139,8 @@ func eosResults(ctx context.Context, w eosWorker, rep *gate.GroupReport, r eosRe
 // transactional id (e.TxnID) from the ACLs and the broker's answer to a
 // Describe; a cluster without an authorizer has nothing to judge. What
 // cannot be read is e.Unchecked (a warning), never a refusal.
-func judgeTxnACLs(e *parity.EOS, w eosWorker, r eosReader) {
-	acls, err := r.txnACLs()
+func judgeTxnACLs(e *parity.EOS, w EOSWorker, r EOSReader) {
+	acls, err := r.TxnACLs()
 	switch {
 	case errors.Is(err, sarama.ErrSecurityDisabled):
 		return // no authorizer: no ACL to check
@@ -122,27 +148,27 @@ func judgeTxnACLs(e *parity.EOS, w eosWorker, r eosReader) {
 		e.Unchecked = "the ACLs cannot be read (DescribeAcls needs Describe on the cluster): " + err.Error()
 		return
 	case w.Principal == "":
-		e.Unchecked = "cannot tell the principal: " + w.NoPrinc
+		e.Unchecked = "cannot tell the principal: " + w.NoPrincipal
 		return
 	}
 	probe := parity.ProbeNotAsked
 	if e.Exists { // finding a transaction coordinator would create __transaction_state
-		if probe, err = r.describeTxn(e.TxnID); err != nil {
+		if probe, err = r.DescribeTxn(e.TxnID); err != nil {
 			e.Unchecked = "the broker's answer to DescribeTransactions: " + err.Error()
 			return
 		}
 	}
-	a := parity.JudgeTxnAccess(acls, e.TxnID, w.Principal, r.host(), probe)
+	a := parity.JudgeTxnAccess(acls, e.TxnID, w.Principal, r.Host(), probe)
 	e.Access = &a
 }
 
-// aclPrincipal is the principal the brokers see for a client with cfg, or
+// ACLPrincipal is the principal the brokers see for a client with cfg, or
 // why it cannot be told: the user name of PLAIN and SCRAM (Kafka's
 // default principal builder), ANONYMOUS without SASL and without a client
 // certificate. A GSSAPI or OAUTHBEARER principal depends on the brokers'
 // mapping rules and a certificate's on ssl.principal.mapping.rules: not
 // guessed.
-func aclPrincipal(cfg *sarama.Config) (string, string) {
+func ACLPrincipal(cfg *sarama.Config) (string, string) {
 	switch {
 	case cfg == nil:
 		return "", "no client settings"
@@ -158,16 +184,16 @@ func aclPrincipal(cfg *sarama.Config) (string, string) {
 	return "User:ANONYMOUS", ""
 }
 
-// adminEOS is the eosReader of a real cluster: admin with the admin
+// AdminEOS is the EOSReader of a real cluster: admin with the admin
 // client's settings, client with the worker's top-level ones (those of
 // the leader's config-topic producer).
-type adminEOS struct {
-	admin  sarama.ClusterAdmin
-	client sarama.Client
+type AdminEOS struct {
+	Admin  sarama.ClusterAdmin
+	Client sarama.Client
 }
 
-func (a adminEOS) txnACLs() ([]parity.ACL, error) {
-	res, err := a.admin.ListAcls(sarama.AclFilter{ResourceType: sarama.AclResourceTransactionalID,
+func (a AdminEOS) TxnACLs() ([]parity.ACL, error) {
+	res, err := a.Admin.ListAcls(sarama.AclFilter{ResourceType: sarama.AclResourceTransactionalID,
 		ResourcePatternTypeFilter: sarama.AclPatternAny, Operation: sarama.AclOperationAny, PermissionType: sarama.AclPermissionAny})
 	if err != nil {
 		return nil, err
@@ -188,8 +214,8 @@ func (a adminEOS) txnACLs() ([]parity.ACL, error) {
 // never ran preparing or enabled); the Describe was allowed.
 const errTransactionalIDNotFound = sarama.KError(105)
 
-func (a adminEOS) describeTxn(id string) (parity.Probe, error) {
-	b, err := a.client.TransactionCoordinator(id)
+func (a AdminEOS) DescribeTxn(id string) (parity.Probe, error) {
+	b, err := a.Client.TransactionCoordinator(id)
 	if err == nil {
 		var resp *sarama.DescribeTransactionsResponse
 		if resp, err = b.DescribeTransactions(&sarama.DescribeTransactionsRequest{TransactionalIDs: []string{id}}); err == nil {
@@ -209,10 +235,10 @@ func (a adminEOS) describeTxn(id string) (parity.Probe, error) {
 	return parity.ProbeAllowed, nil
 }
 
-func (a adminEOS) apiVersions() (map[int32]map[int16]int16, error) {
+func (a AdminEOS) APIVersions() (map[int32]map[int16]int16, error) {
 	out := map[int32]map[int16]int16{}
-	for _, b := range a.client.Brokers() {
-		if err := b.Open(a.client.Config()); err != nil && !errors.Is(err, sarama.ErrAlreadyConnected) {
+	for _, b := range a.Client.Brokers() {
+		if err := b.Open(a.Client.Config()); err != nil && !errors.Is(err, sarama.ErrAlreadyConnected) {
 			return nil, fmt.Errorf("broker %d: %w", b.ID(), err)
 		}
 		resp, err := b.ApiVersions(&sarama.ApiVersionsRequest{})
@@ -231,8 +257,8 @@ func (a adminEOS) apiVersions() (map[int32]map[int16]int16, error) {
 	return out, nil
 }
 
-func (a adminEOS) host() string {
-	bs := a.client.Brokers()
+func (a AdminEOS) Host() string {
+	bs := a.Client.Brokers()
 	if len(bs) == 0 {
 		return ""
 	}
@@ -247,8 +273,8 @@ func (a adminEOS) host() string {
 	return ""
 }
 
-func (a adminEOS) txnState() (bool, map[int32]int, int, error) {
-	md, err := a.admin.DescribeTopics([]string{parity.TxnStateTopic})
+func (a AdminEOS) TxnState() (bool, map[int32]int, int, error) {
+	md, err := a.Admin.DescribeTopics([]string{parity.TxnStateTopic})
 	if err != nil {
 		return false, nil, 0, err
 	}
@@ -266,8 +292,8 @@ func (a adminEOS) txnState() (bool, map[int32]int, int, error) {
 	return true, isr, n, err
 }
 
-func (a adminEOS) brokers() (int, int, error) {
-	bs, _, err := a.admin.DescribeCluster()
+func (a AdminEOS) Brokers() (int, int, error) {
+	bs, _, err := a.Admin.DescribeCluster()
 	if err != nil {
 		return 0, 0, err
 	}
@@ -285,8 +311,8 @@ func (a adminEOS) brokers() (int, int, error) {
 	return len(bs), rf, nil
 }
 
-func (a adminEOS) stableOffset(topic string) (int64, error) {
-	leader, err := a.client.Leader(topic, 0)
+func (a AdminEOS) StableOffset(topic string) (int64, error) {
+	leader, err := a.Client.Leader(topic, 0)
 	if err != nil {
 		return -1, err
 	}
@@ -308,8 +334,8 @@ func (a adminEOS) stableOffset(topic string) (int64, error) {
 }
 
 // configInt is the integer config name of one resource (0 when absent).
-func (a adminEOS) configInt(t sarama.ConfigResourceType, resource, name string) (int, error) {
-	res, err := a.admin.DescribeConfigs([]*sarama.ConfigResource{{Type: t, Name: resource, ConfigNames: []string{name}}}, sarama.DescribeConfigsOptions{})
+func (a AdminEOS) configInt(t sarama.ConfigResourceType, resource, name string) (int, error) {
+	res, err := a.Admin.DescribeConfigs([]*sarama.ConfigResource{{Type: t, Name: resource, ConfigNames: []string{name}}}, sarama.DescribeConfigsOptions{})
 	if err != nil {
 		return 0, err
 	}

@@ -1,4 +1,4 @@
-package startup
+package gate
 
 import (
 	"strings"
@@ -10,7 +10,7 @@ import (
 	"github.com/connect-init/connect-init/connect/parity"
 )
 
-// adminEOS reads each broker's ApiVersions; a broker that serves no
+// AdminEOS reads each broker's ApiVersions; a broker that serves no
 // transactions (a Kafka-compatible service, or one before 0.11) is
 // refused by name with what it lacks.
 func TestEOSBrokerVersionsFromApiVersions(t *testing.T) {
@@ -42,7 +42,7 @@ func TestEOSBrokerVersionsFromApiVersions(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer client.Close()
-	vs, err := adminEOS{client: client}.apiVersions()
+	vs, err := AdminEOS{Client: client}.APIVersions()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -53,7 +53,7 @@ func TestEOSBrokerVersionsFromApiVersions(t *testing.T) {
 		t.Errorf("a broker with transactions lacks %v", m)
 	}
 	f := &fakeEOS{exists: true, versions: vs, aclErr: sarama.ErrSecurityDisabled}
-	rs, err := eosResults(t.Context(), eosWorker{Group: "g", Support: "preparing"}, nil, f, nil)
+	rs, err := EOSResults(t.Context(), EOSWorker{Group: "g", Support: "preparing"}, nil, f, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
