@@ -20,6 +20,7 @@ func aclOn(t *testing.T, admin sarama.ClusterAdmin, id string, pattern sarama.Ac
 	if err := admin.CreateACLs([]*sarama.ResourceAcls{{Resource: r, Acls: []*sarama.Acl{&acl}}}); err != nil {
 		t.Fatal(err)
 	}
+	waitACLOnEveryBroker(t, id, pattern, principal)
 	t.Cleanup(func() {
 		name := id
 		if _, err := admin.DeleteACL(sarama.AclFilter{ResourceType: sarama.AclResourceTransactionalID, ResourceName: &name,
@@ -27,6 +28,42 @@ func aclOn(t *testing.T, admin sarama.ClusterAdmin, id string, pattern sarama.Ac
 			t.Errorf("remove the ACL on %s: %v", id, err)
 		}
 	})
+}
+
+// waitACLOnEveryBroker waits until every broker describes the ACL of
+// principal on id: brokers learn ACLs from the metadata log a moment
+// after CreateAcls returns, and connect-init asks whichever broker its
+// admin client takes for the controller (seen on Kafka 3.9.1: a worker
+// started 20 ms after the grant was refused on a broker that had not
+// applied it yet).
+func waitACLOnEveryBroker(t *testing.T, id string, pattern sarama.AclResourcePatternType, principal string) {
+	t.Helper()
+	cfg := sarama.NewConfig()
+	cfg.Version = sarama.MaxVersion
+	client, err := sarama.NewClient(strings.Split(cluster.Bootstrap(), ","), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer client.Close()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		seen := 0
+		for _, b := range client.Brokers() {
+			_ = b.Open(cfg)
+			resp, err := b.DescribeAcls(&sarama.DescribeAclsRequest{Version: 2, AclFilter: sarama.AclFilter{ResourceType: sarama.AclResourceTransactionalID,
+				ResourceName: &id, ResourcePatternTypeFilter: pattern, Principal: &principal, Operation: sarama.AclOperationAny, PermissionType: sarama.AclPermissionAny}})
+			if err == nil && resp.Err == sarama.ErrNoError && len(resp.ResourceAcls) > 0 {
+				seen++
+			}
+		}
+		if seen == len(client.Brokers()) {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the ACL of %s on %s is on %d of %d brokers after 30 s", principal, id, seen, len(client.Brokers()))
+		}
+		time.Sleep(100 * time.Millisecond) // polling the brokers' view, not a guess at readiness
+	}
 }
 
 // TestParityExactlyOnceTransactionalIDACL (issue 50, deliver 6): on
