@@ -39,6 +39,7 @@ import (
 // exactly-once readiness (gate.EOSLook, gate/eos.go).
 func checkParity(ctx context.Context, st *state, log *slog.Logger, clk clock.Clock) error {
 	rs := parityResults(st.cfg, st.group, func(u string) bool { return listening(ctx, u) })
+	nParity := len(rs)
 	if st.clients != nil {
 		eos, err := gate.EOSLook(ctx, st.cfg, st.clients, st.group, clk)
 		if err != nil {
@@ -47,9 +48,15 @@ func checkParity(ctx context.Context, st *state, log *slog.Logger, clk clock.Clo
 		}
 		rs = append(rs, eos...)
 	}
-	for _, r := range rs {
-		if r.Severity != checks.Error || !st.withExec {
+	for i, r := range rs {
+		if r.Severity == checks.Error && st.withExec {
+			continue // the refusal below says it
+		}
+		if i < nParity {
 			log.Warn("worker settings differ from the group's", "group", st.cfg.GroupID, "check", r.ID, "setting", r.Subject,
+				"summary", r.Summary, "evidence", r.Evidence, "fix", r.Fix)
+		} else {
+			log.Warn("exactly-once readiness", "group", st.cfg.GroupID, "check", r.ID, "subject", r.Subject,
 				"summary", r.Summary, "evidence", r.Evidence, "fix", r.Fix)
 		}
 	}
