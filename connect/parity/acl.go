@@ -63,10 +63,13 @@ const (
 )
 
 // Decision is a verdict and the ACL it rests on (zero for NoACL and
-// NotAllowed).
+// NotAllowed). OtherHost, for NotAllowed, is an ALLOW that would apply
+// from another host: the host a broker sees is not known for sure here
+// (NAT, proxies), so such a verdict is not a refusal.
 type Decision struct {
-	Verdict Verdict
-	Rule    ACL
+	Verdict   Verdict
+	Rule      ACL
+	OtherHost *ACL
 }
 
 // Authorize judges principal's op on resource from host as KRaft's
@@ -82,20 +85,20 @@ type Decision struct {
 // (NoACL). Super users (super.users) pass before any ACL: the caller
 // learns that from the broker (TxnAccess).
 func Authorize(acls []ACL, resource, principal, host, op string) Decision {
-	var allow *ACL
+	var allow, elsewhere *ACL
 	named := false
 	for i, a := range acls {
 		if !resourceMatches(a, resource) {
 			continue
 		}
 		named = true
-		if a.Principal != principal && a.Principal != "User:*" {
+		if a.Principal != principal && a.Principal != "User:*" || !opMatches(a, op) {
 			continue
 		}
 		if a.Host != "*" && a.Host != host {
-			continue
-		}
-		if !opMatches(a, op) {
+			if a.Allow && elsewhere == nil {
+				elsewhere = &acls[i]
+			}
 			continue
 		}
 		if !a.Allow {
@@ -109,7 +112,7 @@ func Authorize(acls []ACL, resource, principal, host, op string) Decision {
 	case allow != nil:
 		return Decision{Verdict: Allowed, Rule: *allow}
 	case named:
-		return Decision{Verdict: NotAllowed}
+		return Decision{Verdict: NotAllowed, OtherHost: elsewhere}
 	}
 	return Decision{Verdict: NoACL}
 }
@@ -189,10 +192,16 @@ func JudgeTxnAccess(acls []ACL, id, principal, host string, probe Probe) TxnAcce
 			out.Missing = append(out.Missing, op)
 			out.Rules = append(out.Rules, op+" denied by "+d.Rule.String())
 		case NotAllowed:
+			if d.OtherHost != nil {
+				out.Undecided = append(out.Undecided, op)
+				out.Rules = append(out.Rules, op+" allowed only from host "+d.OtherHost.Host+" by "+d.OtherHost.String()+" (this worker's address as seen from here: "+host+")")
+				continue
+			}
 			out.Missing = append(out.Missing, op)
 			out.Rules = append(out.Rules, op+": no ACL allows "+principal)
 		case NoACL:
 			out.Undecided = append(out.Undecided, op)
+			out.Rules = append(out.Rules, op+": no ACL names the id, so "+principal+" may only if the brokers set allow.everyone.if.no.acl.found=true or it is a super user (super.users)")
 		}
 	}
 	return out

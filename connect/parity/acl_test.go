@@ -35,6 +35,7 @@ func TestAuthorize(t *testing.T) {
 		{"principal case matters", []ACL{allow(id, false, "User:Connect", "*", "Write")}, OpWrite, NotAllowed},
 		{"host matches", []ACL{allow(id, false, me, host, "Write")}, OpWrite, Allowed},
 		{"other host", []ACL{allow(id, false, me, "10.0.0.8", "Write")}, OpWrite, NotAllowed},
+		{"deny from this host", []ACL{allow(id, false, me, "*", "Write"), deny(id, false, me, host, "Write")}, OpWrite, DeniedByACL},
 		{"All allows Write", []ACL{allow(id, false, me, "*", "All")}, OpWrite, Allowed},
 		{"Read does not allow Write", []ACL{allow(id, false, me, "*", "Read")}, OpWrite, NotAllowed},
 		{"Write implies Describe", []ACL{allow(id, false, me, "*", "Write")}, OpDescribe, Allowed},
@@ -71,6 +72,10 @@ func TestJudgeTxnAccess(t *testing.T) {
 		{"no acl, not asked", nil, ProbeNotAsked, "", "Write Describe", ""},
 		{"no acl, broker allows", nil, ProbeAllowed, "", "", "allow.everyone.if.no.acl.found"},
 		{"no acl, broker denies (default deny)", nil, ProbeDenied, "Write Describe", "", ""},
+		{"allowed only from another host: not a refusal", []ACL{{Resource: id, Principal: me, Host: "10.9.9.9", Operation: "Write", Allow: true}}, ProbeNotAsked,
+			"", "Write Describe", "Write allowed only from host 10.9.9.9"},
+		{"another host, and the broker denies", []ACL{{Resource: id, Principal: me, Host: "10.9.9.9", Operation: "Write", Allow: true}}, ProbeDenied,
+			"Describe", "Write", ""},
 		{"deny Write", []ACL{{Resource: id, Principal: me, Host: "*", Operation: "All", Allow: true}, {Resource: id, Principal: "User:*", Host: "*", Operation: "Write"}}, ProbeAllowed,
 			"Write", "", "Write denied by DENY User:* Write from * on TransactionalId:LITERAL:connect-cluster-g"},
 	} {

@@ -119,8 +119,8 @@ func EOSChecks() []checks.Check[EOS] {
 				if e.Unchecked != "" {
 					return fmt.Sprintf("cannot tell whether the worker may Write TransactionalId %s, which the exactly-once leader writes the config topic with: %s", e.TxnID, e.Unchecked)
 				}
-				return fmt.Sprintf("no ACL names TransactionalId %s: %s may %s it only if the brokers set allow.everyone.if.no.acl.found=true or it is a super user (super.users)",
-					e.TxnID, e.Principal, strings.Join(e.Access.Undecided, " and "))
+				return fmt.Sprintf("cannot tell whether %s may %s TransactionalId %s, which the exactly-once leader writes the config topic with: %s",
+					e.Principal, strings.Join(e.Access.Undecided, " and "), e.TxnID, strings.Join(e.Access.Rules, "; "))
 			},
 			Evidence: func(EOS) string {
 				return "DistributedConfig.transactionalProducerId: the leader's config-topic producer under exactly.once.source.support=preparing or enabled (KIP-618: Write and Describe on it)"
