@@ -36,22 +36,27 @@ import (
 // after it.
 //
 // With exactly.once.source.support preparing or enabled it also judges
-// exactly-once readiness (parity_eos.go).
+// exactly-once readiness (gate.EOSLook, gate/eos.go).
 func checkParity(ctx context.Context, st *state, log *slog.Logger, clk clock.Clock) error {
 	rs := parityResults(st.cfg, st.group, func(u string) bool { return listening(ctx, u) })
-	row, _ := parity.RowOf(parity.KeyExactlyOnce)
-	support := parity.Normal(row, st.cfg.Worker.Get(parity.KeyExactlyOnce, row.Default))
-	if st.clients != nil && st.clients.Admin != nil {
-		eos, err := eosResults(ctx, st.cfg.GroupID, support, st.group, adminEOS{admin: st.clients.Admin, client: st.clients.Member}, clk)
+	nParity := len(rs)
+	if st.clients != nil {
+		eos, err := gate.EOSLook(ctx, st.cfg, st.clients, st.group, clk)
 		if err != nil {
 			log.Warn("exactly-once readiness not checked", "group", st.cfg.GroupID, "error", err.Error(),
 				"fix", "let the worker's admin client describe __transaction_state and the brokers' configs (DescribeConfigs), or check by hand: docs/settings-parity.md#exactly-once-readiness")
 		}
 		rs = append(rs, eos...)
 	}
-	for _, r := range rs {
-		if r.Severity != checks.Error || !st.withExec {
+	for i, r := range rs {
+		if r.Severity == checks.Error && st.withExec {
+			continue // the refusal below says it
+		}
+		if i < nParity {
 			log.Warn("worker settings differ from the group's", "group", st.cfg.GroupID, "check", r.ID, "setting", r.Subject,
+				"summary", r.Summary, "evidence", r.Evidence, "fix", r.Fix)
+		} else {
+			log.Warn("exactly-once readiness", "group", st.cfg.GroupID, "check", r.ID, "subject", r.Subject,
 				"summary", r.Summary, "evidence", r.Evidence, "fix", r.Fix)
 		}
 	}

@@ -2,6 +2,7 @@ package parity
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/connect-init/connect-init/checks"
 )
@@ -17,6 +18,13 @@ const (
 	// IDConfigTopicTxnHanging: a transaction on the config topic stayed
 	// open over the look's window.
 	IDConfigTopicTxnHanging = "eos-config-topic-transaction-hanging"
+	// IDTxnIDNotAuthorized: the worker's principal may not Write (or
+	// Describe) the leader's TransactionalId connect-cluster-<group>.
+	IDTxnIDNotAuthorized = "eos-transactional-id-not-authorized"
+	// IDTxnIDUnchecked: the transactional id's ACLs could not be judged
+	// (the principal cannot be told, the ACLs cannot be read, or no ACL
+	// names the id and the broker's default decides).
+	IDTxnIDUnchecked = "eos-transactional-id-unchecked"
 )
 
 // TxnStateTopic is the broker's transaction log.
@@ -47,6 +55,18 @@ type EOS struct {
 	Hanging     bool
 	HangingAt   int64
 	Window      string
+	// TxnID is the leader's transactional id (TransactionalID), and
+	// Principal the worker's ("User:alice"). Access is the judgement of
+	// the principal's ACLs on it (nil when not judged: no authorizer, or
+	// Unchecked says why). Bootstrap is for the kafka-acls line.
+	TxnID     string
+	Principal string
+	Access    *TxnAccess
+	Unchecked string
+	Bootstrap string
+	// OldBrokers are the brokers (by id) that lack a request exactly-once
+	// needs, with what each lacks (MissingEOSAPIs).
+	OldBrokers map[string][]string
 }
 
 // EOSChecks are the exactly-once readiness rules.
@@ -88,5 +108,65 @@ func EOSChecks() []checks.Check[EOS] {
 			Fix: func(e EOS) string {
 				return fmt.Sprintf("find the producer (kafka-transactions --bootstrap-server ... find-hanging --topic %s) and abort its transaction (kafka-transactions ... abort); a stopped leader's transaction ends at its transaction.timeout.ms", e.ConfigTopic)
 			}},
+		txnIDCheck(),
+		brokersTooOldCheck(),
+		{ID: IDTxnIDUnchecked, Severity: checks.Warning,
+			Test: func(e EOS) bool {
+				return e.Unchecked != "" || e.Access != nil && len(e.Access.Missing) == 0 && len(e.Access.Undecided) > 0
+			},
+			Subject: func(e EOS) string { return "TransactionalId " + e.TxnID },
+			Summary: func(e EOS) string {
+				if e.Unchecked != "" {
+					return fmt.Sprintf("cannot tell whether the worker may Write TransactionalId %s, which the exactly-once leader writes the config topic with: %s", e.TxnID, e.Unchecked)
+				}
+				return fmt.Sprintf("cannot tell whether %s may %s TransactionalId %s, which the exactly-once leader writes the config topic with: %s",
+					e.Principal, strings.Join(e.Access.Undecided, " and "), e.TxnID, strings.Join(e.Access.Rules, "; "))
+			},
+			Evidence: func(EOS) string {
+				return "DistributedConfig.transactionalProducerId: the leader's config-topic producer under exactly.once.source.support=preparing or enabled (KIP-618: Write and Describe on it)"
+			},
+			Fix: func(e EOS) string { return "check it, or grant it: " + aclLine(e, []string{OpWrite, OpDescribe}) }},
 	}
+}
+
+// txnIDCheck refuses a worker whose principal lacks what the leader needs
+// on its transactional id: the leader's producer fails with
+// TransactionalIdAuthorizationException and the config topic cannot be
+// written (connectors cannot be created or changed).
+func txnIDCheck() checks.Check[EOS] {
+	return checks.Check[EOS]{ID: IDTxnIDNotAuthorized, Severity: checks.Error,
+		Test:    func(e EOS) bool { return e.Access != nil && len(e.Access.Missing) > 0 },
+		Subject: func(e EOS) string { return "TransactionalId " + e.TxnID },
+		Summary: func(e EOS) string {
+			return fmt.Sprintf("exactly.once.source.support=%s: the worker's principal %s may not %s TransactionalId %s, which the leader writes the config topic with: as leader it could not create or change a connector",
+				e.Support, e.Principal, strings.Join(e.Access.Missing, " or "), e.TxnID)
+		},
+		Evidence: func(e EOS) string { return strings.Join(e.Access.Rules, "; ") },
+		Fix: func(e EOS) string {
+			fix := "grant it: " + aclLine(e, e.Access.Missing)
+			for _, r := range e.Access.Rules {
+				if strings.Contains(r, "denied by DENY") {
+					fix += ", and remove the ACL that denies it (" + r + ")"
+				}
+			}
+			return fix + "; each exactly-once task's producer also needs Write on <group.id>-<connector>-<task> (the same with --resource-pattern-type prefixed --transactional-id " + e.GroupID + "-)"
+		}}
+}
+
+// aclLine is the kafka-acls command that grants the worker's principal
+// ops on the transactional id.
+func aclLine(e EOS, ops []string) string {
+	b := e.Bootstrap
+	if b == "" {
+		b = "<brokers>"
+	}
+	p := e.Principal
+	if p == "" {
+		p = "User:<the worker's principal>"
+	}
+	line := fmt.Sprintf("kafka-acls --bootstrap-server %s --command-config <an admin's client properties> --add --allow-principal '%s'", b, p)
+	for _, op := range ops {
+		line += " --operation " + op
+	}
+	return line + " --transactional-id " + e.TxnID
 }

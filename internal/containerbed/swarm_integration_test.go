@@ -416,6 +416,16 @@ func TestSwarmServicePerWorker(t *testing.T) {
 				ss = append(ss, s)
 			}
 			mustStart(t, group, 2, ss...)
+			if !withHostname {
+				// Issue 50 in the image's default lock mode: a third
+				// service whose value.converter drifted is refused by its
+				// group step before the exec; the group stays as it was.
+				name := group + "-drift"
+				drift := svc{name: name, dnsrr: true, env: driftedEnv(group, "CONNECT_REST_ADVERTISED_HOST_NAME="+name,
+					"CONNECT_VALUE_CONVERTER=org.apache.kafka.connect.storage.StringConverter")}
+				mustRefuseDrift(t, group, drift, 2, []string{ss[0].name, ss[1].name},
+					"settings parity", "value.converter", "org.apache.kafka.connect.storage.StringConverter", "org.apache.kafka.connect.json.JsonConverter", "fix: set value.converter")
+			}
 		})
 	}
 }
