@@ -132,6 +132,11 @@ type Snapshot struct {
 	// and from which source; nil without Options.Generations or without
 	// a coordinator.
 	Generation *GenerationLook
+	// EOS are the exactly-once readiness results (gate.EOSLook, the group
+	// step's rules) when the worker's exactly.once.source.support is
+	// preparing or enabled; EOSErr says why they could not be read.
+	EOS    []checks.Result
+	EOSErr string
 }
 
 // Collect takes doctor's one-shot looks with the caller's configuration and
@@ -154,6 +159,7 @@ func Collect(ctx context.Context, cfg *settings.Config, clients *kafka.Clients, 
 		return l.s
 	}
 	l.topics()
+	l.eos() // exactly-once readiness (parity.go)
 	if !l.coordinator() {
 		return l.s
 	}

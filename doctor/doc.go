@@ -69,6 +69,11 @@
 //	worker-setting-transition          warning|error   a staged setting (connect.protocol, exactly.once.source.support) one step apart between workers (error two steps apart)
 //	worker-leader-setting-differs      warning         a setting only the group's leader applies differs between workers (scheduled.rebalance.max.delay.ms, the session key's settings)
 //	worker-advertised-url-shared       error           two live workers advertise one REST URL
+//	eos-transaction-state-cannot-be-created error    exactly.once.source.support is preparing or enabled, __transaction_state does not exist and the cluster has fewer live brokers than transaction.state.log.replication.factor
+//	eos-transaction-state-below-min-isr error         a partition of __transaction_state has fewer in-sync replicas than its min.insync.replicas (exactly-once workers)
+//	eos-transactional-id-not-authorized error        the worker's principal may not Write or Describe TransactionalId connect-cluster-<group.id>, the exactly-once leader's (ACLs, and the broker's answer to DescribeTransactions)
+//	eos-transactional-id-unchecked     warning         the transactional id's ACLs could not be judged: principal not told (GSSAPI, OAUTHBEARER, certificates), ACLs unreadable, or no ACL names the id
+//	eos-brokers-too-old                error           a broker lacks a request exactly-once sends (ApiVersions: InitProducerId, AddPartitionsToTxn, EndTxn, FindCoordinator v1, ListOffsets v2)
 //	member-config-offset-behind        warning         a member joined with a config offset below the assignment's (the endless rebalance loop, seen from the cluster whose topic is longer)
 //	assignment-config-mismatch         error           an assignment carries error CONFIG_MISMATCH (the leader cannot read up to a member's offset)
 //	duplicate-advertised-url           error           two members advertise the same REST URL

@@ -77,6 +77,8 @@ func findingSeverities() map[string][]checks.Severity {
 		checks.IDRebalanceDelayDefault: {w}, checks.IDRebalanceDelayBelowRejoin: {w}, checks.IDMemberBehindUnjudged: {e},
 		parity.IDSettingDiffers: {e}, parity.IDSignatureNotVerified: {e}, parity.IDStagedTransition: {w, e},
 		parity.IDLeaderSettingDiffers: {w}, parity.IDAdvertisedURLShared: {e},
+		parity.IDTxnStateCannotBeCreated: {e}, parity.IDTxnStateBelowMinISR: {e}, parity.IDTxnIDNotAuthorized: {e},
+		parity.IDTxnIDUnchecked: {w}, parity.IDBrokersTooOld: {e},
 	}
 }
 

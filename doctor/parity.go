@@ -44,10 +44,32 @@ func parityWorkers(g *gate.GroupReport) []parityWorker {
 // the group step refuses on, connect/parity): each live worker judged
 // against the others, one finding per setting and rule.
 func (d *diag) parity() {
+	d.eos()
 	if d.s.Group == nil {
 		return
 	}
 	d.results(parityFindings(d.s.Group.GroupID, parityWorkers(d.s.Group)))
+}
+
+// eos takes the exactly-once readiness look, the group step's
+// (gate.EOSLook), without the config topic's offsets: doctor's own
+// config-topic-open-transaction finding judges an open transaction.
+func (l *looks) eos() {
+	rs, err := gate.EOSLook(l.ctx, l.cfg, l.clients, nil, l.opts.Clock)
+	if err != nil {
+		l.s.EOSErr = err.Error()
+		return
+	}
+	l.s.EOS = rs
+}
+
+// eos renders the exactly-once readiness look.
+func (d *diag) eos() {
+	d.results(d.s.EOS)
+	if d.s.EOSErr != "" {
+		d.add(IDCheckFailed, checks.Warning, "exactly-once readiness", "exactly-once readiness was not checked", d.s.EOSErr,
+			"let the admin client describe __transaction_state, the brokers' configs and the ACLs, or check by hand: docs/settings-parity.md#exactly-once-readiness")
+	}
 }
 
 // parityFindings judges each worker against the others and keeps the

@@ -57,3 +57,25 @@ func TestParitySideBySide(t *testing.T) {
 		t.Errorf("agreeing workers:\n%s", b.String())
 	}
 }
+
+// doctor renders the exactly-once readiness look (gate.EOSLook's results)
+// as findings, and a look that could not be taken as a check failure.
+func TestEOSFindings(t *testing.T) {
+	r := checks.Result{ID: parity.IDTxnIDNotAuthorized, Severity: checks.Error, Subject: "TransactionalId connect-cluster-g"}
+	rs := Diagnose(&Snapshot{EOS: []checks.Result{r}})
+	found := false
+	for _, f := range rs {
+		found = found || f.ID == parity.IDTxnIDNotAuthorized && f.Severity == checks.Error
+	}
+	if !found {
+		t.Errorf("no %s finding: %s", parity.IDTxnIDNotAuthorized, checks.Join(rs))
+	}
+	rs = Diagnose(&Snapshot{EOSErr: "describe __transaction_state: EOF"})
+	found = false
+	for _, f := range rs {
+		found = found || f.ID == IDCheckFailed && strings.Contains(f.Evidence, "EOF")
+	}
+	if !found {
+		t.Errorf("no check-failed finding: %s", checks.Join(rs))
+	}
+}
