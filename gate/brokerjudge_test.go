@@ -1,10 +1,12 @@
 package gate
 
 import (
+	"errors"
 	"fmt"
 	"maps"
 	"reflect"
 	"slices"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -259,6 +261,55 @@ func TestAbsentWordsByMode(t *testing.T) {
 			}
 			if got := g.absent(c.live, c.regs, c.fencedKnown); !slices.Equal(got, c.want) {
 				t.Errorf("absent = %+v\nwant     %+v", got, c.want)
+			}
+		})
+	}
+}
+
+// judgeLook is pure: the same look gives the same verdict, with no ping
+// waited for and no gate read.
+func TestJudgeLookIsPure(t *testing.T) {
+	explain := func(err error) string { return "explained: " + err.Error() }
+	view := &sarama.MetadataResponse{ControllerID: 1}
+	live := []BrokerStatus{{ID: 2, Addr: "b:9092"}, {ID: 1, Addr: "a:9092"}}
+	for _, c := range []struct {
+		name       string
+		live       []BrokerStatus
+		replies    map[string]bootReply
+		expected   int
+		controller int32
+		ready      bool
+		errs       map[int32]string
+		views      int
+	}{
+		{"every broker answered", live, map[string]bootReply{"a:9092": {md: view}, "b:9092": {}}, 2, 1, true, nil, 1},
+		{"no controller", live, map[string]bootReply{"a:9092": {}, "b:9092": {}}, 2, -1, false, nil, 0},
+		{"fewer than expected", live, map[string]bootReply{"a:9092": {}, "b:9092": {}}, 3, 1, false, nil, 0},
+		{"a ping refused", live, map[string]bootReply{"a:9092": {}, "b:9092": {err: errors.New("connection refused")}}, 2, 1, false,
+			map[int32]string{2: "explained: connection refused"}, 0},
+		{"a ping with no reply", live, map[string]bootReply{"a:9092": {}}, 2, 1, false, map[int32]string{2: "its ping has no reply"}, 0},
+		{"one address for two brokers", []BrokerStatus{{ID: 1, Addr: "a:9092"}, {ID: 2, Addr: "a:9092"}}, map[string]bootReply{"a:9092": {md: view}}, 2, 1, false,
+			map[int32]string{1: "brokers 1, 2 all advertise a:9092", 2: "brokers 1, 2 all advertise a:9092"}, 0},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			v := judgeLook(c.live, c.replies, c.expected, c.controller, explain)
+			if v.ready != c.ready || len(v.views) != c.views {
+				t.Errorf("ready %v with %d views, want %v with %d", v.ready, len(v.views), c.ready, c.views)
+			}
+			for i, st := range v.statuses {
+				if i > 0 && v.statuses[i-1].ID > st.ID {
+					t.Errorf("statuses not sorted by id: %+v", v.statuses)
+				}
+				want := c.errs[st.ID]
+				if (want == "") != st.Up || !strings.HasPrefix(st.Err, want) {
+					t.Errorf("broker %d: up %v, error %q; want error %q", st.ID, st.Up, st.Err, want)
+				}
+			}
+			if again := judgeLook(c.live, c.replies, c.expected, c.controller, explain); again.ready != v.ready || len(again.statuses) != len(v.statuses) {
+				t.Errorf("a second judgement of the same look differs: %+v then %+v", v, again)
+			}
+			if c.live[0].Up || c.live[0].Err != "" {
+				t.Errorf("judgeLook wrote into its input: %+v", c.live)
 			}
 		})
 	}

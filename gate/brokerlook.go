@@ -144,53 +144,77 @@ func (g *BrokerGate) askRegistrations(ctx context.Context, boot bootstrapAnswer,
 // of the metadata, each up when its ping answered, the addresses several
 // brokers advertise, and whether the look is ready. It returns the live
 // brokers' statuses, sorted by id, and the views of those that answered
-// with metadata (for the hand-off).
+// with metadata (for the hand-off). It waits for the live brokers' pings
+// (a fenced broker's is not waited for), then judges them (judgeLook).
 func (g *BrokerGate) judge(rep *BrokerReport, md *sarama.MetadataResponse, cv clusterView, pings *pingSet) ([]BrokerStatus, map[int32]*sarama.MetadataResponse) {
-	regs := cv.regs
-	if cv.regErr != nil {
-		regs = nil // an old broker without DescribeCluster: the metadata is all we know
+	live := liveStatuses(md, cv)
+	replies := map[string]bootReply{}
+	for _, st := range live {
+		replies[st.Addr] = pings.reply(st.Addr)
 	}
-	rep.FencedKnown = cv.fencedKnown
-	fenced := map[int32]bool{}
-	for _, r := range regs {
-		fenced[r.ID] = fenced[r.ID] || r.Fenced
-	}
-	var statuses []BrokerStatus
-	for _, b := range md.Brokers {
-		if !fenced[b.ID()] { // a fenced broker's ping is not waited for
-			statuses = append(statuses, BrokerStatus{ID: b.ID(), Addr: b.Addr()})
-		}
-	}
-	var views map[int32]*sarama.MetadataResponse
-	rep.SharedAddrs = sharedAddrs(statuses)
-	for i := range statuses {
-		r := pings.reply(statuses[i].Addr)
-		if g.judgeBroker(rep, &statuses[i], r) && r.md != nil {
-			if views == nil {
-				views = map[int32]*sarama.MetadataResponse{}
-			}
-			views[statuses[i].ID] = r.md
-		}
-	}
-	sort.Slice(statuses, func(i, j int) bool { return statuses[i].ID < statuses[j].ID })
-	rep.Brokers = statuses
-	rep.Ready = len(statuses) >= g.Expected && rep.UpCount() == len(statuses) && rep.ControllerID >= 0
-	return statuses, views
+	v := judgeLook(live, replies, g.Expected, rep.ControllerID, func(err error) string { return kafka.ExplainWith(err, g.Config) })
+	rep.FencedKnown, rep.SharedAddrs, rep.Brokers, rep.Ready = cv.fencedKnown, v.shared, v.statuses, v.ready
+	return v.statuses, v.views
 }
 
-// judgeBroker is one live broker's status from its ping's reply r; it
-// returns whether the broker is up.
-func (g *BrokerGate) judgeBroker(rep *BrokerReport, st *BrokerStatus, r bootReply) bool {
-	if ids := rep.SharedAddrs[st.Addr]; len(ids) > 1 {
-		// The answer at that address is one broker's: the others cannot
-		// be reached by any client (issue 48).
-		st.Err = fmt.Sprintf("brokers %s all advertise %s, so clients reach only one of them", joinIDs(ids), st.Addr)
-		return false
+// liveStatuses are the brokers of the metadata that are not fenced, in
+// its order: an old broker without DescribeCluster (a registrations
+// error) leaves the metadata all we know.
+func liveStatuses(md *sarama.MetadataResponse, cv clusterView) []BrokerStatus {
+	fenced := map[int32]bool{}
+	if cv.regErr == nil {
+		for _, r := range cv.regs {
+			fenced[r.ID] = fenced[r.ID] || r.Fenced
+		}
 	}
-	if r.err != nil {
-		st.Err = kafka.ExplainWith(r.err, g.Config)
-		return false
+	var out []BrokerStatus
+	for _, b := range md.Brokers {
+		if !fenced[b.ID()] {
+			out = append(out, BrokerStatus{ID: b.ID(), Addr: b.Addr()})
+		}
 	}
-	st.Up = true
-	return true
+	return out
+}
+
+// lookVerdict is what judgeLook makes of a look.
+type lookVerdict struct {
+	statuses []BrokerStatus // sorted by id
+	views    map[int32]*sarama.MetadataResponse
+	shared   map[string][]int32
+	ready    bool
+}
+
+// judgeLook is the brokers step's judgement, pure: each live broker is up
+// when its ping's reply (by address) answered and no other broker
+// advertises its address (the answer there is one broker's: the others
+// cannot be reached by any client, issue 48); the look is ready with at
+// least expected brokers, every one up, and a controller known. explain
+// words a failed ping; a broker whose address has no reply is not up.
+func judgeLook(live []BrokerStatus, replies map[string]bootReply, expected int, controllerID int32, explain func(error) string) lookVerdict {
+	v := lookVerdict{statuses: append([]BrokerStatus(nil), live...), shared: sharedAddrs(live)}
+	up := 0
+	for i := range v.statuses {
+		st := &v.statuses[i]
+		r, answered := replies[st.Addr]
+		switch ids := v.shared[st.Addr]; {
+		case len(ids) > 1:
+			st.Err = fmt.Sprintf("brokers %s all advertise %s, so clients reach only one of them", joinIDs(ids), st.Addr)
+		case !answered:
+			st.Err = "its ping has no reply"
+		case r.err != nil:
+			st.Err = explain(r.err)
+		default:
+			st.Up = true
+			up++
+			if r.md != nil {
+				if v.views == nil {
+					v.views = map[int32]*sarama.MetadataResponse{}
+				}
+				v.views[st.ID] = r.md
+			}
+		}
+	}
+	sort.Slice(v.statuses, func(i, j int) bool { return v.statuses[i].ID < v.statuses[j].ID })
+	v.ready = len(v.statuses) >= expected && up == len(v.statuses) && controllerID >= 0
+	return v
 }
